@@ -1,0 +1,15 @@
+// The subcommands of `vime`. Each takes the arguments after its name and returns the exit code;
+// errors are thrown as vime::Error / vime::UsageError and printed by main().
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace vime::app {
+
+using Arguments = std::vector<std::string>;
+
+int run_train(const Arguments& args);
+int run_plugin(const Arguments& args);
+
+}  // namespace vime::app

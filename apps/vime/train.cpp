@@ -1,0 +1,53 @@
+// vime train: parse slime's flags (+ --config YAML), validate, check plugins; --dry-run prints the
+// resolved configuration. The training loop itself arrives with the [loop] issue.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "vime/core/arg_parser.hpp"
+#include "vime/core/arg_validation.hpp"
+#include "vime/core/config_dump.hpp"
+#include "vime/core/help.hpp"
+#include "vime/error.hpp"
+#include "vime/plugin/hook_flags.hpp"
+
+namespace vime::app {
+namespace {
+
+constexpr const char* kUsage = R"(usage: vime train [flags]
+
+Runs slime's RL loop: rollout with the embedded engine or vLLM, rewards, training, weight updates,
+checkpoints and eval. Flags are slime's (and the Megatron flags slime scripts pass); presets from
+scripts/models/*.sh work as in slime:  source scripts/models/qwen3-4B.sh; vime train "${MODEL_ARGS[@]}" ...
+--vllm-* and --router-* flags that vime does not own are passed verbatim to vLLM / vllm-router.
+
+  --help [GROUP]     all flags, or those of one group (e.g. --help rollout)
+)";
+
+}  // namespace
+
+int run_train(const Arguments& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--help" || argv[i] == "-h") {
+      std::string group = i + 1 < argv.size() && !argv[i + 1].starts_with("-") ? argv[i + 1] : "";
+      std::fputs(kUsage, stdout);
+      std::fputs(core::flags_help(group).c_str(), stdout);
+      return 0;
+    }
+  }
+  Args args = core::parse_args(argv);
+  auto warnings = core::validate_args(args);
+  core::ConfigDumpExtras extras;
+  extras.plugins = plugin::check_hook_plugins(args);
+  extras.warnings = warnings;
+  for (const auto& w : warnings) std::fprintf(stderr, "vime train: warning: %s\n", w.c_str());
+  if (args.get_bool("dry_run")) {
+    std::cout << core::resolved_config_yaml(args, extras);
+    return 0;
+  }
+  throw Error(
+      "the training loop is not implemented yet in this build; use --dry-run to check a "
+      "configuration");
+}
+
+}  // namespace vime::app

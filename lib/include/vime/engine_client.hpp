@@ -1,0 +1,39 @@
+// The rollout engine as rollout functions and generate plugins see it: tokens in, tokens and
+// post-temperature log-probs out. Implemented by the embedded NativeEngine and by VllmEngine
+// (HTTP). Thread-safe; generate() blocks the calling worker thread until the request finishes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vime/sampling_params.hpp"
+
+namespace vime {
+
+struct GenerateRequest {
+  std::vector<int32_t> input_ids;
+  SamplingParams sampling_params;
+  std::string session_id;  // routing key for consistent hashing
+  bool return_logprob = true;
+};
+
+struct GenerateResponse {
+  std::vector<int32_t> output_ids;
+  std::vector<float>
+      output_log_probs;       // [output_ids.size()], post-temperature (processed) log-probs
+  std::string finish_reason;  // "stop" | "length" | "abort"
+  std::string weight_version;
+  int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;
+};
+
+class EngineClient {
+ public:
+  virtual ~EngineClient() = default;
+  virtual GenerateResponse generate(const GenerateRequest& request) = 0;
+  // Ends every request in flight with finish_reason "abort".
+  virtual void abort_all() = 0;
+};
+
+}  // namespace vime

@@ -1,0 +1,263 @@
+#include "vime/core/arg_validation.hpp"
+
+#include <filesystem>
+#include <regex>
+
+#include "vime/core/arg_parser.hpp"
+#include "vime/error.hpp"
+
+namespace vime::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool on(const Args& a, std::string_view key) {
+  return a.has(key) && a.get(key).is_bool() && a.get_bool(key);
+}
+bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
+double num(const Args& a, std::string_view key, double fallback = 0.0) {
+  return set(a, key) ? a.get_double(key) : fallback;
+}
+std::string str(const Args& a, std::string_view key) {
+  return set(a, key) ? a.get_string(key) : std::string();
+}
+
+void derive(Args& a, std::string_view key, Json value) {
+  a.set(key, std::move(value), ArgSource::kDerived);
+}
+
+bool is_megatron_checkpoint(const std::string& dir) {
+  if (dir.empty()) return false;
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "latest_checkpointed_iteration.txt", ec)) return true;
+  static const std::regex kIterDir(R"(iter_\d{7})");
+  return std::regex_match(fs::path(dir).filename().string(), kIterDir) && fs::is_directory(dir, ec);
+}
+
+bool is_hf_dir(const std::string& dir) {
+  std::error_code ec;
+  return !dir.empty() && fs::exists(fs::path(dir) / "config.json", ec);
+}
+
+}  // namespace
+
+std::string strip_row_slice(const std::string& path) {
+  static const std::regex kSlice(R"(^(.*)@\[(-?\d*):(-?\d*)\]$)");
+  std::smatch m;
+  if (std::regex_match(path, m, kSlice)) return m[1].str();
+  return path;
+}
+
+std::vector<std::string> validate_args(Args& a, const ValidationOptions& options) {
+  std::vector<std::string> warnings;
+  std::vector<std::string> problems;
+  auto require = [&](bool ok, const std::string& message) {
+    if (!ok) problems.push_back(message);
+  };
+
+  // --- 1. What vime cannot run yet, and inputs that are not on this machine.
+  for (auto& s : unsupported_settings(a)) problems.push_back(s + " is not supported yet");
+  if (options.check_paths) {
+    auto must_exist = [&](std::string_view key) {
+      if (!set(a, key)) return;
+      std::string path = strip_row_slice(a.get_string(key));
+      std::error_code ec;
+      if (!fs::exists(path, ec))
+        problems.push_back(a.flag_name(key) + " " + path + " does not exist");
+    };
+    for (auto key : {"hf_checkpoint", "prompt_data", "ref_load", "eval_config", "opd_teacher_load",
+                     "vllm_config", "megatron_config_path"}) {
+      must_exist(key);
+    }
+    if (set(a, "eval_prompt_data")) {
+      auto values = a.get_string_list("eval_prompt_data");
+      for (size_t i = values.size() == 1 ? 0 : 1; i < values.size(); i += 2) {
+        std::string path = strip_row_slice(values[i]);
+        std::error_code ec;
+        if (!fs::exists(path, ec))
+          problems.push_back("--eval-prompt-data " + path + " does not exist");
+      }
+    }
+  }
+  if (!problems.empty()) {
+    std::string message;
+    for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
+    throw UsageError(message);
+  }
+
+  // --- 2. Derived values (slime_validate_args order).
+  if (on(a, "offload")) {
+    derive(a, "offload_train", true);
+    derive(a, "offload_rollout", true);
+  }
+  const std::string estimator = str(a, "advantage_estimator");
+  if (estimator == "ppo") derive(a, "use_critic", true);
+  if (on(a, "use_critic")) derive(a, "offload_train", true);
+  for (auto key : {"offload_train", "offload_rollout"}) {
+    if (a.has(key) && a.get(key).is_null()) derive(a, key, on(a, "colocate"));
+  }
+  if (on(a, "colocate") && !set(a, "rollout_num_gpus")) {
+    derive(a, "rollout_num_gpus",
+           a.get_int("actor_num_nodes") * a.get_int("actor_num_gpus_per_node"));
+  }
+  if (set(a, "load_debug_rollout_data")) derive(a, "debug_train_only", true);
+  if (!set(a, "eps_clip_high")) derive(a, "eps_clip_high", a.get_double("eps_clip"));
+  if (estimator == "cispo" && a.get_double("eps_clip") < 1.0) {
+    warnings.push_back(
+        "--advantage-estimator cispo usually runs with --eps-clip 1 (and --eps-clip-high ~4); "
+        "got " +
+        std::to_string(a.get_double("eps_clip")));
+  }
+  if (set(a, "eval_prompt_data")) {
+    auto values = a.get_string_list("eval_prompt_data");
+    if (values.size() == 1)
+      derive(a, "eval_prompt_data", Json(std::vector<std::string>{"aime", values[0]}));
+  }
+  if (!set(a, "ref_load") && set(a, "hf_checkpoint")) {
+    // vime accepts an HF directory wherever a checkpoint is: the reference defaults to the starting
+    // model.
+    derive(a, "ref_load", a.get("hf_checkpoint"));
+  }
+  const std::string load = str(a, "load");
+  if (!is_megatron_checkpoint(load)) {
+    derive(a, "no_load_optim", true);
+    derive(a, "no_load_rng", true);
+    derive(a, "finetune", true);
+    if (!is_hf_dir(load)) derive(a, "load", a.get("ref_load"));
+    if (a.has("ref_ckpt_step")) derive(a, "ckpt_step", a.get("ref_ckpt_step"));
+    derive(a, "start_rollout_id", 0);
+  }
+  if (set(a, "max_tokens_per_gpu") && !set(a, "log_probs_max_tokens_per_gpu")) {
+    derive(a, "log_probs_max_tokens_per_gpu", a.get("max_tokens_per_gpu"));
+  }
+  if (set(a, "rollout_max_context_len") && !set(a, "rollout_max_prompt_len")) {
+    derive(a, "rollout_max_prompt_len", a.get_int("rollout_max_context_len") - 1);
+  }
+  if (on(a, "balance_by_flops")) derive(a, "balance_data", true);
+
+  // Batch sizes: counted in samples, as slime does.
+  require(set(a, "rollout_batch_size"), "--rollout-batch-size is required");
+  require(set(a, "num_rollout") || set(a, "num_epoch"),
+          "one of --num-rollout and --num-epoch is required");
+  if (set(a, "rollout_batch_size")) {
+    const int64_t rbs = a.get_int("rollout_batch_size");
+    const int64_t n = a.get_int("n_samples_per_prompt");
+    require(rbs > 0, "--rollout-batch-size must be > 0");
+    require(n > 0, "--n-samples-per-prompt must be > 0");
+    if (!set(a, "over_sampling_batch_size")) derive(a, "over_sampling_batch_size", rbs);
+    require(a.get_int("over_sampling_batch_size") >= rbs,
+            "--over-sampling-batch-size " + std::to_string(a.get_int("over_sampling_batch_size")) +
+                " must be >= --rollout-batch-size " + std::to_string(rbs));
+    if (set(a, "num_steps_per_rollout")) {
+      const int64_t steps = a.get_int("num_steps_per_rollout");
+      require(steps > 0 && (rbs * n) % steps == 0,
+              "--num-steps-per-rollout " + std::to_string(steps) +
+                  " must divide rollout-batch-size x n-samples-per-prompt = " +
+                  std::to_string(rbs * n));
+      if (steps > 0) derive(a, "global_batch_size", rbs * n / steps);
+    }
+    if (!set(a, "global_batch_size")) derive(a, "global_batch_size", rbs * n);
+    const int64_t gbs = a.get_int("global_batch_size");
+    require(
+        gbs > 0 && (rbs * n) % gbs == 0,
+        "--global-batch-size " + std::to_string(gbs) +
+            " must divide rollout-batch-size x n-samples-per-prompt = " + std::to_string(rbs * n));
+    if (n == 1) {
+      if (a.has("grpo_std_normalization"))
+        derive(a, "grpo_std_normalization", false);
+      else if (a.has("disable_grpo_std_normalization"))
+        derive(a, "disable_grpo_std_normalization", true);
+    }
+  }
+
+  // --- 3. slime's rules.
+  require(a.get_double("rollout_temperature") > 0, "--rollout-temperature must be > 0");
+  if (num(a, "kl_coef") != 0.0 || on(a, "use_kl_loss")) {
+    require(
+        set(a, "ref_load"),
+        "--kl-coef / --use-kl-loss need a reference model: set --ref-load (or --hf-checkpoint)");
+  }
+  require(!(num(a, "kl_coef") != 0.0 && num(a, "kl_loss_coef") != 0.0),
+          "--kl-coef and --kl-loss-coef cannot both be non-zero");
+  if (on(a, "use_opd")) {
+    require(set(a, "opd_type"), "--use-opd needs --opd-type");
+    if (str(a, "opd_type") == "megatron")
+      require(set(a, "opd_teacher_load"), "--opd-type megatron needs --opd-teacher-load");
+    if (str(a, "opd_type") == "sglang" || str(a, "opd_type") == "vllm") {
+      require(!set(a, "opd_teacher_load"),
+              "--opd-type " + str(a, "opd_type") + " takes no --opd-teacher-load");
+    }
+  } else {
+    require(!set(a, "opd_teacher_load"), "--opd-teacher-load needs --use-opd");
+  }
+  require(!set(a, "eval_interval") || set(a, "eval_prompt_data") || set(a, "eval_config"),
+          "--eval-interval needs eval datasets: --eval-prompt-data or --eval-config");
+  require(!set(a, "save_interval") || set(a, "save"), "--save-interval needs --save");
+  if (estimator == "reinforce_plus_plus" || estimator == "reinforce_plus_plus_baseline") {
+    require(on(a, "normalize_advantages"),
+            "--advantage-estimator " + estimator + " needs --normalize-advantages");
+  }
+  require(!(on(a, "use_rollout_logprobs") && on(a, "use_tis")),
+          "--use-rollout-logprobs and --use-tis cannot be used together");
+  require(!on(a, "use_dynamic_batch_size") || set(a, "max_tokens_per_gpu"),
+          "--use-dynamic-batch-size needs --max-tokens-per-gpu");
+  require(!on(a, "balance_by_flops") || on(a, "use_dynamic_batch_size"),
+          "--balance-by-flops needs --use-dynamic-batch-size");
+  require(!(on(a, "debug_rollout_only") && on(a, "debug_train_only")),
+          "--debug-rollout-only and --debug-train-only cannot be used together");
+  require(!set(a, "num_epoch") || !on(a, "disable_rollout_global_dataset"),
+          "--num-epoch needs the global dataset (drop --disable-rollout-global-dataset)");
+  require(!(set(a, "only_train_params_name_list") && set(a, "freeze_params_name_list")),
+          "--only-train-params-name-list and --freeze-params-name-list cannot be used together");
+  if (str(a, "update_weight_transport") == "disk") {
+    require(set(a, "update_weight_disk_dir"),
+            "--update-weight-transport disk needs --update-weight-disk-dir");
+  }
+  if (str(a, "update_weight_mode") == "delta") {
+    require(str(a, "update_weight_transport") == "disk",
+            "--update-weight-mode delta needs --update-weight-transport disk");
+    require(!on(a, "colocate"), "--update-weight-mode delta cannot be used with --colocate");
+    require(set(a, "update_weight_local_checkpoint_dir"),
+            "--update-weight-mode delta needs --update-weight-local-checkpoint-dir");
+  }
+  if (set(a, "eps_clip_c")) require(a.get_double("eps_clip_c") > 1.0, "--eps-clip-c must be > 1");
+
+  // vime's model supports RMSNorm only; an explicit LayerNorm would silently train another model.
+  if (a.has("normalization") && a.source("normalization") != ArgSource::kDefault) {
+    require(str(a, "normalization") == "RMSNorm",
+            "--normalization " + str(a, "normalization") + " is not supported yet");
+  }
+  // Model flags describe the architecture to build; vime builds decoder-only Llama/Qwen models, so
+  // an architecture it would build differently is refused rather than approximated. The HF
+  // config.json of
+  // --hf-checkpoint is the other source of truth, checked against these flags where the model is
+  // built.
+  if (set(a, "num_layers")) {
+    require(on(a, "swiglu"),
+            "model flags without --swiglu describe a GELU MLP, which is not supported yet");
+    require(on(a, "use_rotary_position_embeddings") || str(a, "position_embedding_type") == "rope",
+            "--position-embedding-type " + str(a, "position_embedding_type") +
+                " is not supported yet (vime uses rotary embeddings: "
+                "--use-rotary-position-embeddings)");
+  }
+  if (set(a, "rope_type")) {
+    require(str(a, "rope_type") == "rope",
+            "--rope-type " + str(a, "rope_type") + " is not supported yet");
+  }
+  require(str(a, "optimizer") == "adam",
+          "--optimizer " + str(a, "optimizer") + " is not supported yet (use adam)");
+  if (set(a, "recompute_granularity")) {
+    require(str(a, "recompute_granularity") == "full", "--recompute-granularity " +
+                                                           str(a, "recompute_granularity") +
+                                                           " is not supported yet (use full)");
+  }
+
+  if (!problems.empty()) {
+    std::string message;
+    for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
+    throw UsageError(message);
+  }
+  return warnings;
+}
+
+}  // namespace vime::core

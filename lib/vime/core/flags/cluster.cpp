@@ -1,0 +1,38 @@
+// Cluster: GPU counts for the trainer and the rollout engines, colocation and offloading.
+// Spec: shared/spec/slime_reference.md §1.
+#include "vime/core/flags/flag_groups.hpp"
+
+namespace vime::core::flags {
+namespace {
+using enum FlagKind;
+using enum Support;
+constexpr FlagSpec kFlags[] = {
+    {"--actor-num-nodes", kInt, "1", "Nodes the training actor runs on."},
+    {"--actor-num-gpus-per-node", kInt, "8", "GPUs per node for the training actor."},
+    {"--rollout-num-gpus", kInt, nullptr,
+     "GPUs for the rollout engines (unset under --colocate: actor nodes x actor GPUs per node; 0: "
+     "start only the router, no local engines)."},
+    {"--rollout-num-gpus-per-engine", kInt, "1",
+     "GPUs per rollout engine; the engine's tensor-parallel size is this divided by its "
+     "pipeline-parallel size."},
+    {"--num-gpus-per-node", kInt, "8",
+     "GPUs per node available to rollout engines; set it when a node has fewer than 8 under "
+     "--colocate."},
+    {"--colocate", kStoreTrue, nullptr,
+     "Put the rollout engines on the trainer's GPUs; both sides offload in turn (implies "
+     "--offload-train and --offload-rollout unless set)."},
+    {"--offload", kStoreTrue, nullptr, "Shorthand for --offload-train --offload-rollout."},
+    {"--offload-train", kBoolOptional, nullptr,
+     "Move the trainer's weights and optimizer off the GPU while rollouts run (unset: on under "
+     "--colocate; always on with a critic)."},
+    {"--offload-rollout", kBoolOptional, nullptr,
+     "Put the rollout engines to sleep (free weights and KV cache) while training runs (unset: on "
+     "under --colocate)."},
+    {"--distributed-backend", kString, "nccl",
+     "Collective backend between trainer ranks (nccl on GPU, gloo on CPU).", kYes, "nccl|gloo"},
+    {"--distributed-timeout-minutes", kInt, "10",
+     "Timeout of collective operations between trainer ranks, in minutes."},
+};
+}  // namespace
+FlagGroup cluster() { return {"cluster", "Cluster", kFlags}; }
+}  // namespace vime::core::flags

@@ -1,0 +1,64 @@
+// Weight sync: how trained weights reach the rollout engines (NCCL broadcast, disk, colocated
+// IPC) and how often. Spec: shared/spec/slime_reference.md §1, §13.
+#include "vime/core/flags/flag_groups.hpp"
+
+namespace vime::core::flags {
+namespace {
+using enum FlagKind;
+using enum Support;
+constexpr FlagSpec kFlags[] = {
+    {"--update-weight-mode", kString, "full",
+     "full: send every parameter at each sync; delta: send only the bytes that changed since the "
+     "last sync.",
+     kNotYet, "full|delta"},
+    {"--update-weight-transport", kString, "nccl",
+     "Carrier for non-colocated syncs: nccl broadcast, or disk (an HF checkpoint under "
+     "--update-weight-disk-dir that the engines reload). Colocated engines always use CUDA IPC.",
+     kYes, "nccl|disk"},
+    {"--update-weight-disk-dir", kString, nullptr,
+     "Directory shared by trainer and engines for disk syncs; one checkpoint directory per sync."},
+    {"--update-weight-disk-keep-files", kStoreTrue, nullptr,
+     "Keep the per-sync checkpoint directories of disk syncs instead of deleting them."},
+    {"--update-weight-delta-dir", kString, nullptr,
+     "Deprecated spelling of --update-weight-disk-dir; if both are set they must agree."},
+    {"--update-weight-delta-keep-files", kStoreTrue, nullptr,
+     "Keep the per-sync delta directories after the engines applied them.", kNotYet},
+    {"--update-weight-encoding", kString, "indices",
+     "Position encoding of delta syncs: int32 indices, uint16 gap deltas, or zstd-compressed "
+     "deltas.",
+     kNotYet, "indices|deltas|deltas_zstd"},
+    {"--update-weight-delta-encoding", kString, "xor",
+     "On-disk delta format: xor (new ^ old, apply exactly once) or overwrite (positions + new "
+     "values, idempotent).",
+     kNotYet, "xor|overwrite"},
+    {"--update-weight-delta-checksum", kString, "xxh3-128",
+     "Per-tensor checksum verified when a delta is applied.", kNotYet, "xxh3-128|blake3|adler32"},
+    {"--update-weight-local-checkpoint-dir", kString, nullptr,
+     "Rollout-host-local directory holding a full checkpoint that engines pull published weights "
+     "into and reload from (required for delta mode).",
+     kNotYet},
+    {"--custom-update-weight-post-write-path", kString, nullptr,
+     "Plugin: path/to/lib.so[:symbol]. Runs on each trainer rank after a disk sync's files are "
+     "written, before the engines read them (e.g. to publish them on a non-POSIX filesystem)."},
+    {"--custom-delta-pre-push-path", kString, nullptr,
+     "Plugin: path/to/lib.so[:symbol]. Runs on each trainer rank once its disk-sync files are "
+     "durable locally, before rank 0 tells the engines to load them."},
+    {"--update-weight-buffer-size", kInt, "536870912",
+     "Bytes of parameters gathered per bucket when sending weights to the engines (512 MiB)."},
+    {"--update-weights-interval", kInt, "1",
+     "Sync weights to the engines every N rollouts (async training)."},
+    {"--keep-old-actor", kStoreTrue, nullptr,
+     "Keep a copy of the weights the engines are serving in the trainer, for the off-policy old "
+     "log-probs of async training."},
+    {"--release-train", kStoreTrue, nullptr,
+     "Tear the trainer down during rollouts and rebuild it from --save before each train step "
+     "(needs full + disk sync).",
+     kNotYet},
+    {"--check-weight-update-equal", kStoreTrue, nullptr,
+     "Debug: after a sync, check that the engine's weights equal the trainer's."},
+    {"--force-fp8-ue8m0-scale", kStoreTrue, nullptr,
+     "Quantize block-FP8 rollout weights with power-of-two (UE8M0) scales on any GPU.", kNotYet},
+};
+}  // namespace
+FlagGroup weight_sync() { return {"weight_sync", "Weight sync", kFlags}; }
+}  // namespace vime::core::flags

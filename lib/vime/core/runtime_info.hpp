@@ -1,0 +1,16 @@
+// Facts about the LibTorch vime runs on, for `vime --version` and GPU-test skipping.
+#pragma once
+
+#include <string>
+
+namespace vime::core {
+
+struct RuntimeInfo {
+  std::string torch_version;    // "1.13.1", "2.11.0"
+  bool cuda_available = false;  // LibTorch has CUDA and a driver answers
+  int cuda_device_count = 0;    // devices visible now
+};
+
+RuntimeInfo runtime_info();
+
+}  // namespace vime::core

@@ -1,0 +1,31 @@
+// Which flag loads which kind of plugin, and its default symbol (spec §2). Used to check every
+// plugin a run names before anything starts, so a wrong file fails in the first second, not after a
+// rollout.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vime/args.hpp"
+#include "vime/plugin.hpp"
+
+namespace vime::plugin {
+
+struct HookFlag {
+  std::string_view dest;  // "custom_rm_path"
+  PluginKind kind;
+  std::string_view default_symbol;  // used when the flag gives no ":symbol"
+};
+
+std::span<const HookFlag> hook_flags();
+// The kind a hook flag needs in this run (--custom-rm-path needs a group_reward plugin under
+// --group-rm).
+PluginKind required_kind(const HookFlag& hook, const Args& args);
+// Loads every plugin the args name and checks its kind and ABI; returns one line per plugin,
+// "--custom-rm-path: /p/libx.so:my_reward (reward)". Throws the loader's UsageError on the first
+// failure.
+std::vector<std::string> check_hook_plugins(const Args& args);
+
+}  // namespace vime::plugin

@@ -1,0 +1,52 @@
+#include "vime/json.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "vime/error.hpp"
+
+using vime::Json;
+
+TEST_CASE("Json parses and prints every JSON type", "[json]") {
+  Json j = Json::parse(R"({"a": 1, "b": [true, null, 2.5, "x"], "c": {"d": "é"}})");
+  CHECK(j.at("a").as_int() == 1);
+  CHECK(j.at("b").at(0).as_bool());
+  CHECK(j.at("b").at(1).is_null());
+  CHECK(j.at("b").at(2).as_double() == 2.5);
+  CHECK(j.at("c").at("d").as_string() == "é");
+  CHECK(j.dump() == R"({"a":1,"b":[true,null,2.5,"x"],"c":{"d":"é"}})");
+  CHECK(Json::parse(j.dump()) == j);
+}
+
+TEST_CASE("Json keeps integers and doubles apart", "[json]") {
+  CHECK(Json::parse("3").is_int());
+  CHECK(Json::parse("3.0").type() == Json::Type::kDouble);
+  CHECK(Json::parse("3.0").as_int() == 3);  // integral doubles are accepted where ints are expected
+  CHECK_THROWS_AS(Json::parse("3.5").as_int(), vime::Error);
+  CHECK(Json::parse("12345678901234").as_int() == 12345678901234LL);
+  CHECK(Json(0.1).dump() == "0.1");
+  CHECK(Json::parse(Json(1e-6).dump()).as_double() ==
+        1e-6);  // shortest text that reads back exactly
+}
+
+TEST_CASE("Json errors say where and what", "[json]") {
+  try {
+    Json::parse("{\"a\": }", "data.jsonl:3");
+    FAIL("no error");
+  } catch (const vime::Error& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("data.jsonl:3") != std::string::npos);
+    CHECK(msg.find("offset 6") != std::string::npos);
+  }
+  CHECK_THROWS_WITH(Json("x").as_int(), Catch::Contains("expected a JSON integer, found string"));
+  CHECK_THROWS_WITH(Json::object().at("k"), Catch::Contains("missing key \"k\""));
+}
+
+TEST_CASE("Json object assignment works like a Python dict", "[json]") {
+  Json j;
+  j["x"] = 1;
+  j["y"]["z"] = "deep";
+  CHECK(j.size() == 2);
+  CHECK(j.at("y").at("z").as_string() == "deep");
+  CHECK(j.contains("x"));
+  CHECK_FALSE(j.contains("w"));
+}

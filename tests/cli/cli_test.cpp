@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
+#include "vime/core/runtime_info.hpp"
 #include "vime/core/yaml_json.hpp"
 
 using vime::Json;
@@ -142,4 +143,15 @@ TEST_CASE("slime's run-qwen3-4B.sh: every flag is recognised", "[cli]") {
     INFO(group);
     CHECK(config_again.at(group) == values);
   }
+}
+
+TEST_CASE("on a GPU machine the CUDA LibTorch build sees the GPUs", "[gpu]") {
+  auto info = vime::core::runtime_info();
+  if (!info.cuda_available) {
+    WARN("CUDA is not available here (LibTorch " << info.torch_version << "): skipped");
+    return;
+  }
+  CHECK(info.cuda_device_count >= 1);
+  auto version = run_vime("--version");
+  CHECK_THAT(version.output, Catch::Contains("CUDA available"));
 }

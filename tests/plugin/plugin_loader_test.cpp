@@ -6,6 +6,7 @@
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
 #include "vime/hooks.hpp"
+#include "vime/plugin/builtin_plugins.hpp"
 #include "vime/plugin/hook_flags.hpp"
 
 using vime::PluginKind;
@@ -132,4 +133,9 @@ TEST_CASE("every plugin flag of a run is checked up front", "[plugin]") {
   vime::Args python_args = vime::core::parse_args(python);
   CHECK_THROWS_WITH(vime::plugin::check_hook_plugins(python_args),
                     Catch::Contains("is a Python function path"));
+}
+
+TEST_CASE("built-in plugins are looked up beside libvime", "[plugin]") {
+  CHECK(vime::plugin::builtin_plugin_dir() == std::filesystem::path(VIME_BUILD_DIR) / "lib" / "vime");
+  CHECK(vime::plugin::builtin_plugin_path("rm_math").filename() == "librm_math.so");
 }

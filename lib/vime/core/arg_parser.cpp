@@ -25,6 +25,40 @@ bool is_passthrough(std::string_view name) {
   return name.starts_with("--vllm-") || name.starts_with("--router-");
 }
 
+// vLLM engine arguments the orchestrator sets itself (vime's vllm_utils/arguments.py skips the same
+// dests), with the vime flag that decides each.
+struct OwnedVllmFlag {
+  std::string_view name;
+  std::string_view decided_by;
+};
+constexpr OwnedVllmFlag kOwnedVllmFlags[] = {
+    {"--vllm-model", "--hf-checkpoint"},
+    {"--vllm-served-model-name", "--model-name"},
+    {"--vllm-tokenizer", "--hf-checkpoint"},
+    {"--vllm-trust-remote-code", "vime (always on)"},
+    {"--vllm-dtype", "the checkpoint's dtype"},
+    {"--vllm-seed", "--seed (engine i gets seed + i)"},
+    {"--vllm-tensor-parallel-size", "--rollout-num-gpus-per-engine"},
+    {"--vllm-nnodes", "--rollout-num-gpus and --rollout-num-gpus-per-engine"},
+    {"--vllm-node-rank", "vime's engine launcher"},
+    {"--vllm-master-addr", "vime's engine launcher"},
+    {"--vllm-master-port", "vime's engine launcher"},
+    {"--vllm-data-parallel-backend", "vime's engine launcher"},
+    {"--vllm-distributed-executor-backend", "vime's engine launcher"},
+    {"--vllm-port", "vime's engine launcher (free ports)"},
+    {"--vllm-host", "vime's engine launcher"},
+    {"--vllm-enable-return-routed-experts", "--use-rollout-routing-replay"},
+};
+
+void reject_owned_vllm_flag(const std::string& name) {
+  for (const auto& owned : kOwnedVllmFlags) {
+    if (owned.name == name) {
+      throw UsageError(name + " is set by vime from " + std::string(owned.decided_by) +
+                       "; drop it from the command line");
+    }
+  }
+}
+
 std::string setting_text(const FlagSpec& spec, const Json& value) {
   if (is_switch(spec)) {
     if (spec.kind == FlagKind::kBoolOptional && value.is_bool() && !value.as_bool()) {
@@ -206,6 +240,7 @@ Args parse_args(std::span<const std::string> tokens, const FlagRegistry& registr
     const FlagSpec* spec = registry.find(name, &negated);
     if (spec == nullptr) {
       if (!is_passthrough(name)) unknown_flag(name, registry);
+      reject_owned_vllm_flag(name);
       if (!has_inline) take_values(true);
       apply_passthrough(args, name, std::move(values));
       continue;

@@ -17,7 +17,8 @@ constexpr FlagSpec kFlags[] = {
     {"--vllm-router-policy", kString, "consistent_hash",
      "vllm-router load-balancing policy; consistent_hash keeps a sample's turns on one engine "
      "(x-session-id header).",
-     kYes, "random|round_robin|cache_aware|power_of_two|consistent_hash", "router_policy"},
+     kYes, "random|round_robin|cache_aware|power_of_two|consistent_hash", "router_policy",
+     "--router-policy"},
     {"--vllm-server-concurrency", kInt, "512",
      "Requests in flight per engine; the cap is this times the number of engines."},
     {"--vllm-enable-deterministic-inference", kStoreTrue, nullptr,

@@ -9,6 +9,8 @@
 //   <name>_encode.jsonl  {"text", "ids" (add_special_tokens=false), "ids_special" (=true)}
 //   <name>_decode.jsonl  {"ids", "skip_special_tokens", "raw" (Rust decode), "text" (transformers'
 //                         decode: raw + clean_up_tokenization when tokenizer_config.json asks for it)}
+// and, for the variants in variants/<name>.json (a real file with some components replaced, or a small
+// synthetic SentencePiece-style tokenizer), the same two files on a part of the corpus.
 // The corpus is generated from a fixed seed, so re-running gives the same files.
 'use strict';
 const fs = require('fs');
@@ -205,8 +207,17 @@ function gpt2TokenizerJson(dir) {
   });
 }
 
-async function makeGoldens(name, tok, specialTokens, cleanup, seed) {
-  const corpus = makeCorpus(specialTokens, seed);
+// Strings aimed at the variants' added-token flags and components.
+const VARIANT_EXTRA = [
+  'a <mask> b', 'a    <mask>', 'x\n\t<mask>', '<mask><mask>', '[SEP]   x', '[SEP]\n\ny', 'cat', 'concat cat cats',
+  ' cat ', 'the cat_', 'cat.', '(cat)', 'Cafe\u0301 Café', 'CAFÉ café', 'x the end y', 'the end', 'and the end',
+  'ﬁve ①② Ｈｅｌｌｏ', '  Strip me  ', '``quoted``', '2026 is 12345678 ٣٤٥', 'end.\nNext, line!\r\nmore',
+  '中文，标点。English, too.', 'hello world', ' hello  world ', 'Hello, my dog is cute', '🦀 byte fallback 🫠', '\t',
+];
+
+async function makeGoldens(name, tok, specialTokens, cleanup, seed, limit = Infinity) {
+  let corpus = makeCorpus(specialTokens, seed).filter((_, i) => i % Math.ceil(2137 / Math.min(limit, 2137)) === 0);
+  if (limit !== Infinity) corpus = VARIANT_EXTRA.concat(corpus);
   const enc = [];
   const dec = [];
   const r = rng(seed + 1);
@@ -223,7 +234,7 @@ async function makeGoldens(name, tok, specialTokens, cleanup, seed) {
     // Prefixes cut inside multi-byte characters.
     if (enc.length % 7 === 0 && ids.length > 1) dec.push(await decodeLine(ids.slice(0, 1 + Math.floor(r() * (ids.length - 1))), false));
   }
-  for (let i = 0; i < 400; i++) {  // random id sequences, special tokens included
+  for (let i = 0; i < Math.min(400, limit); i++) {  // random id sequences, special tokens included
     const n = 1 + Math.floor(r() * 12);
     const ids = [];
     for (let k = 0; k < n; k++) ids.push(Math.floor(r() * vocabSize));
@@ -245,4 +256,111 @@ async function makeGoldens(name, tok, specialTokens, cleanup, seed) {
   }
   const gpt2 = Tokenizer.fromString(gpt2TokenizerJson(path.join(assets, 'gpt2')));
   await makeGoldens('gpt2', gpt2, ['<|endoftext|>'], false, 3003);
+
+  const variantDir = path.join(outDir, 'variants');
+  fs.mkdirSync(variantDir, {recursive: true});
+  let seed = 4004;
+  for (const [name, variant] of Object.entries(variants())) {
+    fs.writeFileSync(path.join(variantDir, `${name}.json`), JSON.stringify(variant, null, 1) + '\n');
+    const tj = variant.base ? JSON.parse(fs.readFileSync(path.join(assets, variant.base, 'tokenizer.json'), 'utf8'))
+                            : variant.tokenizer;
+    Object.assign(tj, variant.patch || {});
+    const tok = Tokenizer.fromString(JSON.stringify(tj));
+    await makeGoldens(`variants/${name}`, tok, tj.added_tokens.map((t) => t.content).slice(0, 40), false, seed++, 300);
+  }
 })();
+
+// Real files with components replaced, so that every normalizer, pre-tokenizer, post-processor,
+// decoder and added-token flag vime supports is checked against HF.
+function variants() {
+  const byteLevel = (prefix, regex) => ({type: 'ByteLevel', add_prefix_space: prefix, trim_offsets: false, use_regex: regex});
+  const llama3Added = JSON.parse(fs.readFileSync(path.join(assets, 'tokenizer-llama3', 'tokenizer.json'), 'utf8'))
+      .added_tokens.slice(0, 8);
+  const qwen3Added = JSON.parse(fs.readFileSync(path.join(assets, 'tokenizer-qwen3', 'tokenizer.json'), 'utf8'))
+      .added_tokens;
+  const added = (id, content, flags) => Object.assign(
+      {id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: false}, flags);
+  return {
+    // Meta's own Llama-3 post-processor: BOS under add_special_tokens.
+    llama3_bos: {base: 'tokenizer-llama3', patch: {post_processor: {type: 'Sequence', processors: [
+      byteLevel(true, true),
+      {type: 'TemplateProcessing',
+       single: [{SpecialToken: {id: '<|begin_of_text|>', type_id: 0}}, {Sequence: {id: 'A', type_id: 0}}],
+       pair: [{SpecialToken: {id: '<|begin_of_text|>', type_id: 0}}, {Sequence: {id: 'A', type_id: 0}},
+              {SpecialToken: {id: '<|begin_of_text|>', type_id: 1}}, {Sequence: {id: 'B', type_id: 1}}],
+       special_tokens: {'<|begin_of_text|>': {id: '<|begin_of_text|>', ids: [128000], tokens: ['<|begin_of_text|>']}}}]}}},
+    // Added-token flags: lstrip, rstrip, single_word, normalized (matched after NFC), non-special.
+    qwen3_added_flags: {base: 'tokenizer-qwen3', patch: {added_tokens: qwen3Added.concat([
+      added(151669, '<mask>', {lstrip: true, special: true}),
+      added(151670, '[SEP]', {rstrip: true, special: true}),
+      added(151671, 'cat', {single_word: true}),
+      added(151672, 'Café', {normalized: true}),
+      added(151673, ' the end', {}),
+    ])}},
+    // Normalizers, Digits, ByteLevel with prefix space and its own regex, Bert-style post-processor.
+    llama3_normalizers_digits: {base: 'tokenizer-llama3', patch: {
+      normalizer: {type: 'Sequence', normalizers: [{type: 'NFKC'}, {type: 'Lowercase'}, {type: 'Strip', strip_left: true, strip_right: true},
+                                                   {type: 'Replace', pattern: {String: '``'}, content: '"'}]},
+      pre_tokenizer: {type: 'Sequence', pretokenizers: [{type: 'Digits', individual_digits: false}, byteLevel(true, true)]},
+      post_processor: {type: 'BertProcessing', sep: ['<|end_of_text|>', 128001], cls: ['<|begin_of_text|>', 128000]},
+      added_tokens: llama3Added}},
+    // Split behaviours other than Isolated, inverted splits, NFD, individual digits.
+    llama3_split_behaviors: {base: 'tokenizer-llama3', patch: {
+      normalizer: {type: 'NFD'},
+      pre_tokenizer: {type: 'Sequence', pretokenizers: [
+        {type: 'Split', pattern: {String: ' '}, behavior: 'MergedWithNext', invert: false},
+        {type: 'Split', pattern: {Regex: '\\p{P}+'}, behavior: 'MergedWithPrevious', invert: false},
+        {type: 'Split', pattern: {Regex: '[\\r\\n]+'}, behavior: 'Removed', invert: false},
+        {type: 'Split', pattern: {Regex: '\\p{Han}+'}, behavior: 'Contiguous', invert: true},
+        {type: 'Digits', individual_digits: true}, byteLevel(false, false)]},
+      added_tokens: llama3Added}},
+    // SentencePiece-style BPE as Llama-2 / Mistral write it: normalizer-made '▁', byte fallback, unk.
+    spm_byte_fallback: {tokenizer: spmTokenizer('normalizer')},
+    // The same vocabulary with the newer Metaspace pre-tokenizer and decoder.
+    spm_metaspace: {tokenizer: spmTokenizer('metaspace')},
+  };
+}
+
+// A small SentencePiece-style BPE built from a word list: <unk> <s> </s>, 256 byte tokens, characters,
+// and chained merges for each word.
+function spmTokenizer(style) {
+  const vocab = {'<unk>': 0, '<s>': 1, '</s>': 2};
+  for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = Object.keys(vocab).length;
+  const add = (t) => { if (!(t in vocab)) vocab[t] = Object.keys(vocab).length; };
+  const words = [...WORDS.en, ...WORDS.de, ...WORDS.ru, ...WORDS.zh, ...WORDS.code, ...WORDS.math, 'hello', 'world',
+                 'Hello', 'my', 'is', 'cute', 'and', 'of', 'to', 'in', 'that', 'it', 'for', 'you', 'with'];
+  for (const w of words) for (const ch of '\u2581' + w) add(ch);
+  for (const ch of ' abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?;:\'"()[]{}-_+=*/\\<>@#$%^&|~`') add(ch === ' ' ? '\u2581' : ch);
+  const merges = [];
+  const seen = new Set();
+  for (const w of words) {
+    const chars = Array.from('\u2581' + w.replace(/ /g, '\u2581'));
+    let left = chars[0];
+    for (let i = 1; i < chars.length; i++) {
+      const merged = left + chars[i];
+      if (!seen.has(merged)) { seen.add(merged); merges.push([left, chars[i]]); add(merged); }
+      left = merged;
+    }
+  }
+  const special = (id, content) => ({id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true});
+  const metaspace = style === 'metaspace';
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [special(0, '<unk>'), special(1, '<s>'), special(2, '</s>')],
+    normalizer: metaspace ? null : {type: 'Sequence', normalizers: [{type: 'Prepend', prepend: '\u2581'},
+                                                                    {type: 'Replace', pattern: {String: ' '}, content: '\u2581'}]},
+    pre_tokenizer: metaspace ? {type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false} : null,
+    post_processor: {type: 'TemplateProcessing',
+                     single: [{SpecialToken: {id: '<s>', type_id: 0}}, {Sequence: {id: 'A', type_id: 0}}],
+                     pair: [{SpecialToken: {id: '<s>', type_id: 0}}, {Sequence: {id: 'A', type_id: 0}},
+                            {SpecialToken: {id: '<s>', type_id: 1}}, {Sequence: {id: 'B', type_id: 1}}],
+                     special_tokens: {'<s>': {id: '<s>', ids: [1], tokens: ['<s>']}}},
+    decoder: metaspace ? {type: 'Sequence', decoders: [{type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false},
+                                                       {type: 'ByteFallback'}, {type: 'Fuse'}]}
+                       : {type: 'Sequence', decoders: [{type: 'Replace', pattern: {String: '\u2581'}, content: ' '},
+                                                       {type: 'ByteFallback'}, {type: 'Fuse'},
+                                                       {type: 'Strip', content: ' ', start: 1, stop: 0}]},
+    model: {type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null,
+            fuse_unk: true, byte_fallback: true, ignore_merges: false, vocab, merges},
+  };
+}

@@ -14,10 +14,10 @@ std::vector<int32_t> ids_of(const Json& array) {
   return ids;
 }
 
-void check_encode_goldens(const std::string& name) {
-  const auto& tok = vime::test::real_tokenizer(name);
+void check_encode_goldens(const vime::tokenizer::HfTokenizer& tok, const std::string& name,
+                          size_t minimum = 2000) {
   const auto goldens = vime::test::read_golden(name + "_encode.jsonl");
-  REQUIRE(goldens.size() >= 2000);
+  REQUIRE(goldens.size() >= minimum);
   size_t mismatches = 0;
   for (const Json& g : goldens) {
     const std::string& text = g.at("text").as_string();
@@ -36,10 +36,10 @@ void check_encode_goldens(const std::string& name) {
   CHECK(mismatches == 0);
 }
 
-void check_decode_goldens(const std::string& name) {
-  const auto& tok = vime::test::real_tokenizer(name);
+void check_decode_goldens(const vime::tokenizer::HfTokenizer& tok, const std::string& name,
+                          size_t minimum = 1000) {
   const auto goldens = vime::test::read_golden(name + "_decode.jsonl");
-  REQUIRE(goldens.size() >= 1000);
+  REQUIRE(goldens.size() >= minimum);
   size_t mismatches = 0;
   for (const Json& g : goldens) {
     const auto ids = ids_of(g.at("ids"));
@@ -58,18 +58,29 @@ void check_decode_goldens(const std::string& name) {
 }  // namespace
 
 TEST_CASE("Qwen3 encodes every golden string as HF's Rust tokenizers does", "[tokenizer][goldens]") {
-  check_encode_goldens("qwen3");
+  check_encode_goldens(vime::test::real_tokenizer("qwen3"), "qwen3");
 }
 TEST_CASE("Llama-3 encodes every golden string as HF's Rust tokenizers does", "[tokenizer][goldens]") {
-  check_encode_goldens("llama3");
+  check_encode_goldens(vime::test::real_tokenizer("llama3"), "llama3");
 }
 TEST_CASE("GPT-2 (encoder.json + vocab.bpe) encodes every golden string as HF does", "[tokenizer][goldens]") {
-  check_encode_goldens("gpt2");
+  check_encode_goldens(vime::test::real_tokenizer("gpt2"), "gpt2");
 }
 TEST_CASE("Qwen3 decodes as HF does, with and without special tokens", "[tokenizer][goldens]") {
-  check_decode_goldens("qwen3");
+  check_decode_goldens(vime::test::real_tokenizer("qwen3"), "qwen3");
 }
 TEST_CASE("Llama-3 decodes as transformers does (clean_up_tokenization_spaces)", "[tokenizer][goldens]") {
-  check_decode_goldens("llama3");
+  check_decode_goldens(vime::test::real_tokenizer("llama3"), "llama3");
 }
-TEST_CASE("GPT-2 decodes as HF does", "[tokenizer][goldens]") { check_decode_goldens("gpt2"); }
+TEST_CASE("GPT-2 decodes as HF does", "[tokenizer][goldens]") { check_decode_goldens(vime::test::real_tokenizer("gpt2"), "gpt2"); }
+
+TEST_CASE("Every supported component matches HF on variant tokenizers", "[tokenizer][goldens]") {
+  for (const std::string name : {"llama3_bos", "qwen3_added_flags", "llama3_normalizers_digits",
+                                 "llama3_split_behaviors", "spm_byte_fallback", "spm_metaspace"}) {
+    SECTION(name) {
+      const auto tok = vime::test::variant_tokenizer(name);
+      check_encode_goldens(*tok, "variants/" + name, 250);
+      check_decode_goldens(*tok, "variants/" + name, 250);
+    }
+  }
+}

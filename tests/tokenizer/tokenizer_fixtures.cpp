@@ -5,7 +5,12 @@
 #include <memory>
 #include <mutex>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "vime/error.hpp"
+#include "vime/tokenizer/read_file.hpp"
 
 namespace vime::test {
 
@@ -22,6 +27,34 @@ const tokenizer::HfTokenizer& real_tokenizer(const std::string& name) {
   auto& slot = loaded[name];
   if (!slot) slot = tokenizer::HfTokenizer::from_directory(asset_dir(name));
   return *slot;
+}
+
+std::unique_ptr<tokenizer::HfTokenizer> variant_tokenizer(const std::string& name) {
+  const std::string path = std::string(VIME_SOURCE_DIR) + "/tests/data/tokenizer/variants/" + name + ".json";
+  const std::string variant_text = tokenizer::read_file(path);
+  rapidjson::Document variant;
+  variant.Parse(variant_text.data(), variant_text.size());
+  if (variant.HasParseError()) throw Error("bad variant file " + path);
+  rapidjson::Document tj;
+  if (variant.HasMember("base")) {
+    const std::string base =
+        tokenizer::read_file(std::string(VIME_ASSET_DIR) + "/" + variant["base"].GetString() + "/tokenizer.json");
+    tj.Parse(base.data(), base.size());
+  } else {
+    tj.CopyFrom(variant["tokenizer"], tj.GetAllocator());
+  }
+  if (variant.HasMember("patch")) {
+    for (auto& member : variant["patch"].GetObject()) {
+      tj.RemoveMember(member.name.GetString());
+      rapidjson::Value key(member.name, tj.GetAllocator());
+      rapidjson::Value value(member.value, tj.GetAllocator());
+      tj.AddMember(key, value, tj.GetAllocator());
+    }
+  }
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  tj.Accept(writer);
+  return tokenizer::HfTokenizer::from_json(std::string_view(buffer.GetString(), buffer.GetSize()), {}, name);
 }
 
 std::vector<Json> read_golden(const std::string& file) {

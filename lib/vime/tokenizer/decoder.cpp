@@ -115,11 +115,10 @@ void ReplaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
 }
 
 void MetaspaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
+  // As HF: in the first token every replacement character goes (unless the scheme is "never"); in the
+  // others each becomes a space.
   for (size_t i = 0; i < tokens.size(); ++i) {
-    replace_all(tokens[i], replacement_, " ");
-    if (i == 0 && scheme_ != PrependScheme::kNever && !tokens[i].empty() && tokens[i][0] == ' ') {
-      tokens[i].erase(0, 1);
-    }
+    replace_all(tokens[i], replacement_, i == 0 && scheme_ != PrependScheme::kNever ? "" : " ");
   }
 }
 

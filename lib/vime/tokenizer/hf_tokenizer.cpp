@@ -24,6 +24,7 @@ std::string clean_up_tokenization(std::string text) {
 
 HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
   if (!parts_.model) throw Error("tokenizer: no model");
+  assign_added_token_ids();
   std::vector<std::string> raw_patterns, normalized_patterns;
   std::vector<size_t> raw_index, normalized_index;
   // HF's trie takes special tokens first, then the others.
@@ -56,6 +57,29 @@ HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
   bos_id_ = id_of(parts_.bos_token);
   eos_id_ = id_of(parts_.eos_token);
   pad_id_ = id_of(parts_.pad_token);
+}
+
+// HF gives an added token the id of the same content in the model's vocabulary, else the next free id
+// after the vocabulary; the file's "id" is only checked (with a warning). Well-formed files agree.
+void HfTokenizer::assign_added_token_ids() {
+  const auto model_size = static_cast<int32_t>(parts_.model->vocab_size());
+  std::unordered_map<std::string, int32_t> assigned;
+  std::optional<int32_t> max_assigned;
+  for (AddedToken& token : parts_.added_tokens) {
+    int32_t id;
+    if (auto it = assigned.find(token.content); it != assigned.end()) {
+      id = it->second;
+    } else if (auto in_model = parts_.model->token_to_id(token.content)) {
+      id = *in_model;
+    } else if (!max_assigned) {
+      id = model_size;
+    } else {
+      id = *max_assigned >= model_size ? *max_assigned + 1 : model_size;
+    }
+    token.id = id;
+    assigned.emplace(token.content, id);
+    max_assigned = std::max(max_assigned.value_or(id), id);
+  }
 }
 
 std::optional<int32_t> HfTokenizer::token_to_id(std::string_view token) const {
@@ -121,6 +145,11 @@ void HfTokenizer::encode_piece(std::string_view piece, bool first, std::vector<i
 }
 
 std::string HfTokenizer::decode(std::span<const int32_t> ids, bool skip_special_tokens) const {
+  return decode_text(ids, skip_special_tokens, parts_.clean_up_tokenization_spaces);
+}
+
+std::string HfTokenizer::decode_text(std::span<const int32_t> ids, bool skip_special_tokens,
+                                     bool clean_up) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
@@ -143,7 +172,7 @@ std::string HfTokenizer::decode(std::span<const int32_t> ids, bool skip_special_
       text += tokens[i];
     }
   }
-  if (parts_.clean_up_tokenization_spaces) text = clean_up_tokenization(std::move(text));
+  if (clean_up) text = clean_up_tokenization(std::move(text));
   return text;
 }
 

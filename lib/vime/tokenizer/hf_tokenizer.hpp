@@ -58,6 +58,9 @@ class HfTokenizer : public vime::Tokenizer {
   // Ids outside the vocabulary are skipped, as HF does. Broken UTF-8 (ids cut inside a character)
   // becomes U+FFFD.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const override;
+  // decode() with transformers' clean_up_tokenization_spaces chosen by the caller rather than the config
+  // (DecodeStream decodes without it, as HF's Rust decoder does).
+  std::string decode_text(std::span<const int32_t> ids, bool skip_special_tokens, bool clean_up) const;
   std::string apply_chat_template(const Json& messages, const Json& tools, bool add_generation_prompt,
                                   const Json& kwargs) const override;
   std::optional<int32_t> eos_token_id() const override { return eos_id_; }
@@ -70,6 +73,7 @@ class HfTokenizer : public vime::Tokenizer {
   bool is_special(int32_t id) const;
 
  private:
+  void assign_added_token_ids();
   void encode_segment(std::string_view segment, bool first, std::vector<int32_t>& out) const;
   void encode_piece(std::string_view piece, bool first, std::vector<int32_t>& out) const;
   const ChatTemplate& chat_template() const;

@@ -24,6 +24,8 @@ constexpr Command kCommands[] = {
      vime::app::run_train},
     {"plugin", "inspect a plugin .so, or start a new one (`vime plugin new --kind reward NAME`)",
      vime::app::run_plugin},
+    {"tokenize", "encode, decode or render chat templates over JSONL with an HF tokenizer",
+     vime::app::run_tokenize},
 };
 
 void print_usage() {

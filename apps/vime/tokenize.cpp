@@ -1,0 +1,158 @@
+// vime tokenize encode|decode|chat --tokenizer DIR --input IN.jsonl --output OUT.jsonl: run the
+// tokenizer over JSONL, one object in, the same object plus the result out.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "commands.hpp"
+#include "vime/error.hpp"
+#include "vime/json.hpp"
+#include "vime/tokenizer/chat_template.hpp"
+#include "vime/tokenizer/hf_tokenizer.hpp"
+
+namespace vime::app {
+namespace {
+
+constexpr const char* kUsage = R"(usage: vime tokenize encode --tokenizer DIR --input IN.jsonl --output OUT.jsonl [--add-special-tokens]
+       vime tokenize decode --tokenizer DIR --input IN.jsonl --output OUT.jsonl
+       vime tokenize chat   --tokenizer DIR --input IN.jsonl --output OUT.jsonl
+
+encode  lines {"text": ...}                        -> the line plus "ids"
+decode  lines {"ids": [...], "skip_special_tokens": bool}  -> the line plus "text"
+chat    lines {"messages": [...], "tools": [...] or null, "add_generation_prompt": bool, "kwargs": {...}}
+        -> the line plus "text" (the rendered chat template), or plus "error" when the template raised
+DIR is an HF tokenizer directory (tokenizer.json, tokenizer_config.json) or GPT-2's encoder.json + vocab.bpe.
+)";
+
+struct Options {
+  std::string mode, tokenizer, input, output;
+  bool add_special_tokens = false;
+};
+
+Options parse(const Arguments& argv) {
+  Options o;
+  o.mode = argv[0];
+  for (size_t i = 1; i < argv.size(); ++i) {
+    auto value = [&](const char* flag) {
+      if (i + 1 >= argv.size()) throw UsageError(std::string(flag) + " expects a value");
+      return argv[++i];
+    };
+    if (argv[i] == "--tokenizer") {
+      o.tokenizer = value("--tokenizer");
+    } else if (argv[i] == "--input") {
+      o.input = value("--input");
+    } else if (argv[i] == "--output") {
+      o.output = value("--output");
+    } else if (argv[i] == "--add-special-tokens" && o.mode == "encode") {
+      o.add_special_tokens = true;
+    } else {
+      throw UsageError("unknown flag '" + argv[i] + "' for vime tokenize " + o.mode +
+                       " (vime tokenize --help)");
+    }
+  }
+  for (auto [flag, value] : {std::pair{"--tokenizer", &o.tokenizer}, {"--input", &o.input},
+                             {"--output", &o.output}}) {
+    if (value->empty()) throw UsageError(std::string(flag) + " is required (vime tokenize --help)");
+  }
+  if (!std::filesystem::exists(o.input)) throw UsageError("--input " + o.input + " does not exist");
+  if (!std::filesystem::is_directory(o.tokenizer)) {
+    throw UsageError("--tokenizer " + o.tokenizer + " is not a directory");
+  }
+  return o;
+}
+
+const Json& field(const Json& line, const char* key, const std::string& where) {
+  const Json* value = line.find(key);
+  if (value == nullptr) throw Error(where + ": missing \"" + key + "\"");
+  return *value;
+}
+
+// One output line for one input line; throws vime::Error naming `where` on bad input.
+Json process(const Options& o, const tokenizer::HfTokenizer& tok, Json line, const std::string& where) {
+  if (!line.is_object()) throw Error(where + ": expected a JSON object");
+  if (o.mode == "encode") {
+    const Json& text = field(line, "text", where);
+    if (!text.is_string()) throw Error(where + ": \"text\" must be a string");
+    line["ids"] = Json(tok.encode(text.as_string(), o.add_special_tokens));
+  } else if (o.mode == "decode") {
+    const Json& ids_json = field(line, "ids", where);
+    if (!ids_json.is_array()) throw Error(where + ": \"ids\" must be a list of token ids");
+    std::vector<int32_t> ids;
+    for (const Json& id : ids_json.as_array()) {
+      if (!id.is_int()) throw Error(where + ": \"ids\" must be a list of token ids");
+      ids.push_back(static_cast<int32_t>(id.as_int()));
+    }
+    const Json* skip = line.find("skip_special_tokens");
+    if (skip != nullptr && !skip->is_bool()) throw Error(where + ": \"skip_special_tokens\" must be true or false");
+    line["text"] = tok.decode(ids, skip != nullptr && skip->as_bool());
+  } else {
+    const Json& messages = field(line, "messages", where);
+    if (!messages.is_array()) throw Error(where + ": \"messages\" must be a list");
+    const Json* tools = line.find("tools");
+    const Json* generation = line.find("add_generation_prompt");
+    const Json* kwargs = line.find("kwargs");
+    if (generation != nullptr && !generation->is_bool()) {
+      throw Error(where + ": \"add_generation_prompt\" must be true or false");
+    }
+    if (kwargs != nullptr && !kwargs->is_null() && !kwargs->is_object()) {
+      throw Error(where + ": \"kwargs\" must be an object");
+    }
+    try {
+      line["text"] = tok.apply_chat_template(messages, tools ? *tools : Json(),
+                                             generation != nullptr && generation->as_bool(),
+                                             kwargs && kwargs->is_object() ? *kwargs : Json::object());
+    } catch (const tokenizer::ChatTemplateError& e) {
+      line["error"] = e.what();
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
+int run_tokenize(const Arguments& argv) {
+  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
+    std::fputs(kUsage, stdout);
+    return argv.empty() ? 2 : 0;
+  }
+  if (argv[0] != "encode" && argv[0] != "decode" && argv[0] != "chat") {
+    throw UsageError("unknown tokenize command '" + argv[0] + "' (encode, decode or chat)");
+  }
+  const Options o = parse(argv);
+  const auto tok = tokenizer::HfTokenizer::from_directory(o.tokenizer);
+
+  std::ifstream in(o.input, std::ios::binary);
+  if (!in) throw UsageError("cannot read --input " + o.input);
+  // Written beside the output and renamed at the end, so a failed run leaves no half file.
+  const std::filesystem::path output(o.output);
+  const std::filesystem::path temp = output.string() + ".tmp";
+  size_t count = 0;
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError("cannot write --output " + o.output);
+    std::string text;
+    for (size_t number = 1; std::getline(in, text); ++number) {
+      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const std::string where = o.input + ":" + std::to_string(number);
+      try {
+        out << process(o, *tok, Json::parse(text, where), where).dump() << '\n';
+      } catch (...) {
+        out.close();
+        std::filesystem::remove(temp);
+        throw;
+      }
+      ++count;
+    }
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(temp);
+      throw Error("writing " + temp.string() + " failed (disk full?)");
+    }
+  }
+  std::filesystem::rename(temp, output);
+  std::fprintf(stderr, "vime tokenize %s: %zu line(s) -> %s\n", o.mode.c_str(), count, o.output.c_str());
+  return 0;
+}
+
+}  // namespace vime::app

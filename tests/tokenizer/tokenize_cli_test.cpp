@@ -105,11 +105,8 @@ TEST_CASE("vime tokenize: bad input is one clear error, and no output file is le
   SECTION("usage errors exit 2") {
     auto in = dir.write("in.jsonl", "{\"text\": \"ok\"}\n");
     CHECK(run_vime("tokenize encode --input " + in.string() + " --output " + out.string()).exit_code == 2);
-    CHECK(run_vime("tokenize encode --tokenizer /nonexistent --input " + in.string() + " --output " +
-                   out.string()).exit_code == 2);
     CHECK(run_vime("tokenize encode --tokenizer " + dir.path().string() + " --input /nonexistent.jsonl" +
                    " --output " + out.string()).exit_code == 2);
-    CHECK(run_vime("tokenize frobnicate").exit_code == 2);
     CHECK(run_vime("tokenize decode --add-special-tokens").exit_code == 2);
   }
   SECTION("a directory without tokenizer files") {

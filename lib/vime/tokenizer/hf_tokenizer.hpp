@@ -73,6 +73,8 @@ class HfTokenizer : public vime::Tokenizer {
   bool is_special(int32_t id) const;
 
  private:
+  static std::unique_ptr<HfTokenizer> build(std::string_view tokenizer_json, std::string_view config_json,
+                                            const std::string& where);
   void assign_added_token_ids();
   void encode_segment(std::string_view segment, bool first, std::vector<int32_t>& out) const;
   void encode_piece(std::string_view piece, bool first, std::vector<int32_t>& out) const;

@@ -29,7 +29,7 @@ std::string args(const std::string& mode, const std::string& tokenizer, const st
 
 }  // namespace
 
-TEST_CASE("vime tokenize encode adds ids to each line, keeping its other keys", "[tokenizer][cli]") {
+TEST_CASE("vime tokenize encode adds ids to each line, keeping its other keys", "[tokenizer]") {
   TempDir dir;
   auto in = dir.write("in.jsonl",
                       "{\"text\": \"Hello, my dog is cute\", \"id\": 7}\n"
@@ -45,7 +45,7 @@ TEST_CASE("vime tokenize encode adds ids to each line, keeping its other keys", 
   CHECK(lines[1].at("ids") == Json(std::vector<int>{151644, 872, 198, 6023, 151645}));
 }
 
-TEST_CASE("vime tokenize decode adds text, honouring skip_special_tokens", "[tokenizer][cli]") {
+TEST_CASE("vime tokenize decode adds text, honouring skip_special_tokens", "[tokenizer]") {
   TempDir dir;
   auto in = dir.write("in.jsonl",
                       "{\"ids\": [151644, 872, 198, 6023, 151645], \"skip_special_tokens\": true}\n"
@@ -59,7 +59,7 @@ TEST_CASE("vime tokenize decode adds text, honouring skip_special_tokens", "[tok
   CHECK(lines[1].at("text").as_string() == "<|im_start|>user\nhi<|im_end|>");
 }
 
-TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2 files, Llama-3)", "[tokenizer][cli]") {
+TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2 files, Llama-3)", "[tokenizer]") {
   for (const std::string name : {"gpt2", "llama3"}) {
     const auto goldens = vime::test::read_golden(name + "_encode.jsonl");
     TempDir dir;
@@ -78,7 +78,7 @@ TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2 files, Lla
   }
 }
 
-TEST_CASE("vime tokenize: bad input is one clear error, and no output file is left", "[tokenizer][cli]") {
+TEST_CASE("vime tokenize: bad input is one clear error, and no output file is left", "[tokenizer]") {
   TempDir dir;
   const auto out = dir.path() / "out.jsonl";
   SECTION("a malformed line names the file and line") {

@@ -87,7 +87,9 @@ class HfTokenizer : public vime::Tokenizer {
   std::optional<int32_t> bos_id_, eos_id_, pad_id_;
   int64_t vocab_size_ = 0;
   struct ChatTemplateSlot;
-  std::shared_ptr<ChatTemplateSlot> chat_template_;  // shared_ptr: the type is complete only where used
+  // Loaded on first use; shared_ptr because the type is complete only in hf_tokenizer_chat.cpp.
+  std::shared_ptr<ChatTemplateSlot> chat_template_;
+  static std::shared_ptr<ChatTemplateSlot> new_chat_template_slot();
 };
 
 // transformers' clean_up_tokenization: " ." -> ".", " n't" -> "n't", ...

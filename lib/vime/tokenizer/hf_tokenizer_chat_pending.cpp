@@ -6,7 +6,10 @@ namespace vime::tokenizer {
 
 struct HfTokenizer::ChatTemplateSlot {};
 
-HfTokenizer::~HfTokenizer() = default;
+std::shared_ptr<HfTokenizer::ChatTemplateSlot> HfTokenizer::new_chat_template_slot() {
+  return std::make_shared<ChatTemplateSlot>();
+}
+
 
 std::string HfTokenizer::apply_chat_template(const Json&, const Json&, bool, const Json&) const {
   throw Error("tokenizer: chat templates are not available in this build (the Jinja interpreter is "

@@ -7,6 +7,7 @@
 #include "support/test_support.hpp"
 #include "tokenizer/tokenizer_fixtures.hpp"
 #include "vime/error.hpp"
+#include "vime/tokenizer/chat_request.hpp"
 #include "vime/tokenizer/read_file.hpp"
 
 namespace {
@@ -154,4 +155,26 @@ TEST_CASE("Loading a directory: missing files and GPT-2 files are told apart", "
   gpt2.write("encoder.json", vime::tokenizer::read_file(vime::test::asset_dir("gpt2") + "/encoder.json"));
   gpt2.write("vocab.bpe", "#version: 0.2\nbroken line with spaces\n");
   CHECK_THROWS_WITH(HfTokenizer::from_directory(gpt2.path()), Catch::Contains("vocab.bpe:2"));
+}
+
+TEST_CASE("apply_chat_template renders the directory's template (vime::Tokenizer interface)", "[tokenizer]") {
+  const vime::Tokenizer& qwen = real_tokenizer("qwen3");
+  vime::Json messages = vime::Json::array();
+  messages.push_back(vime::Json(vime::Json::Object{{"role", "user"}, {"content", "hi"}}));
+  vime::Json kwargs = vime::Json::object();
+  kwargs["enable_thinking"] = false;
+  CHECK(qwen.apply_chat_template(messages, vime::Json(), true, kwargs) ==
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  CHECK(qwen.apply_chat_template(messages, vime::Json(), true, vime::Json::object()) ==
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  // GPT-2's files have no chat template: one clear error.
+  CHECK_THROWS_AS(real_tokenizer("gpt2").apply_chat_template(messages, vime::Json(), true, kwargs), vime::Error);
+}
+
+TEST_CASE("with_json_field adds a key to a JSONL line without reordering it", "[tokenizer]") {
+  using vime::tokenizer::with_json_field;
+  CHECK(with_json_field(R"({"b": 1, "a": [2]})", "text", R"("x")") == R"({"b": 1, "a": [2],"text":"x"})");
+  CHECK(with_json_field("{ }", "ids", "[1]") == R"({ "ids":[1]})");
+  CHECK(with_json_field(R"({"z": 0, "text": "old", "a": 1})", "text", R"("new")") ==
+        R"({"z":0,"text":"new","a":1})");
 }

@@ -63,6 +63,10 @@ class HfTokenizer : public vime::Tokenizer {
   std::string decode_text(std::span<const int32_t> ids, bool skip_special_tokens, bool clean_up) const;
   std::string apply_chat_template(const Json& messages, const Json& tools, bool add_generation_prompt,
                                   const Json& kwargs) const override;
+  // The same with messages, tools and kwargs as JSON text, keeping their key order (as transformers
+  // sees data after json.loads); prefer it for data read from files.
+  std::string apply_chat_template_json(std::string_view messages_json, std::string_view tools_json,
+                                       bool add_generation_prompt, std::string_view kwargs_json) const;
   std::optional<int32_t> eos_token_id() const override { return eos_id_; }
   std::optional<int32_t> pad_token_id() const override { return pad_id_; }
   std::optional<int32_t> bos_token_id() const { return bos_id_; }

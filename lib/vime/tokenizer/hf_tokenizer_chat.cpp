@@ -39,4 +39,11 @@ std::string HfTokenizer::apply_chat_template(const Json& messages, const Json& t
   return chat_template().render(messages, tools, add_generation_prompt, kwargs);
 }
 
+std::string HfTokenizer::apply_chat_template_json(std::string_view messages_json,
+                                                  std::string_view tools_json,
+                                                  bool add_generation_prompt,
+                                                  std::string_view kwargs_json) const {
+  return chat_template().render_json(messages_json, tools_json, add_generation_prompt, kwargs_json);
+}
+
 }  // namespace vime::tokenizer

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
+#include "vime/tokenizer/chat_request.hpp"
 #include "vime/tokenizer/chat_template.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
 
@@ -68,45 +69,37 @@ const Json& field(const Json& line, const char* key, const std::string& where) {
   return *value;
 }
 
-// One output line for one input line; throws vime::Error naming `where` on bad input.
-Json process(const Options& o, const tokenizer::HfTokenizer& tok, Json line, const std::string& where) {
-  if (!line.is_object()) throw Error(where + ": expected a JSON object");
-  if (o.mode == "encode") {
-    const Json& text = field(line, "text", where);
-    if (!text.is_string()) throw Error(where + ": \"text\" must be a string");
-    line["ids"] = Json(tok.encode(text.as_string(), o.add_special_tokens));
-  } else if (o.mode == "decode") {
-    const Json& ids_json = field(line, "ids", where);
-    if (!ids_json.is_array()) throw Error(where + ": \"ids\" must be a list of token ids");
-    std::vector<int32_t> ids;
-    for (const Json& id : ids_json.as_array()) {
-      if (!id.is_int()) throw Error(where + ": \"ids\" must be a list of token ids");
-      ids.push_back(static_cast<int32_t>(id.as_int()));
-    }
-    const Json* skip = line.find("skip_special_tokens");
-    if (skip != nullptr && !skip->is_bool()) throw Error(where + ": \"skip_special_tokens\" must be true or false");
-    line["text"] = tok.decode(ids, skip != nullptr && skip->as_bool());
-  } else {
-    const Json& messages = field(line, "messages", where);
-    if (!messages.is_array()) throw Error(where + ": \"messages\" must be a list");
-    const Json* tools = line.find("tools");
-    const Json* generation = line.find("add_generation_prompt");
-    const Json* kwargs = line.find("kwargs");
-    if (generation != nullptr && !generation->is_bool()) {
-      throw Error(where + ": \"add_generation_prompt\" must be true or false");
-    }
-    if (kwargs != nullptr && !kwargs->is_null() && !kwargs->is_object()) {
-      throw Error(where + ": \"kwargs\" must be an object");
-    }
+// One output line for one input line (its text kept as it was, one key added); throws vime::Error
+// naming `where` on bad input.
+std::string process(const Options& o, const tokenizer::HfTokenizer& tok, const std::string& text,
+                    const std::string& where) {
+  if (o.mode == "chat") {
+    const auto request = tokenizer::parse_chat_request(text, where);
     try {
-      line["text"] = tok.apply_chat_template(messages, tools ? *tools : Json(),
-                                             generation != nullptr && generation->as_bool(),
-                                             kwargs && kwargs->is_object() ? *kwargs : Json::object());
+      const std::string rendered = tok.apply_chat_template_json(
+          request.messages_json, request.tools_json, request.add_generation_prompt, request.kwargs_json);
+      return tokenizer::with_json_field(text, "text", Json(rendered).dump());
     } catch (const tokenizer::ChatTemplateError& e) {
-      line["error"] = e.what();
+      return tokenizer::with_json_field(text, "error", Json(e.what()).dump());
     }
   }
-  return line;
+  const Json line = Json::parse(text, where);
+  if (!line.is_object()) throw Error(where + ": expected a JSON object");
+  if (o.mode == "encode") {
+    const Json& input = field(line, "text", where);
+    if (!input.is_string()) throw Error(where + ": \"text\" must be a string");
+    return tokenizer::with_json_field(text, "ids", Json(tok.encode(input.as_string(), o.add_special_tokens)).dump());
+  }
+  const Json& ids_json = field(line, "ids", where);
+  if (!ids_json.is_array()) throw Error(where + ": \"ids\" must be a list of token ids");
+  std::vector<int32_t> ids;
+  for (const Json& id : ids_json.as_array()) {
+    if (!id.is_int()) throw Error(where + ": \"ids\" must be a list of token ids");
+    ids.push_back(static_cast<int32_t>(id.as_int()));
+  }
+  const Json* skip = line.find("skip_special_tokens");
+  if (skip != nullptr && !skip->is_bool()) throw Error(where + ": \"skip_special_tokens\" must be true or false");
+  return tokenizer::with_json_field(text, "text", Json(tok.decode(ids, skip != nullptr && skip->as_bool())).dump());
 }
 
 }  // namespace
@@ -136,7 +129,7 @@ int run_tokenize(const Arguments& argv) {
       if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
       const std::string where = o.input + ":" + std::to_string(number);
       try {
-        out << process(o, *tok, Json::parse(text, where), where).dump() << '\n';
+        out << process(o, *tok, text, where) << '\n';
       } catch (...) {
         out.close();
         std::filesystem::remove(temp);

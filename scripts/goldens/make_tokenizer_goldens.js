@@ -43,6 +43,9 @@ const FIXED = [
   '😀', '👍🏽', '👨‍👩‍👧‍👦', '🇫🇷🇯🇵', '1️⃣', '❤️', '🏳️‍🌈', '$\\frac{a}{b} + \\sqrt{x^2}$', '∀x∈ℝ: x² ≥ 0',
   'e\u0301', '\u00e9', 'A\u030a', '\u1100\u1161\u11a8', 'ﬁ ligature', 'ｆｕｌｌｗｉｄｔｈ', '①②③', 'Ⅻ',
   'ſ', "'ſ", 'K', '\u200b\u200c\u200d', '\ufeffBOM', 'tab\there', '!!!???...', '<html><body>x</body></html>',
+  // Words longer than the 256-byte word cache holds, and long runs BPE must merge in many steps.
+  ' '.repeat(1000), 'a'.repeat(700), 'ab'.repeat(400), '你'.repeat(300), '🙂'.repeat(100), '7'.repeat(500),
+  '\n'.repeat(300), '\t '.repeat(200), '='.repeat(600), 'x' + ' '.repeat(257) + 'y', 'Straße'.repeat(60),
   '{"key": "value", "n": [1, 2, 3]}', 'SELECT * FROM t WHERE id = 1;', 'https://example.com/path?q=1&r=2#frag',
   'user@example.com', '#include <vector>\nint main() { return 0; }', '\n\n\n', ' \n \n ', '\t\t\t', '          ',
 ];

@@ -7,15 +7,10 @@
 #include "vime/error.hpp"
 #include "vime/tokenizer/byte_level.hpp"
 #include "vime/tokenizer/unicode.hpp"
+#include "vime/tokenizer/word_cache.hpp"
 
 namespace vime::tokenizer {
 namespace {
-
-// HF caches words shorter than 256 bytes, up to 10,000 of them.
-constexpr size_t kMaxCachedWordBytes = 256;
-constexpr size_t kCacheCapacity = 10000;
-
-using WordCache = std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>>;
 
 // Each thread keeps its own cache per model, so lookups take no lock.
 WordCache& thread_cache(uint64_t key) {
@@ -128,21 +123,19 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) con
       return;
     }
   }
-  if (word.size() >= kMaxCachedWordBytes) {
+  if (word.size() > WordCache::kMaxWordBytes) {
     merge_word(word, out);
     return;
   }
   WordCache& cache = thread_cache(cache_key_);
-  auto hit = cache.find(word);
-  if (hit != cache.end()) {
-    out.insert(out.end(), hit->second.begin(), hit->second.end());
+  const uint64_t hash = WordCache::hash(word);
+  if (const auto* hit = cache.find(word, hash)) {
+    out.insert(out.end(), hit->begin(), hit->end());
     return;
   }
   const size_t first = out.size();
   merge_word(word, out);
-  if (cache.size() < kCacheCapacity) {
-    cache.emplace(std::string(word), std::vector<int32_t>(out.begin() + first, out.end()));
-  }
+  cache.insert(word, hash, std::span<const int32_t>(out.data() + first, out.size() - first));
 }
 
 void BpeModel::push_unknown(std::string_view unit, std::vector<int32_t>& symbols,

@@ -38,6 +38,12 @@ class ChatTemplate {
   // Thread-safe. Throws ChatTemplateError.
   std::string render(const Json& messages, const Json& tools, bool add_generation_prompt,
                      const Json& kwargs) const;
+  // The same with messages, tools and kwargs as JSON text ("null" for no tools, "{}" for no kwargs).
+  // Objects keep their key order, as after Python's json.loads, so `tojson` prints tool schemas and
+  // tool-call arguments exactly as transformers does; vime::Json sorts keys. Prefer this for data
+  // read from files. Throws vime::Error for invalid JSON, ChatTemplateError for template errors.
+  std::string render_json(std::string_view messages, std::string_view tools, bool add_generation_prompt,
+                          std::string_view kwargs) const;
 
  private:
   struct Impl;

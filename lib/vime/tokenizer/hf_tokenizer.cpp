@@ -25,6 +25,7 @@ std::string clean_up_tokenization(std::string text) {
 HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
   if (!parts_.model) throw Error("tokenizer: no model");
   assign_added_token_ids();
+  chat_template_ = new_chat_template_slot();
   std::vector<std::string> raw_patterns, normalized_patterns;
   std::vector<size_t> raw_index, normalized_index;
   // HF's trie takes special tokens first, then the others.
@@ -81,6 +82,8 @@ void HfTokenizer::assign_added_token_ids() {
     max_assigned = std::max(max_assigned.value_or(id), id);
   }
 }
+
+HfTokenizer::~HfTokenizer() = default;
 
 std::optional<int32_t> HfTokenizer::token_to_id(std::string_view token) const {
   for (const AddedToken& added : parts_.added_tokens) {

@@ -63,6 +63,10 @@ class HfTokenizer : public vime::Tokenizer {
   std::string decode_text(std::span<const int32_t> ids, bool skip_special_tokens, bool clean_up) const;
   std::string apply_chat_template(const Json& messages, const Json& tools, bool add_generation_prompt,
                                   const Json& kwargs) const override;
+  // The same with messages, tools and kwargs as JSON text, keeping their key order (as transformers
+  // sees data after json.loads); prefer it for data read from files.
+  std::string apply_chat_template_json(std::string_view messages_json, std::string_view tools_json,
+                                       bool add_generation_prompt, std::string_view kwargs_json) const;
   std::optional<int32_t> eos_token_id() const override { return eos_id_; }
   std::optional<int32_t> pad_token_id() const override { return pad_id_; }
   std::optional<int32_t> bos_token_id() const { return bos_id_; }
@@ -73,6 +77,8 @@ class HfTokenizer : public vime::Tokenizer {
   bool is_special(int32_t id) const;
 
  private:
+  static std::unique_ptr<HfTokenizer> build(std::string_view tokenizer_json, std::string_view config_json,
+                                            const std::string& where);
   void assign_added_token_ids();
   void encode_segment(std::string_view segment, bool first, std::vector<int32_t>& out) const;
   void encode_piece(std::string_view piece, bool first, std::vector<int32_t>& out) const;
@@ -85,7 +91,9 @@ class HfTokenizer : public vime::Tokenizer {
   std::optional<int32_t> bos_id_, eos_id_, pad_id_;
   int64_t vocab_size_ = 0;
   struct ChatTemplateSlot;
-  std::shared_ptr<ChatTemplateSlot> chat_template_;  // shared_ptr: the type is complete only where used
+  // Loaded on first use; shared_ptr because the type is complete only in hf_tokenizer_chat.cpp.
+  std::shared_ptr<ChatTemplateSlot> chat_template_;
+  static std::shared_ptr<ChatTemplateSlot> new_chat_template_slot();
 };
 
 // transformers' clean_up_tokenization: " ." -> ".", " n't" -> "n't", ...

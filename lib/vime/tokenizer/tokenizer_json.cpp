@@ -319,6 +319,21 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(std::string_view tokenizer_j
                                                     std::string_view config_json,
                                                     std::string_view where) {
   const std::string where_str(where);
+  try {
+    return build(tokenizer_json, config_json, where_str);
+  } catch (const Error& e) {
+    // Components (regexes, merges) do not know the file; say it once.
+    const std::string message = e.what();
+    if (message.find(where_str) != std::string::npos) throw;
+    const std::string prefix = "tokenizer: ";
+    throw Error(prefix + where_str + ": " +
+                (message.starts_with(prefix) ? message.substr(prefix.size()) : message));
+  }
+}
+
+std::unique_ptr<HfTokenizer> HfTokenizer::build(std::string_view tokenizer_json,
+                                                std::string_view config_json,
+                                                const std::string& where_str) {
   rapidjson::Document doc;
   parse(doc, tokenizer_json, where_str);
   Reader reader(where_str);

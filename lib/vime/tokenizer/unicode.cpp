@@ -185,10 +185,40 @@ bool is_alphanumeric(char32_t cp) {
   }
 }
 
+namespace {
+
+// Whether NFC could change text with this character in it: it has a canonical decomposition, is a
+// combining mark, can be the second half of a canonical composition, or is a Hangul jamo. Text without
+// any such character is already NFC (the quick check the Unicode standard describes, conservatively).
+bool may_change_under_nfc(char32_t cp) {
+  if ((cp >= 0x1100 && cp <= 0x11FF) || (cp >= 0xA960 && cp <= 0xA97F) || (cp >= 0xD7B0 && cp <= 0xD7FF)) {
+    return true;
+  }
+  const utf8proc_property_t* p = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp));
+  const bool canonical_decomposition = p->decomp_seqindex != UINT16_MAX && p->decomp_type == 0;
+  const bool second_of_pair = p->comb_index != UINT16_MAX && (p->comb_index & 0x8000) != 0;
+  return canonical_decomposition || p->combining_class != 0 || second_of_pair;
+}
+
+bool is_nfc_already(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    if (static_cast<unsigned char>(text[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    if (may_change_under_nfc(next_code_point(text, pos))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string normalize_unicode(std::string_view text, NormalForm form) {
   bool ascii = true;
   for (char c : text) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
   if (ascii) return std::string(text);
+  if (form == NormalForm::kNfc && is_nfc_already(text)) return std::string(text);
   int options = UTF8PROC_STABLE;
   switch (form) {
     case NormalForm::kNfc:

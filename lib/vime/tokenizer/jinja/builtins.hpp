@@ -1,0 +1,22 @@
+// The filters, tests and globals of transformers' Jinja environment, looked up by name.
+#pragma once
+
+#include <string_view>
+
+#include "vime/tokenizer/jinja/value.hpp"
+
+namespace vime::tokenizer::jinja {
+
+// A filter gets the filtered value first in args.positional.
+using Builtin = Value (*)(Interpreter&, CallArgs&);
+
+Builtin find_filter(std::string_view name);  // nullptr when there is none
+// A test returns its answer; args.positional[0] is the tested value.
+using TestFn = bool (*)(Interpreter&, CallArgs&);
+TestFn find_test(std::string_view name);
+// range, namespace, dict, cycler, joiner, lipsum, raise_exception, strftime_now; Undefined if none.
+Value find_global(std::string_view name);
+// A method of a str, dict, list or namespace value bound to it (Python's getattr), or Undefined.
+Value find_method(const Value& self, std::string_view name);
+
+}  // namespace vime::tokenizer::jinja

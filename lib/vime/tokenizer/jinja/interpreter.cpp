@@ -1,0 +1,524 @@
+#include "vime/tokenizer/jinja/interpreter.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "vime/tokenizer/jinja/builtins.hpp"
+#include "vime/tokenizer/jinja/error.hpp"
+#include "vime/tokenizer/jinja/operators.hpp"
+#include "vime/tokenizer/jinja/utf8.hpp"
+
+namespace vime::tokenizer::jinja {
+namespace {
+
+constexpr int kMaxCallDepth = 200;  // macro recursion past this raises instead of overflowing the stack
+
+// Jinja2 names an object in "has no attribute" messages by its type ("'dict object'", "'None'").
+std::string object_description(const Value& v) {
+  if (v.is_none()) return "'None'";
+  return "'" + v.type_name() + " object'";
+}
+
+Value missing_attribute(const Value& object, const Value& name) {
+  return Value::undefined(object_description(object) + " has no attribute " + name.repr());
+}
+
+int64_t integer_index(const Value& v) { return v.is_bool() ? int64_t{v.as_bool()} : v.as_int(); }
+
+}  // namespace
+
+List iterate(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kUndefined: return {};
+    case Value::Kind::kList:
+    case Value::Kind::kTuple: return v.as_list();
+    case Value::Kind::kDict: {
+      List keys;
+      for (const auto& [k, _] : v.as_dict().items) keys.push_back(k);
+      return keys;
+    }
+    case Value::Kind::kString: {
+      List chars;
+      const std::string& s = v.as_string();
+      for (size_t pos = 0; pos < s.size();) {
+        size_t start = pos;
+        utf8::next(s, pos);
+        chars.emplace_back(s.substr(start, pos - start));
+      }
+      return chars;
+    }
+    default: throw type_error("'" + v.type_name() + "' object is not iterable");
+  }
+}
+
+Value slice(const Value& v, const Value& start_v, const Value& stop_v, const Value& step_v) {
+  auto as_opt = [](const Value& x, const char* what) -> std::optional<int64_t> {
+    if (x.is_none() || x.is_undefined()) return std::nullopt;
+    if (!x.is_int() && !x.is_bool()) throw type_error(std::string("slice ") + what + " must be an integer or None");
+    return integer_index(x);
+  };
+  int64_t step = as_opt(step_v, "indices").value_or(1);
+  if (step == 0) throw TemplateError("ValueError", "slice step cannot be zero");
+  std::vector<size_t> offsets;
+  int64_t length;
+  if (v.is_string()) {
+    offsets = utf8::offsets(v.as_string());
+    length = static_cast<int64_t>(offsets.size()) - 1;
+  } else if (v.is_sequence()) {
+    length = static_cast<int64_t>(v.as_list().size());
+  } else if (v.is_undefined()) {
+    fail_undefined(v);
+  } else {
+    throw type_error("'" + v.type_name() + "' object is not subscriptable");
+  }
+  auto clamp = [&](std::optional<int64_t> x, int64_t if_missing) {
+    if (!x) return if_missing;
+    int64_t i = *x < 0 ? *x + length : *x;
+    if (step > 0) return std::clamp<int64_t>(i, 0, length);
+    return std::clamp<int64_t>(i, -1, length - 1);
+  };
+  int64_t start = clamp(as_opt(start_v, "indices"), step > 0 ? 0 : length - 1);
+  int64_t stop = clamp(as_opt(stop_v, "indices"), step > 0 ? length : -1);
+  std::vector<int64_t> picked;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) picked.push_back(i);
+  if (v.is_string()) {
+    const std::string& s = v.as_string();
+    std::string out;
+    for (int64_t i : picked) out.append(s, offsets[i], offsets[i + 1] - offsets[i]);
+    return Value(std::move(out));
+  }
+  List out;
+  for (int64_t i : picked) out.push_back(v.as_list()[i]);
+  return v.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
+}
+
+std::string Interpreter::render(const Body& body) {
+  auto root = std::make_shared<Scope>();
+  std::string out;
+  exec(body, root, out);
+  return out;
+}
+
+// --- statements
+
+Interpreter::Flow Interpreter::exec(const Body& body, const ScopePtr& scope, std::string& out) {
+  for (const auto& stmt : body) {
+    Flow flow = exec_stmt(*stmt, scope, out);
+    if (flow != Flow::kNormal) return flow;
+  }
+  return Flow::kNormal;
+}
+
+Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope, std::string& out) {
+  try {
+    switch (stmt.kind) {
+      case Stmt::Kind::kOutput: out += static_cast<const OutputStmt&>(stmt).text; return Flow::kNormal;
+      case Stmt::Kind::kPrint: out += eval(*static_cast<const PrintStmt&>(stmt).expr, scope).str(); return Flow::kNormal;
+      case Stmt::Kind::kIf: {
+        const auto& s = static_cast<const IfStmt&>(stmt);
+        for (const auto& [condition, body] : s.branches) {
+          if (eval(*condition, scope).truthy()) return exec(body, scope, out);
+        }
+        return exec(s.otherwise, scope, out);
+      }
+      case Stmt::Kind::kFor: return exec_for(static_cast<const ForStmt&>(stmt), scope, out);
+      case Stmt::Kind::kSet: exec_set(static_cast<const SetStmt&>(stmt), scope); return Flow::kNormal;
+      case Stmt::Kind::kSetBlock: {
+        const auto& s = static_cast<const SetBlockStmt&>(stmt);
+        std::string text;
+        exec(s.body, std::make_shared<Scope>(Scope{{}, scope}), text);
+        Value value(std::move(text));
+        for (const auto& filter : s.filters) {
+          CallArgs args = eval_args(filter->args, scope);
+          args.positional.insert(args.positional.begin(), value);
+          value = apply_filter(filter->name, args);
+        }
+        assign(*s.target, std::move(value), scope);
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kMacro: {
+        const auto& s = static_cast<const MacroStmt&>(stmt);
+        scope->vars[s.name] = make_macro(s, scope);
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kCallBlock: {
+        const auto& s = static_cast<const CallBlockStmt&>(stmt);
+        const auto& call = static_cast<const CallExpr&>(*s.call);
+        // The body becomes `caller`, a macro the called macro can invoke.
+        Value callee = eval(*call.callee, scope);
+        CallArgs args = eval_args(call.args, scope);
+        Value caller = Value::callable("caller", [this, &s, scope](Interpreter&, CallArgs& caller_args) {
+          auto local = std::make_shared<Scope>(Scope{{}, scope});
+          for (size_t i = 0; i < s.caller_parameters.size(); ++i) {
+            const Parameter& p = s.caller_parameters[i];
+            Value v = i < caller_args.positional.size() ? caller_args.positional[i]
+                      : caller_args.keyword_arg(p.name) ? *caller_args.keyword_arg(p.name)
+                      : p.default_value ? eval(*p.default_value, local)
+                                        : Value::undefined("'" + p.name + "' is undefined");
+            local->vars[p.name] = std::move(v);
+          }
+          std::string text;
+          exec(s.body, local, text);
+          return Value(std::move(text));
+        });
+        args.keyword.emplace_back("caller", caller);
+        out += this->call(callee, args).str();
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kFilterBlock: {
+        const auto& s = static_cast<const FilterBlockStmt&>(stmt);
+        std::string text;
+        exec(s.body, std::make_shared<Scope>(Scope{{}, scope}), text);
+        Value value(std::move(text));
+        for (const auto& filter : s.filters) {
+          CallArgs args = eval_args(filter->args, scope);
+          args.positional.insert(args.positional.begin(), value);
+          value = apply_filter(filter->name, args);
+        }
+        out += value.str();
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kWith: {
+        const auto& s = static_cast<const WithStmt&>(stmt);
+        auto local = std::make_shared<Scope>(Scope{{}, scope});
+        for (const auto& [target, value] : s.assignments) assign(*target, eval(*value, scope), local);
+        return exec(s.body, local, out);
+      }
+      case Stmt::Kind::kScope: {
+        exec(static_cast<const ScopeStmt&>(stmt).body, std::make_shared<Scope>(Scope{{}, scope}), out);
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kBreak: return Flow::kBreak;
+      case Stmt::Kind::kContinue: return Flow::kContinue;
+    }
+  } catch (const TemplateError& e) {
+    if (e.line() == 0) throw e.at_line(stmt.line);
+    throw;
+  }
+  return Flow::kNormal;
+}
+
+Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& scope, std::string& out) {
+  List items = iterate(eval(*stmt.iterable, scope));
+  if (stmt.filter) {
+    List kept;
+    for (Value& item : items) {
+      auto local = std::make_shared<Scope>(Scope{{}, scope});
+      assign(*stmt.target, item, local);
+      if (eval(*stmt.filter, local).truthy()) kept.push_back(std::move(item));
+    }
+    items = std::move(kept);
+  }
+  if (items.empty()) {
+    exec(stmt.otherwise, std::make_shared<Scope>(Scope{{}, scope}), out);
+    return Flow::kNormal;
+  }
+  const int64_t length = static_cast<int64_t>(items.size());
+  for (int64_t i = 0; i < length; ++i) {
+    // Each iteration starts from the enclosing scope: a {% set %} in the body does not carry over.
+    auto local = std::make_shared<Scope>(Scope{{}, scope});
+    Dict loop;
+    loop.set("index", Value(i + 1));
+    loop.set("index0", Value(i));
+    loop.set("revindex", Value(length - i));
+    loop.set("revindex0", Value(length - i - 1));
+    loop.set("first", Value(i == 0));
+    loop.set("last", Value(i == length - 1));
+    loop.set("length", Value(length));
+    loop.set("depth", Value(1));
+    loop.set("depth0", Value(0));
+    if (i > 0) loop.set("previtem", items[i - 1]);
+    if (i + 1 < length) loop.set("nextitem", items[i + 1]);
+    loop.set("cycle", Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
+               if (args.positional.empty()) throw type_error("no items for cycling given");
+               return args.positional[i % args.positional.size()];
+             }));
+    local->vars["loop"] = Value::dict(std::move(loop));
+    assign(*stmt.target, items[i], local);
+    if (exec(stmt.body, local, out) == Flow::kBreak) break;
+  }
+  return Flow::kNormal;
+}
+
+void Interpreter::assign(const Expr& target, Value value, const ScopePtr& scope) {
+  if (target.kind == Expr::Kind::kName) {
+    scope->vars[static_cast<const NameExpr&>(target).name] = std::move(value);
+    return;
+  }
+  if (target.kind == Expr::Kind::kTuple) {
+    const auto& names = static_cast<const SequenceExpr&>(target).items;
+    List values = iterate(value);
+    if (values.size() > names.size()) {
+      throw TemplateError("ValueError", "too many values to unpack (expected " + std::to_string(names.size()) + ")");
+    }
+    if (values.size() < names.size()) {
+      throw TemplateError("ValueError", "not enough values to unpack (expected " + std::to_string(names.size()) +
+                                            ", got " + std::to_string(values.size()) + ")");
+    }
+    for (size_t i = 0; i < names.size(); ++i) assign(*names[i], std::move(values[i]), scope);
+    return;
+  }
+  if (target.kind == Expr::Kind::kAttr) {
+    const auto& attr = static_cast<const AttrExpr&>(target);
+    Value object = eval(*attr.object, scope);
+    if (!object.is_namespace()) {
+      throw TemplateError("TemplateRuntimeError", "cannot assign attribute on non-namespace object");
+    }
+    object.namespace_attributes().set(Value(attr.name), std::move(value));
+    return;
+  }
+  throw TemplateError("TemplateSyntaxError", "can't assign to this expression");
+}
+
+void Interpreter::exec_set(const SetStmt& stmt, const ScopePtr& scope) {
+  assign(*stmt.target, eval(*stmt.value, scope), scope);
+}
+
+Value Interpreter::make_macro(const MacroStmt& stmt, const ScopePtr& scope) {
+  // The macro keeps its defining scope alive (and sees later {% set %}s there, as Jinja2 does).
+  return Value::callable(stmt.name, [&stmt, scope](Interpreter& in, CallArgs& args) {
+    const Value* caller = args.keyword_arg("caller");
+    return in.call_macro(stmt, scope, args, caller);
+  });
+}
+
+Value Interpreter::call_macro(const MacroStmt& stmt, const ScopePtr& defining_scope, CallArgs& args,
+                              const Value* caller) {
+  if (++call_depth_ > kMaxCallDepth) {
+    --call_depth_;
+    throw TemplateError("RecursionError", "maximum recursion depth exceeded in macro '" + stmt.name + "'");
+  }
+  struct Exit {
+    int& depth;
+    ~Exit() { --depth; }
+  } exit{call_depth_};
+  auto local = std::make_shared<Scope>(Scope{{}, defining_scope});
+  const auto& params = stmt.parameters;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Value* keyword = args.keyword_arg(params[i].name);
+    if (i < args.positional.size()) {
+      if (keyword) throw type_error("macro '" + stmt.name + "' got multiple values for argument '" + params[i].name + "'");
+      local->vars[params[i].name] = args.positional[i];
+    } else if (keyword) {
+      local->vars[params[i].name] = *keyword;
+    } else if (params[i].default_value) {
+      local->vars[params[i].name] = eval(*params[i].default_value, local);
+    } else {
+      local->vars[params[i].name] = Value::undefined("parameter '" + params[i].name + "' was not provided");
+    }
+  }
+  List varargs;
+  for (size_t i = params.size(); i < args.positional.size(); ++i) varargs.push_back(args.positional[i]);
+  Dict kwargs;
+  for (const auto& [name, value] : args.keyword) {
+    if (name == "caller") continue;
+    bool is_param = false;
+    for (const auto& p : params) is_param = is_param || p.name == name;
+    if (!is_param) kwargs.set(Value(name), value);
+  }
+  local->vars["varargs"] = Value::list(std::move(varargs));
+  local->vars["kwargs"] = Value::dict(std::move(kwargs));
+  if (caller) local->vars["caller"] = *caller;
+  std::string out;
+  exec(stmt.body, local, out);
+  return Value(std::move(out));
+}
+
+// --- expressions
+
+Value Interpreter::lookup(const std::string& name, const ScopePtr& scope) const {
+  for (const Scope* s = scope.get(); s != nullptr; s = s->parent.get()) {
+    auto it = s->vars.find(name);
+    if (it != s->vars.end()) return it->second;
+  }
+  if (const Value* v = context_.find(std::string_view(name))) return *v;
+  Value global = find_global(name);
+  if (!global.is_undefined()) return global;
+  return Value::undefined("'" + name + "' is undefined");
+}
+
+Value Interpreter::eval(const Expr& expr, const ScopePtr& scope) {
+  try {
+    return eval_inner(expr, scope);
+  } catch (const TemplateError& e) {
+    if (e.line() == 0) throw e.at_line(expr.line);
+    throw;
+  }
+}
+
+CallArgs Interpreter::eval_args(const Arguments& args, const ScopePtr& scope) {
+  CallArgs out;
+  for (const auto& e : args.positional) out.positional.push_back(eval(*e, scope));
+  for (const auto& [name, e] : args.keyword) out.keyword.emplace_back(name, eval(*e, scope));
+  return out;
+}
+
+Value Interpreter::eval_inner(const Expr& expr, const ScopePtr& scope) {
+  switch (expr.kind) {
+    case Expr::Kind::kLiteral: return static_cast<const LiteralExpr&>(expr).value;
+    case Expr::Kind::kName: return lookup(static_cast<const NameExpr&>(expr).name, scope);
+    case Expr::Kind::kList:
+    case Expr::Kind::kTuple: {
+      List items;
+      for (const auto& e : static_cast<const SequenceExpr&>(expr).items) items.push_back(eval(*e, scope));
+      return expr.kind == Expr::Kind::kList ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+    }
+    case Expr::Kind::kDict: {
+      Dict d;
+      for (const auto& [k, v] : static_cast<const DictExpr&>(expr).items) d.set(eval(*k, scope), eval(*v, scope));
+      return Value::dict(std::move(d));
+    }
+    case Expr::Kind::kAttr: {
+      const auto& e = static_cast<const AttrExpr&>(expr);
+      return get_attribute(eval(*e.object, scope), e.name);
+    }
+    case Expr::Kind::kItem: {
+      const auto& e = static_cast<const ItemExpr&>(expr);
+      Value object = eval(*e.object, scope);
+      if (e.index->kind == Expr::Kind::kSlice) {
+        const auto& s = static_cast<const SliceExpr&>(*e.index);
+        auto part = [&](const ExprPtr& p) { return p ? eval(*p, scope) : Value::none(); };
+        return slice(object, part(s.start), part(s.stop), part(s.step));
+      }
+      return get_item(object, eval(*e.index, scope));
+    }
+    case Expr::Kind::kSlice: throw TemplateError("TemplateSyntaxError", "a slice outside a subscript");
+    case Expr::Kind::kCall: {
+      const auto& e = static_cast<const CallExpr&>(expr);
+      Value callee = eval(*e.callee, scope);
+      CallArgs args = eval_args(e.args, scope);
+      return call(callee, args);
+    }
+    case Expr::Kind::kFilter: {
+      const auto& e = static_cast<const FilterExpr&>(expr);
+      CallArgs args;
+      args.positional.push_back(eval(*e.operand, scope));
+      CallArgs rest = eval_args(e.args, scope);
+      args.positional.insert(args.positional.end(), rest.positional.begin(), rest.positional.end());
+      args.keyword = std::move(rest.keyword);
+      return apply_filter(e.name, args);
+    }
+    case Expr::Kind::kTest: {
+      const auto& e = static_cast<const TestExpr&>(expr);
+      CallArgs args;
+      args.positional.push_back(eval(*e.operand, scope));
+      CallArgs rest = eval_args(e.args, scope);
+      args.positional.insert(args.positional.end(), rest.positional.begin(), rest.positional.end());
+      args.keyword = std::move(rest.keyword);
+      return Value(apply_test(e.name, args));
+    }
+    case Expr::Kind::kUnary: {
+      const auto& e = static_cast<const UnaryExpr&>(expr);
+      Value v = eval(*e.operand, scope);
+      if (e.op == "not") return Value(!v.truthy());
+      return negate(v, e.op == "-");
+    }
+    case Expr::Kind::kBinary: return eval_binary(static_cast<const BinaryExpr&>(expr), scope);
+    case Expr::Kind::kCompare: return eval_compare(static_cast<const CompareExpr&>(expr), scope);
+    case Expr::Kind::kCondition: {
+      const auto& e = static_cast<const ConditionExpr&>(expr);
+      if (eval(*e.condition, scope).truthy()) return eval(*e.then, scope);
+      if (e.otherwise) return eval(*e.otherwise, scope);
+      return Value::undefined("the inline if-expression on line " + std::to_string(e.line) +
+                              " evaluated to false and no else section was defined.");
+    }
+  }
+  return Value();
+}
+
+Value Interpreter::eval_binary(const BinaryExpr& expr, const ScopePtr& scope) {
+  Value left = eval(*expr.left, scope);
+  if (expr.op == "and") return left.truthy() ? eval(*expr.right, scope) : left;
+  if (expr.op == "or") return left.truthy() ? left : eval(*expr.right, scope);
+  return binary_operation(expr.op, left, eval(*expr.right, scope));
+}
+
+Value Interpreter::eval_compare(const CompareExpr& expr, const ScopePtr& scope) {
+  Value left = eval(*expr.first, scope);
+  for (const auto& [op, right_expr] : expr.rest) {
+    Value right = eval(*right_expr, scope);
+    bool ok;
+    if (op == "==") ok = left == right;
+    else if (op == "!=") ok = !(left == right);
+    else if (op == "in") ok = contains(right, left);
+    else if (op == "notin") ok = !contains(right, left);
+    else {
+      if (left.is_undefined()) fail_undefined(left);
+      if (right.is_undefined()) fail_undefined(right);
+      int c;
+      try {
+        c = compare(left, right);
+      } catch (const TemplateError&) {
+        throw type_error("'" + op + "' not supported between instances of '" + left.type_name() + "' and '" + right.type_name() + "'");
+      }
+      ok = op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0;
+    }
+    if (!ok) return Value(false);
+    left = std::move(right);
+  }
+  return Value(true);
+}
+
+Value Interpreter::call(const Value& callee, CallArgs& args) {
+  if (callee.is_undefined()) fail_undefined(callee);
+  if (!callee.is_callable()) throw type_error("'" + callee.type_name() + "' object is not callable");
+  return callee.as_callable().call(*this, args);
+}
+
+Value Interpreter::apply_filter(std::string_view name, CallArgs& args) {
+  Builtin filter = find_filter(name);
+  if (filter == nullptr) throw TemplateError("TemplateAssertionError", "No filter named '" + std::string(name) + "'.");
+  return filter(*this, args);
+}
+
+bool Interpreter::apply_test(std::string_view name, CallArgs& args) {
+  TestFn test = find_test(name);
+  if (test == nullptr) throw TemplateError("TemplateRuntimeError", "No test named '" + std::string(name) + "'.");
+  return test(*this, args);
+}
+
+Value Interpreter::get_attribute(const Value& object, std::string_view name) {
+  switch (object.kind()) {
+    case Value::Kind::kUndefined: fail_undefined(object);
+    case Value::Kind::kDict: {
+      Value method = find_method(object, name);
+      if (!method.is_undefined()) return method;
+      if (const Value* v = object.as_dict().find(name)) return *v;
+      break;
+    }
+    case Value::Kind::kNamespace:
+      if (const Value* v = object.namespace_attributes().find(name)) return *v;
+      break;
+    default: {
+      Value method = find_method(object, name);
+      if (!method.is_undefined()) return method;
+    }
+  }
+  return missing_attribute(object, Value(name));
+}
+
+Value Interpreter::get_item(const Value& object, const Value& key) {
+  switch (object.kind()) {
+    case Value::Kind::kUndefined: fail_undefined(object);
+    case Value::Kind::kDict:
+      if (const Value* v = object.as_dict().find(key)) return *v;
+      break;
+    case Value::Kind::kList:
+    case Value::Kind::kTuple:
+    case Value::Kind::kString:
+      if (key.is_int() || key.is_bool()) {
+        int64_t length = static_cast<int64_t>(object.length());
+        int64_t i = integer_index(key);
+        if (i < 0) i += length;
+        if (i < 0 || i >= length) break;
+        if (object.is_string()) return slice(object, Value(i), Value(i + 1), Value::none());
+        return object.as_list()[i];
+      }
+      break;
+    default: break;
+  }
+  if (key.is_string()) return get_attribute(object, key.as_string());
+  return missing_attribute(object, key);
+}
+
+}  // namespace vime::tokenizer::jinja

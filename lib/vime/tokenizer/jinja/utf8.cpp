@@ -1,0 +1,96 @@
+#include "vime/tokenizer/jinja/utf8.hpp"
+
+namespace vime::tokenizer::jinja::utf8 {
+
+char32_t next(std::string_view text, size_t& pos) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char c = byte(pos);
+  size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || pos + len > text.size()) {
+    ++pos;
+    return c;
+  }
+  char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+  for (size_t i = 1; i < len; ++i) {
+    if ((byte(pos + i) & 0xC0) != 0x80) {
+      ++pos;
+      return c;
+    }
+    cp = (cp << 6) | (byte(pos + i) & 0x3F);
+  }
+  pos += len;
+  return cp;
+}
+
+void append(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+size_t count(std::string_view text) {
+  size_t n = 0;
+  for (size_t pos = 0; pos < text.size(); ++n) next(text, pos);
+  return n;
+}
+
+std::vector<size_t> offsets(std::string_view text) {
+  std::vector<size_t> out;
+  out.reserve(text.size() + 1);
+  for (size_t pos = 0; pos < text.size();) {
+    out.push_back(pos);
+    next(text, pos);
+  }
+  out.push_back(text.size());
+  return out;
+}
+
+bool is_space(char32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 ||
+         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+         cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+std::string_view strip(std::string_view text, std::string_view chars, bool left, bool right,
+                       bool whitespace_default) {
+  std::vector<char32_t> set;
+  for (size_t pos = 0; pos < chars.size();) set.push_back(next(chars, pos));
+  auto strips = [&](char32_t cp) {
+    if (set.empty() && whitespace_default) return is_space(cp);
+    for (char32_t c : set) {
+      if (c == cp) return true;
+    }
+    return false;
+  };
+  std::vector<size_t> at = offsets(text);
+  size_t begin = 0, end = at.size() - 1;  // code point indexes
+  if (left) {
+    while (begin < end) {
+      size_t pos = at[begin];
+      if (!strips(next(text, pos))) break;
+      ++begin;
+    }
+  }
+  if (right) {
+    while (end > begin) {
+      size_t pos = at[end - 1];
+      if (!strips(next(text, pos))) break;
+      --end;
+    }
+  }
+  return text.substr(at[begin], at[end] - at[begin]);
+}
+
+}  // namespace vime::tokenizer::jinja::utf8

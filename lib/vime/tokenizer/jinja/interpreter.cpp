@@ -13,14 +13,11 @@ namespace {
 
 constexpr int kMaxCallDepth = 200;  // macro recursion past this raises instead of overflowing the stack
 
-// Jinja2 names an object in "has no attribute" messages by its type ("'dict object'", "'None'").
-std::string object_description(const Value& v) {
-  if (v.is_none()) return "'None'";
-  return "'" + v.type_name() + " object'";
-}
-
+// Jinja2's Undefined messages: "'dict object' has no attribute 'x'", "list object has no element 0".
 Value missing_attribute(const Value& object, const Value& name) {
-  return Value::undefined(object_description(object) + " has no attribute " + name.repr());
+  std::string type = object.is_none() ? "None" : object.type_name() + " object";
+  if (!name.is_string()) return Value::undefined(type + " has no element " + name.repr());
+  return Value::undefined("'" + type + "' has no attribute " + name.repr());
 }
 
 int64_t integer_index(const Value& v) { return v.is_bool() ? int64_t{v.as_bool()} : v.as_int(); }

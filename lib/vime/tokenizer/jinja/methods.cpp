@@ -150,14 +150,8 @@ Value string_method(const Value& self, std::string_view name, CallArgs& args) {
   if (name == "isalpha") return all_chars(self, [](char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80; });
   if (name == "isalnum") return all_chars(self, [](char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80; });
   if (name == "isspace") return all_chars(self, utf8::is_space);
-  if (name == "islower" || name == "isupper") {
-    bool any_cased = false;
-    for (char c : s) {
-      if (c >= 'a' && c <= 'z') { any_cased = true; if (name == "isupper") return Value(false); }
-      if (c >= 'A' && c <= 'Z') { any_cased = true; if (name == "islower") return Value(false); }
-    }
-    return Value(any_cased);
-  }
+  if (name == "islower") return Value(has_cased(s) && to_lower(s) == s);
+  if (name == "isupper") return Value(has_cased(s) && to_upper(s) == s);
   throw TemplateError("AttributeError", "'str' object has no attribute '" + std::string(name) + "'");
 }
 

@@ -1,0 +1,17 @@
+// Built-in dynamic sampling filter: keep a group only when its rewards are not all the same
+// (slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std).
+//   --dynamic-sampling-filter-path check_reward_nonzero_std
+#include <vime/hooks.hpp>
+
+#include "vime/rollout/reward_std_filter.hpp"
+
+namespace {
+
+vime::DynamicFilterOutput check_reward_nonzero_std(const vime::Args& args,
+                                                   const std::vector<vime::Sample>& group) {
+  return vime::rollout::check_reward_nonzero_std(args, group);
+}
+
+}  // namespace
+
+VIME_DYNAMIC_FILTER_PLUGIN(check_reward_nonzero_std)

@@ -24,6 +24,8 @@ constexpr Command kCommands[] = {
      vime::app::run_train},
     {"plugin", "inspect a plugin .so, or start a new one (`vime plugin new --kind reward NAME`)",
      vime::app::run_plugin},
+    {"reward", "grade a JSONL file with a reward model (--rm-type or --custom-rm-path)",
+     vime::app::run_reward},
 };
 
 void print_usage() {

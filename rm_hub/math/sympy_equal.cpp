@@ -103,6 +103,9 @@ struct Value {
   bool exact = true;           // q holds the value exactly (integers, fractions)
   bool symbolic = false;       // depends on a symbol or an irrational (sqrt, pi)
   bool has_float = false;      // a decimal (sympy Float) took part
+  // A non-integer power involving a Float (sqrt(1.25), 2^0.5, x^0.5): sympy evaluates or keeps it
+  // as a Float power that never cancels against the exact radical on the other side.
+  bool float_power = false;
   cpp_rational q;              // when exact
   std::array<Complex, kPoints> v{};  // the value at each sample point
 };
@@ -120,6 +123,7 @@ Value combine(const Value& a, const Value& b) {
   r.exact = a.exact && b.exact;
   r.symbolic = a.symbolic || b.symbolic;
   r.has_float = a.has_float || b.has_float;
+  r.float_power = a.float_power || b.float_power;
   return r;
 }
 
@@ -199,7 +203,14 @@ Value power(const Value& a, const Value& b) {
     }
   }
   r.exact = false;
-  if (!(a.has_float || b.has_float)) r.symbolic = true;  // an irrational like 2^(1/2)
+  const bool integer_exponent = b.exact && denominator(b.q) == 1;
+  if (integer_exponent) {
+    // x^2, 0.5^2: no new irrational
+  } else if (a.has_float || b.has_float) {
+    r.float_power = true;
+  } else {
+    r.symbolic = true;  // an irrational like 2^(1/2)
+  }
   for (size_t k = 0; k < kPoints; ++k) {
     if (a.v[k] == Complex(0, 0)) {
       if (b.v[k].real() <= 0) throw NotEvaluable{};
@@ -207,6 +218,14 @@ Value power(const Value& a, const Value& b) {
     } else {
       r.v[k] = std::pow(a.v[k], b.v[k]);
     }
+  }
+  if (r.float_power) {
+    // Tag the Float power by its base and exponent: the same power on both sides still cancels
+    // (sympy collects identical terms), but it no longer equals an exact radical numerically.
+    double h = std::fmod(std::fabs(a.v[0].real() * 12.9898 + a.v[0].imag() * 4.1414 +
+                                   b.v[0].real() * 78.233 + b.v[0].imag() * 3.7719),
+                         1.0);
+    for (auto& x : r.v) x *= 1.0 + 1e-3 * (1.0 + h);
   }
   return r;
 }

@@ -123,6 +123,49 @@ def math_pairs():
     return pairs
 
 
+ATOMS = ["1", "2", "3", "7", "12", "0", "-1", "0.5", "1.25", "\\frac{1}{2}", "\\frac{3}{4}", "\\frac12", "\\dfrac{5}{6}",
+         "\\sqrt{2}", "\\sqrt{3}", "\\sqrt8", "\\sqrt{12}", "\\pi", "x", "y", "2x", "x^2", "x^{2}", "3y", "\\sqrt{x}",
+         "a", "b", "10\\%", "1,000", "(1+x)", "\\left(x-1\\right)", "\\frac{x}{3}", "\\frac{1}{x}", "e", "i", "2^{3}",
+         "4^{1/2}", "\\frac{\\sqrt{2}}{2}", "\\cdot", "45^\\circ", "\\text{cm}", "\\infty", "1.0", ".5", "\\$5"]
+OPS = ["+", "-", "", "\\cdot ", "*", "/", " \\times ", "^"]
+
+
+def random_expression(depth=0):
+    if depth > 1 or rng.random() < 0.45:
+        return rng.choice(ATOMS)
+    left, right = random_expression(depth + 1), random_expression(depth + 1)
+    form = rng.random()
+    if form < 0.15:
+        return "\\frac{" + left + "}{" + right + "}"
+    if form < 0.22:
+        return "\\sqrt{" + left + "}"
+    if form < 0.3:
+        return "(" + left + ", " + right + ")"
+    return left + rng.choice(OPS) + right
+
+
+def math_random_pairs():
+    # Random expressions against each other and against rewritten forms of themselves, so the
+    # sympy path (not only string normalisation) decides most pairs.
+    pairs = []
+    while len(pairs) < 1500:
+        gt = random_expression()
+        r = rng.random()
+        if r < 0.35:
+            ans = gt
+            for a, b in [("\\frac12", "\\frac{1}{2}"), ("0.5", "\\frac{1}{2}"), ("2x", "x+x"), ("x^2", "x\\cdot x"),
+                         ("\\sqrt{12}", "2\\sqrt{3}"), ("\\sqrt8", "2\\sqrt{2}"), ("\\cdot", "*"), ("3y", "y+2y"),
+                         ("12", "3\\cdot 4"), ("1.25", "\\frac{5}{4}"), ("\\pi", "\\frac{2\\pi}{2}")]:
+                if rng.random() < 0.5:
+                    ans = ans.replace(a, b)
+        elif r < 0.5:
+            ans = gt + rng.choice(["+0", "+1", "\\cdot 1", "-0", "*2", " "])
+        else:
+            ans = random_expression()
+        pairs.append({"response": "So the answer is \\boxed{" + ans + "}.", "label": gt})
+    return pairs
+
+
 def deepscaler_pairs():
     pairs = []
     wrappers = [
@@ -234,7 +277,7 @@ def gpqa_pairs():
 
 def grade(grader, pair):
     resp, label, meta = pair["response"], pair["label"], pair.get("metadata")
-    if grader == "math":
+    if grader in ("math", "math_random"):
         return 1 if math_utils.grade_answer_verl(resp, label) else 0
     if grader == "deepscaler":
         return deepscaler.get_deepscaler_rule_based_reward(resp, label)
@@ -249,7 +292,7 @@ def grade(grader, pair):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for grader, make in [("math", math_pairs), ("deepscaler", deepscaler_pairs), ("dapo", dapo_pairs),
+    for grader, make in [("math", math_pairs), ("math_random", math_random_pairs), ("deepscaler", deepscaler_pairs), ("dapo", dapo_pairs),
                          ("f1", f1_pairs), ("gpqa", gpqa_pairs)]:
         pairs = make()
         path = os.path.join(OUT, grader + ".jsonl")

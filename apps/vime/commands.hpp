@@ -12,5 +12,6 @@ using Arguments = std::vector<std::string>;
 int run_train(const Arguments& args);
 int run_plugin(const Arguments& args);
 int run_tokenize(const Arguments& args);
+int run_reward(const Arguments& args);
 
 }  // namespace vime::app

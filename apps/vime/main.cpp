@@ -26,6 +26,8 @@ constexpr Command kCommands[] = {
      vime::app::run_plugin},
     {"tokenize", "encode, decode or render chat templates over JSONL with an HF tokenizer",
      vime::app::run_tokenize},
+    {"reward", "grade a JSONL file with a reward model (--rm-type or --custom-rm-path)",
+     vime::app::run_reward},
 };
 
 void print_usage() {

@@ -8,10 +8,19 @@
   (TORCH_VERSION_MAJOR > (major) ||       \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+// Packed variable-length flash attention (at::_flash_attention_forward/_backward with cu_seqlens)
+// is declared from 2.1 on; it has kernels only on CUDA, so callers also check tensor.is_cuda().
+#if VIME_TORCH_AT_LEAST(2, 1)
+#define VIME_HAS_FLASH_VARLEN 1
+#else
+#define VIME_HAS_FLASH_VARLEN 0
+#endif
+
 namespace vime::compat {
 
 // at::scaled_dot_product_attention is public from 2.0; 1.13 has only the private
 // _scaled_dot_product_attention.
 inline constexpr bool kHasPublicSdpa = VIME_TORCH_AT_LEAST(2, 0);
+inline constexpr bool kHasFlashVarlen = VIME_HAS_FLASH_VARLEN;
 
 }  // namespace vime::compat

@@ -1,0 +1,31 @@
+// The small pieces of a Llama/Qwen decoder layer, written as HF transformers computes them so that
+// logits agree in fp32 and bf16: RMSNorm (normalize in fp32, scale in the input dtype), RoPE (fp32
+// angles, rotate-half), SwiGLU.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "vime/model/model_config.hpp"
+
+namespace vime {
+
+// x: [..., dim]; weight: [dim].
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
+
+// [head_dim / 2] fp32 inverse frequencies, with Llama-3 scaling when the config asks for it.
+at::Tensor rope_inverse_frequencies(const ModelConfig& config, const at::Device& device);
+
+struct RopeTables {
+  at::Tensor cos;  // [total_tokens, 1, head_dim], in the activation dtype
+  at::Tensor sin;  // [total_tokens, 1, head_dim]
+};
+RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& positions,
+                       at::ScalarType dtype);
+// x: [total_tokens, heads, head_dim].
+at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
+
+// down(silu(gate(x)) * up(x)); weights in HF's [out, in] layout.
+at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_weight,
+                      const at::Tensor& up_weight, const at::Tensor& down_weight);
+
+}  // namespace vime

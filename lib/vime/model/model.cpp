@@ -1,0 +1,293 @@
+#include "vime/model/model.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <cmath>
+#include <map>
+
+#include "vime/error.hpp"
+#include "vime/model/layers.hpp"
+
+namespace vime {
+
+// The tensors of one decoder layer (views of Model::parameters_, or recompute's fresh leaves).
+struct LayerWeights {
+  at::Tensor input_norm;                   // [hidden]
+  at::Tensor q_weight, q_bias;             // [heads*head_dim, hidden], [heads*head_dim]
+  at::Tensor k_weight, k_bias;             // [kv_heads*head_dim, hidden], [kv_heads*head_dim]
+  at::Tensor v_weight, v_bias;             // like k
+  at::Tensor o_weight;                     // [hidden, heads*head_dim]
+  at::Tensor q_norm, k_norm;               // [head_dim] (Qwen3)
+  at::Tensor post_norm;                    // [hidden]
+  at::Tensor gate_weight, up_weight;       // [ffn, hidden]
+  at::Tensor down_weight;                  // [hidden, ffn]
+
+  std::vector<at::Tensor*> slots() {
+    return {&input_norm, &q_weight, &q_bias,    &k_weight,   &k_bias,    &v_weight, &v_bias,
+            &o_weight,   &q_norm,   &k_norm,    &post_norm,  &gate_weight, &up_weight, &down_weight};
+  }
+};
+
+namespace {
+
+const char* const kSlotNames[] = {
+    "input_layernorm.weight",   "self_attn.q_proj.weight", "self_attn.q_proj.bias",
+    "self_attn.k_proj.weight",  "self_attn.k_proj.bias",   "self_attn.v_proj.weight",
+    "self_attn.v_proj.bias",    "self_attn.o_proj.weight", "self_attn.q_norm.weight",
+    "self_attn.k_norm.weight",  "post_attention_layernorm.weight", "mlp.gate_proj.weight",
+    "mlp.up_proj.weight",       "mlp.down_proj.weight"};
+
+struct LayerContext {
+  const ModelConfig* config;
+  const VarlenInfo* varlen;
+  RopeTables rope;
+  AttentionBackend backend;
+};
+
+at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerContext& c) {
+  const auto& cfg = *c.config;
+  const int64_t tokens = x.size(0);
+  auto h = rms_norm(x, w.input_norm, cfg.rms_norm_eps);
+  auto q = at::linear(h, w.q_weight, w.q_bias).view({tokens, cfg.num_attention_heads, cfg.head_dim});
+  auto k = at::linear(h, w.k_weight, w.k_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
+  auto v = at::linear(h, w.v_weight, w.v_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
+  if (cfg.qk_norm) {
+    q = rms_norm(q, w.q_norm, cfg.rms_norm_eps);
+    k = rms_norm(k, w.k_norm, cfg.rms_norm_eps);
+  }
+  q = apply_rope(q, c.rope);
+  k = apply_rope(k, c.rope);
+  auto attn = varlen_causal_attention(q, k, v, *c.varlen, 1.0 / std::sqrt(double(cfg.head_dim)),
+                                      c.backend);
+  auto x1 = x + at::linear(attn.reshape({tokens, -1}), w.o_weight);
+  auto h2 = rms_norm(x1, w.post_norm, cfg.rms_norm_eps);
+  return x1 + swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight);
+}
+
+}  // namespace
+
+// A layer whose activations are not kept: forward runs without a graph, backward runs the layer
+// again with one and differentiates it (Megatron's --recompute-granularity full).
+struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
+  // `tensors`: the layer input, then every slot of LayerWeights (an empty tensor where absent: 1.13
+  // accepts no undefined inputs). They are separate arguments because LibTorch 1.13 does not look
+  // for variables inside a std::vector.
+  template <class... Tensors>
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const LayerContext* context, Tensors... tensors) {
+    std::vector<at::Tensor> inputs{tensors...};
+    ctx->save_for_backward(inputs);
+    ctx->saved_data["config"] = reinterpret_cast<int64_t>(context->config);
+    ctx->saved_data["cu_seqlens"] = c10::IValue(context->varlen->cu_seqlens);
+    ctx->saved_data["max_seqlen"] = context->varlen->max_seqlen;
+    if (context->varlen->cu_seqlens_device.defined()) {
+      ctx->saved_data["cu_seqlens_device"] = context->varlen->cu_seqlens_device;
+    }
+    ctx->saved_data["cos"] = context->rope.cos;
+    ctx->saved_data["sin"] = context->rope.sin;
+    ctx->saved_data["backend"] = static_cast<int64_t>(context->backend);
+    return {layer_math(weights_from(inputs), inputs[0], *context)};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    std::vector<at::Tensor> leaves, defined_leaves;
+    for (const auto& s : saved) {
+      const bool is_present = s.numel() > 0;
+      leaves.push_back(is_present ? s.detach().requires_grad_(true) : s);
+      if (is_present) defined_leaves.push_back(leaves.back());
+    }
+    VarlenInfo varlen;
+    varlen.cu_seqlens = ctx->saved_data["cu_seqlens"].toIntVector();
+    varlen.max_seqlen = ctx->saved_data["max_seqlen"].toInt();
+    if (ctx->saved_data.count("cu_seqlens_device") > 0) {
+      varlen.cu_seqlens_device = ctx->saved_data["cu_seqlens_device"].toTensor();
+    }
+    LayerContext context{
+        reinterpret_cast<const ModelConfig*>(ctx->saved_data["config"].toInt()), &varlen,
+        RopeTables{ctx->saved_data["cos"].toTensor(), ctx->saved_data["sin"].toTensor()},
+        static_cast<AttentionBackend>(ctx->saved_data["backend"].toInt())};
+    at::Tensor out;
+    {
+      at::AutoGradMode enable_grad(true);
+      out = layer_math(weights_from(leaves), leaves[0], context);
+    }
+    auto defined_grads =
+        torch::autograd::grad({out}, defined_leaves, {grads[0]}, /*retain_graph=*/false,
+                              /*create_graph=*/false, /*allow_unused=*/true);
+    torch::autograd::variable_list result{at::Tensor()};  // context
+    size_t next = 0;
+    for (const auto& leaf : leaves) {
+      result.push_back(leaf.numel() > 0 ? defined_grads[next++] : at::Tensor());
+    }
+    return result;
+  }
+
+  static LayerWeights weights_from(const std::vector<at::Tensor>& inputs) {
+    LayerWeights w;
+    auto slots = w.slots();
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (inputs[i + 1].numel() > 0) *slots[i] = inputs[i + 1];
+    }
+    return w;
+  }
+};
+
+PackedBatch PackedBatch::pack(const std::vector<std::vector<int64_t>>& sequences,
+                              const at::Device& device) {
+  PackedBatch b;
+  std::vector<int64_t> tokens, positions;
+  b.varlen.cu_seqlens.push_back(0);
+  for (const auto& seq : sequences) {
+    for (size_t i = 0; i < seq.size(); ++i) {
+      tokens.push_back(seq[i]);
+      positions.push_back(static_cast<int64_t>(i));
+    }
+    b.varlen.cu_seqlens.push_back(static_cast<int64_t>(tokens.size()));
+    b.varlen.max_seqlen = std::max<int64_t>(b.varlen.max_seqlen, static_cast<int64_t>(seq.size()));
+  }
+  auto long_options = at::TensorOptions().dtype(at::kLong);
+  b.tokens = at::tensor(tokens, long_options).to(device);
+  b.positions = at::tensor(positions, long_options).to(device);
+  if (device.is_cuda()) {
+    std::vector<int32_t> cu(b.varlen.cu_seqlens.begin(), b.varlen.cu_seqlens.end());
+    b.varlen.cu_seqlens_device = at::tensor(cu, at::TensorOptions().dtype(at::kInt)).to(device);
+  }
+  return b;
+}
+
+Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device, uint64_t seed)
+    : config_(std::move(config)), dtype_(dtype), device_(device) {
+  const auto& c = config_;
+  if (c.padded_vocab_size < c.vocab_size) config_.padded_vocab_size = c.vocab_size;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto cpu_float = at::TensorOptions().dtype(at::kFloat);
+  auto make = [&](std::vector<int64_t> shape, bool is_norm) {
+    auto t = is_norm ? at::ones(shape, cpu_float) : at::normal(0.0, 0.02, shape, gen, cpu_float);
+    return t.to(device_, dtype_);
+  };
+  embed_ = make({config_.padded_vocab_size, c.hidden_size}, false);
+  if (config_.padded_vocab_size > c.vocab_size) {
+    embed_.narrow(0, c.vocab_size, config_.padded_vocab_size - c.vocab_size).zero_();
+  }
+  parameters_.emplace_back("model.embed_tokens.weight", embed_);
+  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    auto w = std::make_unique<LayerWeights>();
+    w->input_norm = make({c.hidden_size}, true);
+    w->q_weight = make({q_dim, c.hidden_size}, false);
+    w->k_weight = make({kv_dim, c.hidden_size}, false);
+    w->v_weight = make({kv_dim, c.hidden_size}, false);
+    if (c.qkv_bias) {
+      w->q_bias = make({q_dim}, false);
+      w->k_bias = make({kv_dim}, false);
+      w->v_bias = make({kv_dim}, false);
+    }
+    w->o_weight = make({c.hidden_size, q_dim}, false);
+    if (c.qk_norm) {
+      w->q_norm = make({c.head_dim}, true);
+      w->k_norm = make({c.head_dim}, true);
+    }
+    w->post_norm = make({c.hidden_size}, true);
+    w->gate_weight = make({c.intermediate_size, c.hidden_size}, false);
+    w->up_weight = make({c.intermediate_size, c.hidden_size}, false);
+    w->down_weight = make({c.hidden_size, c.intermediate_size}, false);
+    auto slots = w->slots();
+    const std::string prefix = "model.layers." + std::to_string(i) + ".";
+    for (size_t s = 0; s < slots.size(); ++s)
+      if (slots[s]->defined()) parameters_.emplace_back(prefix + kSlotNames[s], *slots[s]);
+    layers_.push_back(std::move(w));
+  }
+  final_norm_ = make({c.hidden_size}, true);
+  parameters_.emplace_back("model.norm.weight", final_norm_);
+  if (c.tie_word_embeddings) {
+    lm_head_ = embed_;
+  } else {
+    lm_head_ = make({config_.padded_vocab_size, c.hidden_size}, false);
+    parameters_.emplace_back("lm_head.weight", lm_head_);
+  }
+  inv_freq_ = rope_inverse_frequencies(config_, device_);
+  set_requires_grad(true);
+}
+
+Model::~Model() = default;
+
+std::vector<at::Tensor> Model::parameters() const {
+  std::vector<at::Tensor> out;
+  for (const auto& [name, t] : parameters_) out.push_back(t);
+  return out;
+}
+
+void Model::set_requires_grad(bool requires_grad) {
+  for (auto& [name, t] : parameters_) t.requires_grad_(requires_grad);
+}
+
+void Model::load_tensors(const NamedTensorList& tensors, const std::string& where) {
+  std::map<std::string, const at::Tensor*> by_name;
+  for (const auto& [name, t] : tensors) by_name[name] = &t;
+  at::NoGradGuard no_grad;
+  for (auto& [name, param] : parameters_) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      throw Error(where + ": tensor \"" + name + "\" is missing (is this checkpoint for a " +
+                  config_.model_type + " model of this size?)");
+    }
+    const at::Tensor& src = *it->second;
+    const bool is_vocab = name == "model.embed_tokens.weight" || name == "lm_head.weight";
+    if (is_vocab && src.dim() == 2 && src.size(1) == param.size(1) &&
+        src.size(0) >= config_.vocab_size && src.size(0) <= param.size(0)) {
+      param.narrow(0, src.size(0), param.size(0) - src.size(0)).zero_();
+      param.narrow(0, 0, src.size(0)).copy_(src);
+      continue;
+    }
+    if (src.sizes() != param.sizes()) {
+      throw Error(where + ": tensor \"" + name + "\" has shape " + c10::str(src.sizes()) +
+                  ", the config needs " + c10::str(param.sizes()));
+    }
+    param.copy_(src);
+  }
+}
+
+NamedTensorList Model::hf_tensors(int64_t vocab_size) const {
+  if (vocab_size <= 0) vocab_size = config_.vocab_size;
+  NamedTensorList out;
+  for (const auto& [name, t] : parameters_) {
+    const bool is_vocab = name == "model.embed_tokens.weight" || name == "lm_head.weight";
+    out.emplace_back(name, is_vocab ? t.detach().narrow(0, 0, vocab_size) : t.detach());
+  }
+  return out;
+}
+
+at::Tensor Model::forward_hidden(const PackedBatch& batch) {
+  auto x = at::embedding(embed_, batch.tokens);  // [T, hidden]
+  LayerContext context{&config_, &batch.varlen, rope_tables(inv_freq_, batch.positions, dtype_),
+                       attention_backend_};
+  const int64_t num_recompute =
+      !recompute_.enabled ? 0
+      : recompute_.num_layers <= 0 ? config_.num_layers
+                                   : std::min(recompute_.num_layers, config_.num_layers);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    const LayerWeights& w = *layers_[i];
+    if (i < num_recompute && at::GradMode::is_enabled()) {
+      LayerWeights s = w;
+      for (auto* slot : s.slots())
+        if (!slot->defined()) *slot = at::empty({0}, x.options().requires_grad(false));
+      x = LayerRecompute::apply(&context, x, s.input_norm, s.q_weight, s.q_bias, s.k_weight,
+                                s.k_bias, s.v_weight, s.v_bias, s.o_weight, s.q_norm, s.k_norm,
+                                s.post_norm, s.gate_weight, s.up_weight, s.down_weight)[0];
+    } else {
+      x = layer_math(w, x, context);
+    }
+  }
+  return rms_norm(x, final_norm_, config_.rms_norm_eps);
+}
+
+at::Tensor Model::logits(const at::Tensor& hidden) {
+  return at::linear(hidden, lm_head_).narrow(-1, 0, config_.vocab_size);
+}
+
+}  // namespace vime

@@ -1,0 +1,89 @@
+// vime's decoder-only transformer (Megatron's role in slime): Llama-3, Qwen2/2.5 (qkv bias) and
+// Qwen3 (q/k RMSNorm) in one class, configured by ModelConfig. Parameters are plain tensors named as
+// in HF checkpoints ("model.layers.0.self_attn.q_proj.weight"); the embedding and output rows are
+// padded to config.padded_vocab_size for fast GEMMs. Input is a packed batch of variable-length
+// sequences; activation recompute wraps whole layers in a custom autograd function.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vime/model/attention.hpp"
+#include "vime/model/model_config.hpp"
+
+namespace vime {
+
+using NamedTensorList = std::vector<std::pair<std::string, at::Tensor>>;
+
+// Sequences packed end to end (no padding).
+struct PackedBatch {
+  at::Tensor tokens;     // [total_tokens] int64
+  at::Tensor positions;  // [total_tokens] int64, restarting at 0 in each sequence
+  VarlenInfo varlen;
+
+  static PackedBatch pack(const std::vector<std::vector<int64_t>>& sequences,
+                          const at::Device& device);
+  int64_t num_tokens() const { return varlen.cu_seqlens.back(); }
+};
+
+// Megatron's --recompute-granularity full --recompute-method uniform|block --recompute-num-layers.
+struct RecomputeOptions {
+  bool enabled = false;
+  int64_t num_layers = 0;  // the first num_layers layers recompute; <= 0 means all
+};
+
+struct LayerWeights;
+
+class Model {
+ public:
+  // Random init (normal(0, 0.02) matrices, unit norms), reproducible from `seed`.
+  Model(ModelConfig config, at::ScalarType dtype, const at::Device& device, uint64_t seed = 1234);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  at::ScalarType dtype() const { return dtype_; }
+  at::Device device() const { return device_; }
+
+  // [total_tokens, hidden_size], after the final norm.
+  at::Tensor forward_hidden(const PackedBatch& batch);
+  // [total_tokens, vocab_size] in the parameter dtype; the GEMM runs over the padded vocabulary and
+  // the padding columns are dropped.
+  at::Tensor logits(const at::Tensor& hidden);
+  at::Tensor forward(const PackedBatch& batch) { return logits(forward_hidden(batch)); }
+
+  // Every trainable tensor under its HF name (padded vocabulary; no lm_head.weight when tied).
+  const NamedTensorList& named_parameters() const { return parameters_; }
+  std::vector<at::Tensor> parameters() const;
+  // Copies `tensors` in (HF names; HF-sized or padded vocabulary; lm_head.weight ignored when
+  // tied). Throws vime::Error naming `where` and the tensor on a missing name or a wrong shape.
+  void load_tensors(const NamedTensorList& tensors, const std::string& where);
+  // Tensors as an HF checkpoint holds them: vocabulary cut back to `vocab_size` (0: the config's).
+  NamedTensorList hf_tensors(int64_t vocab_size = 0) const;
+
+  void set_recompute(RecomputeOptions options) { recompute_ = options; }
+  void set_attention_backend(AttentionBackend backend) { attention_backend_ = backend; }
+  void set_requires_grad(bool requires_grad);
+
+ private:
+  ModelConfig config_;
+  at::ScalarType dtype_;
+  at::Device device_;
+  NamedTensorList parameters_;
+  std::vector<std::unique_ptr<LayerWeights>> layers_;
+  at::Tensor embed_;     // [padded_vocab, hidden]
+  at::Tensor final_norm_;  // [hidden]
+  at::Tensor lm_head_;   // [padded_vocab, hidden]; the same tensor as embed_ when tied
+  at::Tensor inv_freq_;  // [head_dim / 2] fp32
+  RecomputeOptions recompute_;
+  AttentionBackend attention_backend_ = AttentionBackend::kAuto;
+
+  friend struct LayerRecompute;
+};
+
+}  // namespace vime

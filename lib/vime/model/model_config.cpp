@@ -1,0 +1,232 @@
+#include "vime/model/model_config.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "vime/error.hpp"
+
+namespace vime {
+namespace {
+
+int64_t require_int(const Json& config, const char* key, const std::string& where) {
+  const Json* v = config.find(key);
+  if (v == nullptr || v->is_null()) {
+    throw Error(where + ": missing \"" + key + "\" (an HF config.json of a Llama/Qwen model)");
+  }
+  return v->as_int();
+}
+
+int64_t int_or(const Json& config, const char* key, int64_t fallback) {
+  const Json* v = config.find(key);
+  return v == nullptr || v->is_null() ? fallback : v->as_int();
+}
+
+double double_or(const Json& config, const char* key, double fallback) {
+  const Json* v = config.find(key);
+  return v == nullptr || v->is_null() ? fallback : v->as_double();
+}
+
+bool bool_or(const Json& config, const char* key, bool fallback) {
+  const Json* v = config.find(key);
+  return v == nullptr || v->is_null() ? fallback : v->as_bool();
+}
+
+std::string model_type_of(const Json& config, const std::string& where) {
+  std::string type = config.contains("model_type") ? config.at("model_type").as_string() : "";
+  if (type.empty() && config.contains("architectures") && config.at("architectures").size() > 0) {
+    std::string arch = config.at("architectures").at(0).as_string();
+    if (arch.starts_with("Qwen3")) type = "qwen3";
+    if (arch.starts_with("Qwen2")) type = "qwen2";
+    if (arch.starts_with("Llama")) type = "llama";
+  }
+  if (type != "qwen3" && type != "qwen2" && type != "llama") {
+    throw Error(where + ": model_type \"" + type +
+                "\" is not supported (vime runs llama, qwen2 and qwen3 models)");
+  }
+  return type;
+}
+
+const char* architecture_of(const std::string& model_type) {
+  if (model_type == "qwen3") return "Qwen3ForCausalLM";
+  if (model_type == "qwen2") return "Qwen2ForCausalLM";
+  return "LlamaForCausalLM";
+}
+
+}  // namespace
+
+int64_t pad_vocab_size(int64_t vocab_size, int64_t divisible_by) {
+  if (divisible_by <= 1) return vocab_size;
+  return (vocab_size + divisible_by - 1) / divisible_by * divisible_by;
+}
+
+ModelConfig ModelConfig::from_hf_json(const Json& config, const std::string& where) {
+  if (!config.is_object()) throw Error(where + ": expected a JSON object");
+  ModelConfig c;
+  try {
+    c.model_type = model_type_of(config, where);
+    c.vocab_size = require_int(config, "vocab_size", where);
+    c.padded_vocab_size = pad_vocab_size(c.vocab_size, 128);
+    c.hidden_size = require_int(config, "hidden_size", where);
+    c.intermediate_size = require_int(config, "intermediate_size", where);
+    c.num_layers = require_int(config, "num_hidden_layers", where);
+    c.num_attention_heads = require_int(config, "num_attention_heads", where);
+    c.num_key_value_heads = int_or(config, "num_key_value_heads", c.num_attention_heads);
+    c.head_dim = int_or(config, "head_dim", c.hidden_size / c.num_attention_heads);
+    c.rms_norm_eps = double_or(config, "rms_norm_eps", 1e-6);
+    c.max_position_embeddings = int_or(config, "max_position_embeddings", 32768);
+    c.tie_word_embeddings = bool_or(config, "tie_word_embeddings", false);
+    c.qk_norm = c.model_type == "qwen3";
+    c.qkv_bias = c.model_type == "qwen2" ? true : bool_or(config, "attention_bias", false);
+    // transformers 5 moves rope_theta and rope_scaling into rope_parameters.
+    const Json* rope = config.find("rope_parameters");
+    if (rope == nullptr || rope->is_null()) rope = config.find("rope_scaling");
+    c.rope_theta = double_or(config, "rope_theta", 10000.0);
+    if (rope != nullptr && rope->is_object()) {
+      c.rope_theta = double_or(*rope, "rope_theta", c.rope_theta);
+      std::string type = rope->contains("rope_type")  ? rope->at("rope_type").as_string()
+                         : rope->contains("type")     ? rope->at("type").as_string()
+                                                      : "default";
+      if (type != "default" && type != "llama3") {
+        throw Error(where + ": rope type \"" + type + "\" is not supported (default or llama3)");
+      }
+      c.rope_scaling.type = type;
+      if (type == "llama3") {
+        c.rope_scaling.factor = double_or(*rope, "factor", 8.0);
+        c.rope_scaling.low_freq_factor = double_or(*rope, "low_freq_factor", 1.0);
+        c.rope_scaling.high_freq_factor = double_or(*rope, "high_freq_factor", 4.0);
+        c.rope_scaling.original_max_position_embeddings =
+            int_or(*rope, "original_max_position_embeddings", 8192);
+      }
+    }
+    if (config.contains("mlp_bias") && bool_or(config, "mlp_bias", false)) {
+      throw Error(where + ": mlp_bias is not supported");
+    }
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.starts_with(where)) throw;
+    throw Error(where + ": " + msg);
+  }
+  if (c.num_attention_heads <= 0 || c.num_key_value_heads <= 0 ||
+      c.num_attention_heads % c.num_key_value_heads != 0) {
+    throw Error(where + ": num_attention_heads must be a multiple of num_key_value_heads");
+  }
+  return c;
+}
+
+ModelConfig ModelConfig::from_hf_dir(const std::filesystem::path& dir) {
+  auto path = dir / "config.json";
+  std::ifstream in(path);
+  if (!in) {
+    throw Error(path.string() + ": cannot read (an HF model directory holds config.json)");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return from_hf_json(Json::parse(text.str(), path.string()), path.string());
+}
+
+ModelConfig ModelConfig::from_args(const Args& args) {
+  auto need = [&](const char* key) {
+    if (!args.is_set(key)) {
+      throw UsageError(args.flag_name(key) +
+                       " is required to build the model without an HF config.json");
+    }
+    return args.get_int(key);
+  };
+  ModelConfig c;
+  c.num_layers = need("num_layers");
+  c.hidden_size = need("hidden_size");
+  c.num_attention_heads = need("num_attention_heads");
+  c.vocab_size = need("vocab_size");
+  c.intermediate_size =
+      args.is_set("ffn_hidden_size") ? args.get_int("ffn_hidden_size") : 4 * c.hidden_size;
+  c.head_dim = args.is_set("kv_channels") ? args.get_int("kv_channels")
+                                          : c.hidden_size / c.num_attention_heads;
+  c.num_key_value_heads = args.get_bool("group_query_attention") ? args.get_int("num_query_groups")
+                                                                 : c.num_attention_heads;
+  c.rms_norm_eps = args.get_double("norm_epsilon");
+  c.rope_theta = static_cast<double>(args.get_int("rotary_base"));
+  c.tie_word_embeddings = !args.get_bool("untie_embeddings_and_output_weights");
+  c.qkv_bias = args.get_bool("add_qkv_bias");
+  c.qk_norm = args.get_bool("qk_layernorm");
+  c.model_type = c.qk_norm ? "qwen3" : c.qkv_bias ? "qwen2" : "llama";
+  if (args.get_bool("use_rope_scaling")) {
+    c.rope_scaling.type = "llama3";
+    c.rope_scaling.factor = args.get_double("rope_scaling_factor");
+  }
+  c.padded_vocab_size = args.is_set("padded_vocab_size")
+                            ? args.get_int("padded_vocab_size")
+                            : pad_vocab_size(c.vocab_size, args.get_int("make_vocab_size_divisible_by"));
+  return c;
+}
+
+void ModelConfig::check_agrees_with_args(const Args& args) const {
+  auto check = [&](const char* key, int64_t expected) {
+    if (args.has(key) && args.is_set(key) && args.get_int(key) != expected) {
+      throw UsageError(args.flag_name(key) + " " + std::to_string(args.get_int(key)) +
+                       " disagrees with the checkpoint's config.json (" + std::to_string(expected) +
+                       "); fix the flag or the model preset");
+    }
+  };
+  check("num_layers", num_layers);
+  check("hidden_size", hidden_size);
+  check("ffn_hidden_size", intermediate_size);
+  check("num_attention_heads", num_attention_heads);
+  check("kv_channels", head_dim);
+  if (args.has("group_query_attention") && args.get_bool("group_query_attention")) {
+    check("num_query_groups", num_key_value_heads);
+  }
+  check("vocab_size", vocab_size);
+  auto check_bool = [&](const char* key, bool expected) {
+    if (args.has(key) && args.get_bool(key) != expected) {
+      throw UsageError(args.flag_name(key) + (expected ? " is missing" : " is set") +
+                       " but the checkpoint's config.json says otherwise; fix the model preset");
+    }
+  };
+  if (args.is_set("num_layers")) {  // only when a MODEL_ARGS preset was passed
+    check_bool("qk_layernorm", qk_norm);
+    check_bool("untie_embeddings_and_output_weights", !tie_word_embeddings);
+  }
+}
+
+Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
+  Json j = Json::object();
+  j["architectures"] = Json(Json::Array{Json(architecture_of(model_type))});
+  j["model_type"] = model_type;
+  j["vocab_size"] = vocab_size;
+  j["hidden_size"] = hidden_size;
+  j["intermediate_size"] = intermediate_size;
+  j["num_hidden_layers"] = num_layers;
+  j["num_attention_heads"] = num_attention_heads;
+  j["num_key_value_heads"] = num_key_value_heads;
+  j["head_dim"] = head_dim;
+  j["rms_norm_eps"] = rms_norm_eps;
+  j["rope_theta"] = rope_theta;
+  j["max_position_embeddings"] = max_position_embeddings;
+  j["tie_word_embeddings"] = tie_word_embeddings;
+  j["hidden_act"] = "silu";
+  j["torch_dtype"] = torch_dtype;
+  if (model_type != "qwen2") j["attention_bias"] = qkv_bias;
+  if (rope_scaling.type == "llama3") {
+    Json r = Json::object();
+    r["rope_type"] = "llama3";
+    r["factor"] = rope_scaling.factor;
+    r["low_freq_factor"] = rope_scaling.low_freq_factor;
+    r["high_freq_factor"] = rope_scaling.high_freq_factor;
+    r["original_max_position_embeddings"] = rope_scaling.original_max_position_embeddings;
+    j["rope_scaling"] = r;
+  }
+  return j;
+}
+
+int64_t ModelConfig::num_parameters() const {
+  int64_t q = num_attention_heads * head_dim, kv = num_key_value_heads * head_dim;
+  int64_t attn = hidden_size * (q + 2 * kv) + q * hidden_size + (qkv_bias ? q + 2 * kv : 0) +
+                 (qk_norm ? 2 * head_dim : 0);
+  int64_t mlp = 3 * hidden_size * intermediate_size;
+  int64_t layer = attn + mlp + 2 * hidden_size;
+  int64_t embed = padded_vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
+  return num_layers * layer + embed + hidden_size;
+}
+
+}  // namespace vime

@@ -1,0 +1,58 @@
+// The shape of a decoder-only transformer (Llama-3, Qwen2/2.5, Qwen3), read from an HF config.json
+// or from Megatron-style flags (MODEL_ARGS), and checked to agree when both are given. No torch.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "vime/args.hpp"
+#include "vime/json.hpp"
+
+namespace vime {
+
+struct RopeScaling {
+  std::string type = "default";  // "default" or "llama3"
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int64_t original_max_position_embeddings = 8192;
+};
+
+struct ModelConfig {
+  std::string model_type = "qwen3";  // "qwen3", "qwen2", "llama"
+  int64_t vocab_size = 0;            // the HF vocab_size (rows of the HF embedding)
+  int64_t padded_vocab_size = 0;     // rows of vime's embedding/output (multiple of 128 by default)
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;
+  int64_t head_dim = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
+  bool tie_word_embeddings = false;
+  bool qkv_bias = false;  // Qwen2/2.5
+  bool qk_norm = false;   // Qwen3
+  int64_t max_position_embeddings = 32768;
+
+  // From an HF config.json object; `where` names the file in errors.
+  static ModelConfig from_hf_json(const Json& config, const std::string& where);
+  static ModelConfig from_hf_dir(const std::filesystem::path& dir);
+  // From --num-layers, --hidden-size, ... (slime's MODEL_ARGS). Throws UsageError naming a missing
+  // flag.
+  static ModelConfig from_args(const Args& args);
+  // Throws UsageError naming the first architecture flag that is set and disagrees with this config.
+  void check_agrees_with_args(const Args& args) const;
+
+  // An HF config.json for this shape (architectures, model_type, torch_dtype).
+  Json to_hf_json(const std::string& torch_dtype = "bfloat16") const;
+  // Parameters, counting the padded vocabulary once (or twice when untied).
+  int64_t num_parameters() const;
+};
+
+// Megatron's padding: the smallest multiple of `divisible_by` that is >= vocab_size.
+int64_t pad_vocab_size(int64_t vocab_size, int64_t divisible_by);
+
+}  // namespace vime

@@ -1,0 +1,133 @@
+#include "vime/train/advantages.hpp"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "vime/error.hpp"
+
+namespace vime::train {
+
+std::vector<double> normalize_group_rewards(const std::vector<double>& rewards,
+                                            int64_t n_samples_per_prompt, bool divide_by_std) {
+  const auto n = static_cast<int64_t>(rewards.size());
+  const int64_t group = n_samples_per_prompt > 0 && n % n_samples_per_prompt == 0
+                            ? n_samples_per_prompt
+                            : std::max<int64_t>(n, 1);
+  std::vector<double> out(rewards.size());
+  for (int64_t begin = 0; begin < n; begin += group) {
+    double mean = 0;
+    for (int64_t i = begin; i < begin + group; ++i) mean += rewards[i];
+    mean /= static_cast<double>(group);
+    double sq = 0;
+    for (int64_t i = begin; i < begin + group; ++i) sq += (rewards[i] - mean) * (rewards[i] - mean);
+    // torch.std is unbiased; a group of one has std NaN in torch, slime's samples never do.
+    const double std_unbiased = group > 1 ? std::sqrt(sq / static_cast<double>(group - 1)) : 0.0;
+    for (int64_t i = begin; i < begin + group; ++i) {
+      out[i] = rewards[i] - mean;
+      if (divide_by_std) out[i] /= std_unbiased + 1e-6;
+    }
+  }
+  return out;
+}
+
+at::Tensor discounted_returns(const at::Tensor& rewards, double gamma, int64_t chunk) {
+  auto r = rewards.dim() == 1 ? rewards.unsqueeze(0) : rewards;  // [B, T]
+  r = r.to(at::kDouble);
+  const int64_t length = r.size(1);
+  auto out = at::zeros_like(r);
+  auto carry = at::zeros({r.size(0)}, r.options());  // G at the start of the chunk to the right
+  for (int64_t end = length; end > 0; end -= chunk) {
+    const int64_t begin = std::max<int64_t>(0, end - chunk), len = end - begin;
+    // M[i][j] = γ^(j−i) for j ≥ i: G_i = Σ_j M[i][j]·r_j + γ^(len−i)·carry.
+    auto idx = at::arange(len, r.options());
+    auto diff = idx.unsqueeze(0) - idx.unsqueeze(1);  // [len, len], j − i
+    auto powers = at::where(diff >= 0, at::pow(gamma, diff.clamp_min(0)), at::zeros_like(diff));
+    auto tail = at::pow(gamma, len - idx);  // [len]
+    auto g = at::matmul(r.narrow(1, begin, len), powers.t()) + carry.unsqueeze(1) * tail;
+    out.narrow(1, begin, len).copy_(g);
+    carry = g.select(1, 0);
+  }
+  out = out.to(rewards.scalar_type());
+  return rewards.dim() == 1 ? out.squeeze(0) : out;
+}
+
+at::Tensor discounted_returns_serial(const at::Tensor& rewards, double gamma) {
+  auto r = rewards.to(at::kDouble).contiguous();
+  auto out = at::zeros_like(r);
+  const int64_t length = r.size(-1);
+  at::Tensor running = at::zeros_like(r.select(-1, 0));
+  for (int64_t t = length - 1; t >= 0; --t) {
+    running = r.select(-1, t) + gamma * running;
+    out.select(-1, t).copy_(running);
+  }
+  return out.to(rewards.scalar_type());
+}
+
+namespace {
+
+at::Tensor td_errors(const at::Tensor& rewards, const at::Tensor& values, double gamma) {
+  auto next_values = at::cat({values.narrow(0, 1, values.size(0) - 1), at::zeros({1}, values.options())});
+  return rewards + gamma * next_values - values;
+}
+
+}  // namespace
+
+AdvantagesAndReturns gae(const at::Tensor& rewards, const at::Tensor& values, double gamma,
+                         double lambda) {
+  if (rewards.numel() == 0) return {rewards, rewards};
+  auto advantages = discounted_returns(td_errors(rewards, values, gamma), gamma * lambda);
+  return {advantages, advantages + values};
+}
+
+AdvantagesAndReturns gae_serial(const at::Tensor& rewards, const at::Tensor& values, double gamma,
+                                double lambda) {
+  if (rewards.numel() == 0) return {rewards, rewards};
+  auto advantages = discounted_returns_serial(td_errors(rewards, values, gamma), gamma * lambda);
+  return {advantages, advantages + values};
+}
+
+AdvantagesAndReturns ppo_advantages(const at::Tensor& kl, const at::Tensor& values, double reward,
+                                    double kl_coef, double gamma, double lambda) {
+  auto rewards = -kl_coef * kl.to(at::kFloat);
+  if (rewards.numel() > 0) rewards[-1] += reward;
+  return gae(rewards, values.to(at::kFloat), gamma, lambda);
+}
+
+AdvantagesAndReturns reinforce_plus_plus(const at::Tensor& kl, const at::Tensor& loss_mask,
+                                         double reward, double kl_coef, double gamma) {
+  auto mask = loss_mask.to(at::kFloat);
+  auto rewards = -kl_coef * kl.to(at::kFloat) * mask;
+  auto masked = at::nonzero(mask > 0);
+  if (masked.size(0) > 0) rewards[masked[-1][0].item<int64_t>()] += reward;
+  auto returns = discounted_returns(rewards, gamma);
+  return {returns, returns};
+}
+
+AdvantagesAndReturns reinforce_plus_plus_baseline(const at::Tensor& kl, double centred_reward,
+                                                  double kl_coef) {
+  auto a = centred_reward - kl_coef * kl.to(at::kFloat);
+  return {a, a};
+}
+
+std::vector<at::Tensor> whiten_advantages(const std::vector<at::Tensor>& advantages,
+                                          const std::vector<at::Tensor>& loss_masks) {
+  if (advantages.empty()) return {};
+  auto a = at::cat(advantages).to(at::kDouble);
+  auto m = at::cat(loss_masks).to(at::kDouble);
+  const double count = m.sum().item<double>();
+  if (count < 2) return advantages;
+  const double mean = (a * m).sum().item<double>() / count;
+  double var = ((a * a * m).sum().item<double>() / count - mean * mean) * count / (count - 1);
+  auto whitened = ((a - mean) / std::sqrt(var + 1e-8)).to(advantages[0].scalar_type());
+  std::vector<at::Tensor> out;
+  int64_t start = 0;
+  for (const auto& adv : advantages) {
+    out.push_back(whitened.narrow(0, start, adv.numel()));
+    start += adv.numel();
+  }
+  return out;
+}
+
+}  // namespace vime::train

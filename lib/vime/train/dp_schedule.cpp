@@ -1,0 +1,106 @@
+#include "vime/train/dp_schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "vime/error.hpp"
+
+namespace vime::train {
+
+std::vector<MicroBatch> first_fit(const std::vector<int64_t>& samples,
+                                  const std::vector<int64_t>& sample_lengths, int64_t max_tokens) {
+  std::vector<MicroBatch> bins;
+  std::vector<int64_t> bin_tokens;
+  for (int64_t s : samples) {
+    const int64_t length = sample_lengths.at(s);
+    bool placed = false;
+    for (size_t b = 0; b < bins.size() && !placed; ++b) {
+      if (bin_tokens[b] + length <= max_tokens) {
+        bins[b].push_back(s);
+        bin_tokens[b] += length;
+        placed = true;
+      }
+    }
+    if (!placed) {
+      bins.push_back({s});
+      bin_tokens.push_back(length);
+    }
+  }
+  return bins;
+}
+
+namespace {
+
+// Split the largest splittable bin in two until the count divides by dp.
+void make_divisible(std::vector<MicroBatch>& bins, const std::vector<int64_t>& lengths,
+                    int64_t dp) {
+  while (static_cast<int64_t>(bins.size()) % dp != 0) {
+    auto tokens = [&](const MicroBatch& b) {
+      int64_t t = 0;
+      for (auto s : b) t += lengths[s];
+      return t;
+    };
+    int best = -1;
+    for (size_t i = 0; i < bins.size(); ++i) {
+      if (bins[i].size() < 2) continue;
+      if (best < 0 || tokens(bins[i]) > tokens(bins[best])) best = static_cast<int>(i);
+    }
+    if (best < 0) {
+      throw UsageError("cannot split " + std::to_string(bins.size()) +
+                       " micro-batches evenly over " + std::to_string(dp) +
+                       " data-parallel ranks: raise --global-batch-size");
+    }
+    MicroBatch& b = bins[best];
+    MicroBatch second(b.begin() + static_cast<std::ptrdiff_t>(b.size() / 2), b.end());
+    b.resize(b.size() / 2);
+    bins.insert(bins.begin() + best + 1, std::move(second));
+  }
+}
+
+}  // namespace
+
+std::vector<StepPlan> plan_steps(const std::vector<int64_t>& sample_lengths,
+                                 const std::vector<int64_t>& rollout_ids,
+                                 const DpScheduleConfig& config) {
+  if (config.global_batch_size <= 0) throw UsageError("--global-batch-size must be > 0");
+  if (config.dp_size <= 0) throw UsageError("the data-parallel size must be > 0");
+  // 1. Group samples by rollout, in order of first appearance.
+  std::vector<std::vector<int64_t>> rollouts;
+  std::map<int64_t, size_t> rollout_index;
+  for (size_t i = 0; i < sample_lengths.size(); ++i) {
+    const int64_t id = rollout_ids.empty() ? static_cast<int64_t>(i) : rollout_ids.at(i);
+    auto [it, is_new] = rollout_index.emplace(id, rollouts.size());
+    if (is_new) rollouts.emplace_back();
+    rollouts[it->second].push_back(static_cast<int64_t>(i));
+  }
+  const auto num_steps = static_cast<int64_t>(rollouts.size()) / config.global_batch_size;
+  std::vector<StepPlan> plans;
+  for (int64_t step = 0; step < num_steps; ++step) {
+    StepPlan plan;
+    for (int64_t r = step * config.global_batch_size; r < (step + 1) * config.global_batch_size;
+         ++r) {
+      for (auto s : rollouts[r]) plan.samples.push_back(s);
+    }
+    // 2. Micro-batches.
+    std::vector<MicroBatch> bins;
+    if (config.max_tokens_per_gpu.has_value()) {
+      bins = first_fit(plan.samples, sample_lengths, *config.max_tokens_per_gpu);
+    } else {
+      const auto mbs = static_cast<size_t>(std::max<int64_t>(config.micro_batch_size, 1));
+      for (size_t i = 0; i < plan.samples.size(); i += mbs) {
+        bins.emplace_back(plan.samples.begin() + static_cast<std::ptrdiff_t>(i),
+                          plan.samples.begin() + static_cast<std::ptrdiff_t>(std::min(i + mbs, plan.samples.size())));
+      }
+    }
+    // 3. A count divisible by dp; 4. round-robin over ranks.
+    make_divisible(bins, sample_lengths, config.dp_size);
+    plan.per_rank.resize(config.dp_size);
+    for (size_t b = 0; b < bins.size(); ++b) plan.per_rank[b % config.dp_size].push_back(bins[b]);
+    plan.num_micro_batches = static_cast<int64_t>(bins.size());
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+}  // namespace vime::train

@@ -1,0 +1,147 @@
+#include "vime/train/loss.hpp"
+
+#include <ATen/ATen.h>
+
+#include "vime/error.hpp"
+
+namespace vime::train {
+
+PerTokenLoss ppo_policy_loss(const at::Tensor& ppo_kl, const at::Tensor& advantages,
+                             double eps_clip, double eps_clip_high,
+                             std::optional<double> eps_clip_c) {
+  auto ratio = (-ppo_kl).exp();
+  auto loss1 = -ratio * advantages;
+  auto loss2 = -ratio.clamp(1 - eps_clip, 1 + eps_clip_high) * advantages;
+  auto clipped = at::maximum(loss1, loss2);
+  PerTokenLoss out{clipped, at::gt(loss2, loss1).to(at::kFloat)};
+  if (eps_clip_c.has_value()) {
+    if (*eps_clip_c <= 1.0) throw UsageError("--eps-clip-c must be > 1 (dual clip)");
+    auto loss3 = -*eps_clip_c * advantages;
+    out.loss = at::where(advantages < 0, at::minimum(loss3, clipped), clipped);
+  }
+  return out;
+}
+
+PerTokenLoss cispo_loss(const at::Tensor& ppo_kl, const at::Tensor& log_probs,
+                        const at::Tensor& advantages, double eps_clip, double eps_clip_high) {
+  auto ratio = (-ppo_kl).exp();
+  auto truncated = ratio.clamp(1 - eps_clip, 1 + eps_clip_high);
+  return {-truncated.detach() * advantages * log_probs, at::ne(truncated, ratio).to(at::kFloat)};
+}
+
+at::Tensor sequence_mean_kl(const at::Tensor& ppo_kl, const std::vector<at::Tensor>& loss_masks) {
+  std::vector<at::Tensor> parts;
+  int64_t start = 0;
+  for (const auto& m : loss_masks) {
+    auto kl = ppo_kl.narrow(0, start, m.numel());
+    auto s = (kl * m).sum() / m.sum().clamp_min(1);
+    parts.push_back(s.expand({m.numel()}));
+    start += m.numel();
+  }
+  return parts.empty() ? ppo_kl : at::cat(parts);
+}
+
+at::Tensor opsm_mask(const at::Tensor& advantages, const at::Tensor& sequence_kl, double delta) {
+  return at::logical_not(at::logical_and(advantages < 0, sequence_kl > delta)).to(at::kFloat);
+}
+
+KlType parse_kl_type(const std::string& name) {
+  if (name == "k1") return KlType::kK1;
+  if (name == "k2") return KlType::kK2;
+  if (name == "k3") return KlType::kK3;
+  if (name == "low_var_kl") return KlType::kLowVarKl;
+  throw UsageError("--kl-loss-type " + name + ": expected k1, k2, k3 or low_var_kl");
+}
+
+at::Tensor approx_kl(const at::Tensor& log_probs, const at::Tensor& base_log_probs, KlType type) {
+  auto delta = log_probs.to(at::kFloat) - base_log_probs.to(at::kFloat);
+  switch (type) {
+    case KlType::kK1:
+      return delta;
+    case KlType::kK2:
+      return delta.pow(2) / 2;
+    case KlType::kK3:
+      return (-delta).exp() - 1 + delta;
+    case KlType::kLowVarKl:
+      return ((-delta).exp() - 1 + delta).clamp(-10, 10);
+  }
+  return delta;
+}
+
+namespace {
+
+std::vector<at::Tensor> split_like(const at::Tensor& flat, const std::vector<at::Tensor>& like) {
+  std::vector<at::Tensor> out;
+  int64_t start = 0;
+  for (const auto& t : like) {
+    out.push_back(flat.narrow(0, start, t.numel()));
+    start += t.numel();
+  }
+  return out;
+}
+
+}  // namespace
+
+TisOutput vanilla_tis(const TisInputs& in, double clip_low, double clip_high) {
+  auto old_lp = at::cat(in.train_log_probs).to(at::kFloat);
+  auto rollout_lp = at::cat(in.rollout_log_probs).to(at::kFloat);
+  auto tis = (old_lp - rollout_lp).exp();
+  auto weights = tis.clamp(clip_low, clip_high);
+  TisOutput out;
+  out.pg_loss = in.pg_loss * weights;
+  out.loss_masks = in.loss_masks;
+  out.metrics["tis"] = split_like(tis, in.loss_masks);
+  out.metrics["tis_clipfrac"] = split_like(at::ne(weights, tis).to(at::kFloat), in.loss_masks);
+  out.metrics["tis_abs"] = split_like((tis - 1).abs(), in.loss_masks);
+  return out;
+}
+
+TisOutput icepop_tis(const TisInputs& in, double low, double high) {
+  auto old_lp = at::cat(in.train_log_probs).to(at::kFloat);
+  auto rollout_lp = at::cat(in.rollout_log_probs).to(at::kFloat);
+  auto ratio = (old_lp - rollout_lp).exp();
+  auto inside = at::logical_and(ratio >= low, ratio <= high);
+  auto weights = at::where(inside, ratio, at::zeros_like(ratio));
+  TisOutput out;
+  out.pg_loss = in.pg_loss * weights;
+  out.loss_masks = in.loss_masks;
+  out.metrics["ice_ratio"] = split_like(ratio, in.loss_masks);
+  out.metrics["ice_abs"] = split_like((ratio - 1).abs(), in.loss_masks);
+  out.metrics["ice_clipfrac"] = split_like(at::logical_not(inside).to(at::kFloat), in.loss_masks);
+  return out;
+}
+
+PerTokenLoss value_loss(const at::Tensor& values, const at::Tensor& old_values,
+                        const at::Tensor& returns, double value_clip) {
+  auto clipped = old_values + (values - old_values).clamp(-value_clip, value_clip);
+  auto loss = at::maximum((clipped - returns).pow(2), (values - returns).pow(2));
+  return {loss, ((values - old_values).abs() > value_clip).to(at::kFloat)};
+}
+
+at::Tensor response_values(const at::Tensor& value_head_out, int64_t total_length,
+                           int64_t response_length) {
+  return value_head_out.narrow(0, total_length - response_length - 1, response_length).squeeze(-1);
+}
+
+SumOfSampleMean sum_of_sample_mean(const std::vector<int64_t>& response_lengths,
+                                   const std::vector<at::Tensor>& loss_masks,
+                                   const std::vector<double>& rollout_mask_sums,
+                                   bool calculate_per_token_loss) {
+  if (loss_masks.size() != response_lengths.size()) {
+    throw Error("sum_of_sample_mean: one loss mask per sample is needed");
+  }
+  std::vector<at::Tensor> weights;  // m / max(Σm, 1) per sample, or m
+  for (size_t i = 0; i < loss_masks.size(); ++i) {
+    auto m = loss_masks[i].to(at::kFloat);
+    if (calculate_per_token_loss) {
+      weights.push_back(m);
+    } else {
+      double denom = i < rollout_mask_sums.size() ? rollout_mask_sums[i] : m.sum().item<double>();
+      weights.push_back(m / std::max(denom, 1.0));
+    }
+  }
+  auto w = weights.empty() ? at::zeros({0}) : at::cat(weights);
+  return [w](const at::Tensor& x) { return (x * w.to(x.device())).sum(); };
+}
+
+}  // namespace vime::train

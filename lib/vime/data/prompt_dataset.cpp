@@ -98,14 +98,21 @@ PromptDataset::PromptDataset(std::string_view spec, DatasetOptions options,
       Json tools = read_tools(row.value, options_);
       if (!tools.is_null()) sample.metadata["tools"] = tools;
 
+      Json prompt = *input;
+      if (!options_.prompt_template.empty() && prompt.is_string()) {
+        std::string text = options_.prompt_template;
+        const size_t at = text.find("{input}");
+        if (at != std::string::npos) text.replace(at, 7, prompt.as_string());
+        prompt = text;
+      }
       if (options_.apply_chat_template) {
-        Json messages = *input;
+        Json messages = prompt;
         if (messages.is_string())
           messages = Json(Json::Array{Json(Json::Object{{"role", Json("user")},
-                                                        {"content", *input}})});
+                                                        {"content", prompt}})});
         sample.prompt = renderer(messages, tools, options_.apply_chat_template_kwargs);
       } else {
-        sample.prompt = *input;
+        sample.prompt = prompt;
       }
       if (options_.max_prompt_tokens && sample.prompt.is_string() &&
           static_cast<int64_t>(count_tokens(sample.prompt.as_string())) >

@@ -161,3 +161,23 @@ TEST_CASE("shuffle orders rows as slime's Random(seed + epoch) does", "[data]") 
   ds.shuffle(0);
   CHECK(order() == "7328569401");
 }
+
+// slime's test_filter_long_prompt: "pN:len" prompts count as `len` tokens; survivors keep their order.
+TEST_CASE("the long-prompt filter keeps the survivors' order (slime's vector)", "[data]") {
+  vime::test::TempDir dir;
+  std::string text;
+  const int lengths[] = {5, 500, 5, 500, 5, 5};
+  for (int i = 0; i < 6; ++i)
+    text += "{\"input\": \"p" + std::to_string(i) + ":" + std::to_string(lengths[i]) + "\"}\n";
+  auto path = dir.write("d.jsonl", text);
+  DatasetOptions o;
+  o.max_prompt_tokens = 100;
+  auto encoded_length = [](std::string_view prompt) {
+    return static_cast<size_t>(std::stoi(std::string(prompt.substr(prompt.find(':') + 1))));
+  };
+  PromptDataset ds(path.string(), o, {}, encoded_length);
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < ds.size(); ++i) kept.push_back(ds.at(i).prompt.as_string());
+  CHECK(kept == std::vector<std::string>{"p0:5", "p2:5", "p4:5", "p5:5"});
+  CHECK(ds.report().num_too_long == 2);
+}

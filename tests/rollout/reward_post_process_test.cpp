@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/error.hpp"
 
 using Catch::Detail::Approx;
 using vime::Json;
@@ -73,4 +75,24 @@ TEST_CASE("post_process_rewards follows --advantage-estimator and the normalisat
       dicts);
   check_all(keyed.raw_rewards, {1, 0});
   check_all(keyed.rewards, {0.707106, -0.707106});
+}
+
+TEST_CASE("--custom-reward-post-process-path replaces group normalisation", "[rollout]") {
+  auto samples = with_rewards({1, 0, 0.5, 1});
+  auto builtin = vime::rollout::load_reward_post_processor(
+      args({"--n-samples-per-prompt", "2", "--rollout-batch-size", "2"}));
+  check_all(builtin(samples).rewards, {0.707106, -0.707106, -0.707106, 0.707106});
+
+  const std::string lib = vime::test::plugin_path("rollout_plugins");
+  auto custom = vime::rollout::load_reward_post_processor(
+      args({"--custom-reward-post-process-path", lib + ":relative_to_best"}));
+  auto out = custom(samples);
+  check_all(out.raw_rewards, {1, 0, 0.5, 1});
+  check_all(out.rewards, {0, -1, -0.5, 0});
+  auto broken = vime::rollout::load_reward_post_processor(
+      args({"--custom-reward-post-process-path", lib + ":too_few"}));
+  CHECK_THROWS_WITH(broken(samples), Catch::Contains("1 raw rewards and 1 rewards for 4 samples"));
+  CHECK_THROWS_AS(vime::rollout::load_reward_post_processor(
+                      args({"--custom-reward-post-process-path", "/none/libx.so"})),
+                  vime::UsageError);
 }

@@ -100,6 +100,11 @@ TEST_CASE("unusable prompt files give one clear error", "[data]") {
   auto csv = dir.write("x.csv", "a,b\n");
   CHECK_THROWS_WITH(read_prompt_file(csv.string(), "--eval-prompt-data"),
                     Catch::Contains("--eval-prompt-data") && Catch::Contains("unsupported"));
+  // A UTF-8 byte-order mark (editors on Windows) and CRLF line ends are accepted.
+  auto bom = dir.write("bom.jsonl", "\xEF\xBB\xBF{\"input\": \"a\"}\r\n{\"input\": \"b\"}\r\n");
+  auto with_bom = read_prompt_file(bom.string());
+  CHECK(with_bom.rows.size() == 2);
+  CHECK(with_bom.bad_lines.empty());
   auto empty = dir.write("empty.jsonl", "");
   CHECK(read_prompt_file(empty.string()).rows.empty());
 }

@@ -45,6 +45,7 @@ PromptFile read_prompt_file(std::string_view spec, std::string_view flag) {
   int64_t line_number = 0;
   while (std::getline(in, line)) {
     ++line_number;
+    if (line_number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // UTF-8 BOM
     if (is_blank(line)) continue;
     try {
       Json value = Json::parse(line, "JSON");

@@ -5,6 +5,7 @@
 
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/data/make_data_source.hpp"
 #include "vime/data/python_random.hpp"
 #include "vime/error.hpp"
 
@@ -269,4 +270,28 @@ TEST_CASE("from_args wires the flags and --num-epoch derives --num-rollout", "[d
   args.set("rollout_batch_size", Json(20), vime::ArgSource::kCommandLine);
   CHECK_THROWS_WITH(vime::data::resolve_num_rollout(args, source->size()),
                     Catch::Contains("fewer than --rollout-batch-size 20"));
+}
+
+TEST_CASE("--data-source-path plugins replace the built-in data source", "[data]") {
+  Fixture f(4);
+  auto builtin = vime::data::make_data_source(vime::core::parse_args(std::vector<std::string>{
+      "--prompt-data", f.data.string(), "--input-key", "text"}));
+  CHECK(builtin->size() == 4);
+  CHECK(builtin->get_samples(1)[0][0].prompt == Json("0"));
+
+  const std::string lib = vime::test::plugin_path("data_plugins");
+  auto custom = vime::data::make_data_source(vime::core::parse_args(std::vector<std::string>{
+      "--data-source-path", lib, "--n-samples-per-prompt", "3", "--prompt-data",
+      f.data.string()}));
+  auto groups = custom->get_samples(2);
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[1].size() == 3);
+  CHECK(groups[1][2].prompt == Json("custom-1"));
+  CHECK(custom->size() == 1000);
+  custom.reset();  // destroyed while its .so is still loaded
+
+  CHECK_THROWS_WITH(vime::data::make_data_source(vime::core::parse_args(std::vector<std::string>{
+                        "--data-source-path", lib + ":no_source"})),
+                    Catch::Contains("--data-source-path") &&
+                        Catch::Contains("returned no data source"));
 }

@@ -39,11 +39,14 @@ size_t count_words(std::string_view text) {
 TEST_CASE("rows become samples through the configured keys", "[data]") {
   vime::test::TempDir dir;
   auto path = dir.write(
-      "d.jsonl",
-      R"({"question": "1+1?", "answer": 2, "meta": {"rm_type": "math"}})" "\n"
-      R"({"question": "name?", "answer": {"ground_truth": {"target": ["x", "y"]}}})" "\n"
-      R"({"question": "list?", "answer": [1, "two"], "meta": "{\"source\": \"s\"}"})" "\n"
-      R"({"question": [{"role": "user", "content": "hi"}], "answer": null})" "\n");
+      "d.jsonl", R"({"question": "1+1?", "answer": 2, "meta": {"rm_type": "math"}})"
+                 "\n"
+                 R"({"question": "name?", "answer": {"ground_truth": {"target": ["x", "y"]}}})"
+                 "\n"
+                 R"({"question": "list?", "answer": [1, "two"], "meta": "{\"source\": \"s\"}"})"
+                 "\n"
+                 R"({"question": [{"role": "user", "content": "hi"}], "answer": null})"
+                 "\n");
   DatasetOptions o;
   o.input_key = "question";
   o.label_key = "answer";
@@ -64,14 +67,19 @@ TEST_CASE("rows become samples through the configured keys", "[data]") {
 
 TEST_CASE("rows missing keys are reported by line and the rest are kept", "[data]") {
   vime::test::TempDir dir;
-  auto path = dir.write("d.jsonl",
-                        R"({"input": "a", "label": 1})" "\n"
-                        R"({"prompt": "b", "label": 2})" "\n"
-                        R"({"input": "c"})" "\n"
-                        R"({"input": 5, "label": 3})" "\n"
-                        R"({"input": "e", "label": 4, "metadata": [1]})" "\n"
-                        "garbage\n"
-                        R"({"input": "g", "label": 6})" "\n");
+  auto path = dir.write("d.jsonl", R"({"input": "a", "label": 1})"
+                                   "\n"
+                                   R"({"prompt": "b", "label": 2})"
+                                   "\n"
+                                   R"({"input": "c"})"
+                                   "\n"
+                                   R"({"input": 5, "label": 3})"
+                                   "\n"
+                                   R"({"input": "e", "label": 4, "metadata": [1]})"
+                                   "\n"
+                                   "garbage\n"
+                                   R"({"input": "g", "label": 6})"
+                                   "\n");
   DatasetOptions o;
   o.label_key = "label";
   PromptDataset ds(path.string(), o);
@@ -86,10 +94,11 @@ TEST_CASE("rows missing keys are reported by line and the rest are kept", "[data
   CHECK(bad[3].reason == "'metadata' is an array, not an object");
   CHECK(bad[4].line_number == 6);
 
-  auto none = dir.write("none.jsonl", R"({"prompt": "b"})" "\n");
-  CHECK_THROWS_WITH(PromptDataset(none.string(), o),
-                    Catch::Contains("no usable prompt left") && Catch::Contains("line 1") &&
-                        Catch::Contains("no key 'input'"));
+  auto none = dir.write("none.jsonl", R"({"prompt": "b"})"
+                                      "\n");
+  CHECK_THROWS_WITH(PromptDataset(none.string(), o), Catch::Contains("no usable prompt left") &&
+                                                         Catch::Contains("line 1") &&
+                                                         Catch::Contains("no key 'input'"));
 }
 
 TEST_CASE("--apply-chat-template renders through the PromptRenderer with tools and kwargs",
@@ -97,7 +106,8 @@ TEST_CASE("--apply-chat-template renders through the PromptRenderer with tools a
   vime::test::TempDir dir;
   auto path = dir.write(
       "d.jsonl",
-      R"({"input": "What is 2+2?", "tools": "[{\"name\": \"calc\"}]"})" "\n"
+      R"({"input": "What is 2+2?", "tools": "[{\"name\": \"calc\"}]"})"
+      "\n"
       R"({"input": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]})"
       "\n");
   DatasetOptions o;
@@ -106,8 +116,9 @@ TEST_CASE("--apply-chat-template renders through the PromptRenderer with tools a
   o.apply_chat_template_kwargs = Json(Json::Object{{"enable_thinking", Json(false)}});
   PromptDataset ds(path.string(), o, render_chatml);
   REQUIRE(ds.size() == 2);
-  CHECK(ds.at(0).prompt ==
-        Json("<tools>[{\"name\":\"calc\"}]</tools>\n<|user|>What is 2+2?\n<no_think><|assistant|>"));
+  CHECK(
+      ds.at(0).prompt ==
+      Json("<tools>[{\"name\":\"calc\"}]</tools>\n<|user|>What is 2+2?\n<no_think><|assistant|>"));
   CHECK(ds.at(0).metadata.at("tools").at(size_t{0}).at("name") == Json("calc"));
   CHECK(ds.at(1).prompt == Json("<|system|>Be brief.\n<|user|>Hi\n<no_think><|assistant|>"));
   CHECK_THROWS_WITH(PromptDataset(path.string(), o), Catch::Contains("renderer"));
@@ -115,10 +126,12 @@ TEST_CASE("--apply-chat-template renders through the PromptRenderer with tools a
 
 TEST_CASE("the long-prompt filter drops prompts over --rollout-max-prompt-len", "[data]") {
   vime::test::TempDir dir;
-  auto path = dir.write("d.jsonl",
-                        R"({"input": "one two three"})" "\n"
-                        R"({"input": "one two three four five"})" "\n"
-                        R"({"input": "one"})" "\n");
+  auto path = dir.write("d.jsonl", R"({"input": "one two three"})"
+                                   "\n"
+                                   R"({"input": "one two three four five"})"
+                                   "\n"
+                                   R"({"input": "one"})"
+                                   "\n");
   DatasetOptions o;
   o.max_prompt_tokens = 3;
   PromptDataset ds(path.string(), o, {}, count_words);
@@ -162,7 +175,8 @@ TEST_CASE("shuffle orders rows as slime's Random(seed + epoch) does", "[data]") 
   CHECK(order() == "7328569401");
 }
 
-// slime's test_filter_long_prompt: "pN:len" prompts count as `len` tokens; survivors keep their order.
+// slime's test_filter_long_prompt: "pN:len" prompts count as `len` tokens; survivors keep their
+// order.
 TEST_CASE("the long-prompt filter keeps the survivors' order (slime's vector)", "[data]") {
   vime::test::TempDir dir;
   std::string text;

@@ -7,6 +7,7 @@
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
 #include "vime/eval/dataset_presets.hpp"
+#include "vime/eval/eval_result.hpp"
 #include "vime/eval/eval_samples.hpp"
 
 using vime::Json;
@@ -48,11 +49,27 @@ TEST_CASE("eval config resolves dataset > defaults > args", "[eval]") {
     - name: plain
       path: /d/plain.jsonl
 )");
-  auto configs = load_eval_dataset_configs(
-      args({"--eval-config", yaml.string(), "--eval-temperature", "0.6", "--rollout-temperature",
-            "1.0", "--rollout-top-k", "20", "--eval-max-response-len", "100", "--input-key",
-            "prompt", "--eval-label-key", "answer", "--label-key", "label", "--rollout-stop",
-            "</s>", "--eval-prompt-data", "ignored", "/x.jsonl"}));
+  auto configs = load_eval_dataset_configs(args({"--eval-config",
+                                                 yaml.string(),
+                                                 "--eval-temperature",
+                                                 "0.6",
+                                                 "--rollout-temperature",
+                                                 "1.0",
+                                                 "--rollout-top-k",
+                                                 "20",
+                                                 "--eval-max-response-len",
+                                                 "100",
+                                                 "--input-key",
+                                                 "prompt",
+                                                 "--eval-label-key",
+                                                 "answer",
+                                                 "--label-key",
+                                                 "label",
+                                                 "--rollout-stop",
+                                                 "</s>",
+                                                 "--eval-prompt-data",
+                                                 "ignored",
+                                                 "/x.jsonl"}));
   REQUIRE(configs.size() == 3);  // --eval-config wins over --eval-prompt-data
   const auto& aime = by_name(configs, "aime");
   CHECK(aime.rm_type == "deepscaler");          // dataset entry
@@ -131,9 +148,11 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
       "gsm8k_test.jsonl",
       R"({"question": "Tom has 3 apples and buys 4. How many?", "answer": "3 + 4 = 7\n#### 7"})"
       "\n"
-      R"({"question": "2*5?", "answer": "#### 1,000 "})" "\n");
-  dir.write("aime-2024.jsonl", R"({"prompt": [{"role": "user", "content": "AIME?"}], "label": "42"})"
-                               "\n");
+      R"({"question": "2*5?", "answer": "#### 1,000 "})"
+      "\n");
+  dir.write("aime-2024.jsonl",
+            R"({"prompt": [{"role": "user", "content": "AIME?"}], "label": "42"})"
+            "\n");
   auto configs = load_eval_dataset_configs(
       args({"--dataset", "gsm8k", "aime", "--dataset-path", dir.path().string()}));
   REQUIRE(configs.size() == 2);
@@ -144,9 +163,9 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
   const auto& a = by_name(configs, "aime");
   CHECK(a.rm_type == "deepscaler");
   CHECK(a.n_samples_per_eval_prompt == 16);
-  auto fewer = load_eval_dataset_configs(args({"--dataset", "aime", "--dataset-path",
-                                               dir.path().string(), "--n-samples-per-eval-prompt",
-                                               "2"}));
+  auto fewer =
+      load_eval_dataset_configs(args({"--dataset", "aime", "--dataset-path", dir.path().string(),
+                                      "--n-samples-per-eval-prompt", "2"}));
   CHECK(fewer[0].n_samples_per_eval_prompt == 2);  // the flag beats the preset's 16
 
   // The samples an eval rollout gets.
@@ -169,12 +188,32 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
   ::setenv("VIME_DATA", dir.path().c_str(), 1);
   CHECK(load_eval_dataset_configs(args({"--dataset", "gsm8k"}))[0].path == gsm.string());
   ::unsetenv("VIME_DATA");
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--dataset", "gsm8k"})),
-                    Catch::Contains("--dataset-path gsm8k_test.jsonl") &&
-                        Catch::Contains("$VIME_DATA"));
+  CHECK_THROWS_WITH(
+      load_eval_dataset_configs(args({"--dataset", "gsm8k"})),
+      Catch::Contains("--dataset-path gsm8k_test.jsonl") && Catch::Contains("$VIME_DATA"));
   CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--dataset", "mmlu", "--dataset-path", "/x"})),
                     Catch::Contains("unknown dataset; known: math, gsm8k, aime, gpqa"));
   CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--dataset", "aime", "--eval-prompt-data",
                                                     "aime", "/a.jsonl", "--dataset-path", "/x"})),
                     Catch::Contains("configured twice"));
+}
+
+TEST_CASE("eval results read rewards through --eval-reward-key, else --reward-key", "[eval]") {
+  std::vector<vime::Sample> samples(3);
+  samples[0].reward = Json(Json::Object{{"acc", Json(1)}, {"score", Json(0.5)}});
+  samples[1].reward = Json(Json::Object{{"acc", Json(0)}, {"score", Json(-1.0)}});
+  samples[2].reward = Json(Json::Object{{"acc", Json(true)}, {"score", Json(1.0)}});
+  samples[1].status = vime::SampleStatus::kTruncated;
+  auto r = vime::eval::make_eval_result(args({"--reward-key", "score", "--eval-reward-key", "acc"}),
+                                        samples);
+  CHECK(r.rewards == std::vector<double>{1, 0, 1});
+  CHECK(r.truncated == std::vector<int32_t>{0, 1, 0});
+  CHECK(r.samples.size() == 3);
+  CHECK(vime::eval::make_eval_result(args({"--reward-key", "score"}), samples).rewards ==
+        std::vector<double>{0.5, -1.0, 1.0});
+  CHECK_THROWS_WITH(vime::eval::make_eval_result(args({}), samples),
+                    Catch::Contains("not a number") && Catch::Contains("--eval-reward-key"));
+  samples[2].reward = Json(Json::Object{{"score", Json(1.0)}});
+  CHECK_THROWS_WITH(vime::eval::make_eval_result(args({"--eval-reward-key", "acc"}), samples),
+                    Catch::Contains("no key 'acc'"));
 }

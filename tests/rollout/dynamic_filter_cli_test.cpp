@@ -5,8 +5,9 @@
 
 TEST_CASE("vime train accepts filter_hub's filters by slime's names", "[rollout][cli]") {
   const std::string base = "train --dry-run --rollout-batch-size 2 --num-rollout 1 ";
-  for (std::string name : {"slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std",
-                           "check_reward_nonzero_std_with_fallback"}) {
+  for (std::string name :
+       {"slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std",
+        "check_reward_nonzero_std_with_fallback"}) {
     auto r = vime::test::run_vime(base + "--dynamic-sampling-filter-path " + name);
     INFO(r.output);
     CHECK(r.exit_code == 0);

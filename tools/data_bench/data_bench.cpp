@@ -3,7 +3,8 @@
 // run in the same command (tools/data_bench/slime_baseline.py). Prints one JSON line per phase
 // with the ratio, and checks that both shuffled every epoch into the same order.
 //
-//   build/bin/data_bench [--rows 102400] [--epochs 2] [--batch 256] [--n 8] [--python /usr/bin/python3]
+//   build/bin/data_bench [--rows 102400] [--epochs 2] [--batch 256] [--n 8] [--python
+//   /usr/bin/python3]
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -28,16 +29,17 @@ void write_rows(const std::filesystem::path& path, int64_t rows) {
   std::ofstream out(path);
   const char* topics[] = {"a triangle", "the integers", "a polynomial", "the sequence", "数列"};
   for (int64_t i = 0; i < rows; ++i) {
-    std::string prompt = "Problem " + std::to_string(i) + ": Let $f(x) = x^2 + " +
-                         std::to_string(i % 97) + "x + 1$ over " + topics[i % 5] +
-                         ". Find the sum of all real $x$ with $f(f(x)) = " + std::to_string(i % 13) +
-                         "$. Please reason step by step, and put your final answer within "
-                         "\\boxed{}.";
+    std::string prompt =
+        "Problem " + std::to_string(i) + ": Let $f(x) = x^2 + " + std::to_string(i % 97) +
+        "x + 1$ over " + topics[i % 5] +
+        ". Find the sum of all real $x$ with $f(f(x)) = " + std::to_string(i % 13) +
+        "$. Please reason step by step, and put your final answer within "
+        "\\boxed{}.";
     vime::Json row = vime::Json::object();
     row["prompt"] = prompt;
     row["label"] = "\\frac{" + std::to_string(i % 7 + 1) + "}{" + std::to_string(i % 5 + 2) + "}";
-    row["metadata"] = vime::Json(vime::Json::Object{{"id", vime::Json(i)},
-                                                    {"rm_type", vime::Json("math")}});
+    row["metadata"] =
+        vime::Json(vime::Json::Object{{"id", vime::Json(i)}, {"rm_type", vime::Json("math")}});
     out << row.dump() << "\n";
   }
 }
@@ -68,11 +70,16 @@ int main(int argc, char** argv) {
   std::string python = "/usr/bin/python3";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--rows") rows = std::stoll(argv[i + 1]);
-    else if (flag == "--epochs") epochs = std::stoll(argv[i + 1]);
-    else if (flag == "--batch") batch = std::stoll(argv[i + 1]);
-    else if (flag == "--n") n = std::stoll(argv[i + 1]);
-    else if (flag == "--python") python = argv[i + 1];
+    if (flag == "--rows")
+      rows = std::stoll(argv[i + 1]);
+    else if (flag == "--epochs")
+      epochs = std::stoll(argv[i + 1]);
+    else if (flag == "--batch")
+      batch = std::stoll(argv[i + 1]);
+    else if (flag == "--n")
+      n = std::stoll(argv[i + 1]);
+    else if (flag == "--python")
+      python = argv[i + 1];
     else {
       std::fprintf(stderr, "data_bench: unknown flag %s\n", flag.c_str());
       return 2;
@@ -118,23 +125,24 @@ int main(int argc, char** argv) {
     }
     const double serve_s = seconds_since(t);
 
-    vime::Json py = vime::Json::parse(
-        run_capture(python + " " + std::string(VIME_SOURCE_DIR) +
-                    "/tools/data_bench/slime_baseline.py " + file.string() + " " +
-                    std::to_string(epochs) + " " + std::to_string(batch) + " " +
-                    std::to_string(n) + " " + std::to_string(seed)),
-        "baseline output");
+    vime::Json py =
+        vime::Json::parse(run_capture(python + " " + std::string(VIME_SOURCE_DIR) +
+                                      "/tools/data_bench/slime_baseline.py " + file.string() + " " +
+                                      std::to_string(epochs) + " " + std::to_string(batch) + " " +
+                                      std::to_string(n) + " " + std::to_string(seed)),
+                          "baseline output");
     bool same_order = true;
     for (int64_t e = 0; e < epochs; ++e) {
       const auto& expected = py.at("epoch_heads").at(static_cast<size_t>(e)).as_array();
       for (size_t i = 0; i < expected.size(); ++i)
         same_order = same_order && heads[e][i] == expected[i].as_int();
     }
-    std::printf("{\"rows\": %lld, \"epochs\": %lld, \"batch\": %lld, \"n\": %lld, "
-                "\"python_reader\": \"%s\", \"same_shuffle_order\": %s}\n",
-                static_cast<long long>(rows), static_cast<long long>(epochs),
-                static_cast<long long>(batch), static_cast<long long>(n),
-                py.at("reader").as_string().c_str(), same_order ? "true" : "false");
+    std::printf(
+        "{\"rows\": %lld, \"epochs\": %lld, \"batch\": %lld, \"n\": %lld, "
+        "\"python_reader\": \"%s\", \"same_shuffle_order\": %s}\n",
+        static_cast<long long>(rows), static_cast<long long>(epochs), static_cast<long long>(batch),
+        static_cast<long long>(n), py.at("reader").as_string().c_str(),
+        same_order ? "true" : "false");
     report("load", load_s, py.at("load_s").as_double(), rows, "prompts");
     report("serve_groups", serve_s, py.at("serve_s").as_double(), num_samples, "samples");
     std::filesystem::remove_all(dir);

@@ -27,8 +27,7 @@ const std::vector<DatasetPreset>& dataset_presets() {
        "openai/gsm8k main test split as JSONL"},
       {"aime", "aime-2024.jsonl", "deepscaler", "prompt", "label", "", "", 16,
        "slime's aime-2024.jsonl (zhuzilin/aime-2024)"},
-      {"gpqa", "gpqa_eval.jsonl", "gpqa", "prompt", "label", "", "", 2,
-       "slime's gpqa_eval.jsonl"},
+      {"gpqa", "gpqa_eval.jsonl", "gpqa", "prompt", "label", "", "", 2, "slime's gpqa_eval.jsonl"},
   };
   return presets;
 }
@@ -43,8 +42,8 @@ std::vector<EvalDatasetConfig> dataset_preset_configs(const Args& args) {
   std::vector<EvalDatasetConfig> out;
   if (!args.has("dataset") || !args.is_set("dataset")) return out;
   const auto names = args.get_string_list("dataset");
-  const auto paths = args.has("dataset_path") ? args.get_string_list("dataset_path")
-                                              : std::vector<std::string>{};
+  const auto paths =
+      args.has("dataset_path") ? args.get_string_list("dataset_path") : std::vector<std::string>{};
   if (!paths.empty() && paths.size() != names.size() && paths.size() != 1)
     throw UsageError("--dataset-path: give one path per --dataset name (" +
                      std::to_string(names.size()) + "), or one directory; got " +
@@ -60,7 +59,8 @@ std::vector<EvalDatasetConfig> dataset_preset_configs(const Args& args) {
     if (!paths.empty()) {
       path = paths.size() == 1 ? paths[0] : paths[i];
       std::error_code ec;
-      if (std::filesystem::is_directory(path, ec)) path /= preset->file_name;
+      if (std::filesystem::is_directory(path, ec))
+        path /= preset->file_name;
       else if (paths.size() == 1 && names.size() > 1)
         throw UsageError("--dataset-path " + path.string() +
                          ": with several --dataset names, a single path must be a directory");

@@ -47,7 +47,8 @@ Json first_set_arg(const Args& args, const std::vector<const char*>& keys) {
   return nullptr;
 }
 
-std::optional<std::string> opt_string(const Json& fields, const char* key, const std::string& where) {
+std::optional<std::string> opt_string(const Json& fields, const char* key,
+                                      const std::string& where) {
   const Json* v = fields.find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
   if (!v->is_string())
@@ -60,10 +61,12 @@ std::optional<T> opt_number(const Json& fields, const char* key, const std::stri
   const Json* v = fields.find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
   if constexpr (std::is_same_v<T, int64_t>) {
-    if (!v->is_int()) throw UsageError(where + ": '" + key + "' must be an integer, got " + v->dump());
+    if (!v->is_int())
+      throw UsageError(where + ": '" + key + "' must be an integer, got " + v->dump());
     return v->as_int();
   } else {
-    if (!v->is_number()) throw UsageError(where + ": '" + key + "' must be a number, got " + v->dump());
+    if (!v->is_number())
+      throw UsageError(where + ": '" + key + "' must be a number, got " + v->dump());
     return v->as_double();
   }
 }
@@ -114,13 +117,13 @@ EvalDatasetConfig typed_config(Json fields, const std::string& where) {
     c.apply_chat_template = v->as_bool();
   }
   if (const Json* v = fields.find("apply_chat_template_kwargs"); v && !v->is_null()) {
-    if (!v->is_object())
-      throw UsageError(at + ": 'apply_chat_template_kwargs' must be a mapping");
+    if (!v->is_object()) throw UsageError(at + ": 'apply_chat_template_kwargs' must be a mapping");
     c.apply_chat_template_kwargs = *v;
   }
   c.prompt_template = opt_string(fields, "prompt_template", at).value_or("");
   c.label_transform = opt_string(fields, "label_transform", at).value_or("");
-  c.n_samples_per_eval_prompt = opt_number<int64_t>(fields, "n_samples_per_eval_prompt", at).value_or(1);
+  c.n_samples_per_eval_prompt =
+      opt_number<int64_t>(fields, "n_samples_per_eval_prompt", at).value_or(1);
   if (c.n_samples_per_eval_prompt < 1)
     throw UsageError(at + ": 'n_samples_per_eval_prompt' must be at least 1");
   c.temperature = opt_number<double>(fields, "temperature", at);
@@ -262,7 +265,8 @@ std::vector<EvalDatasetConfig> load_eval_dataset_configs(const Args& args) {
       list.push_back(Json(Json::Object{{"name", Json(values[i])}, {"path", Json(values[i + 1])}}));
     configs = build_eval_dataset_configs(args, list, Json::object(), "--eval-prompt-data");
   }
-  for (EvalDatasetConfig& preset : dataset_preset_configs(args)) configs.push_back(std::move(preset));
+  for (EvalDatasetConfig& preset : dataset_preset_configs(args))
+    configs.push_back(std::move(preset));
 
   std::set<std::string> names;
   for (const auto& c : configs)

@@ -26,7 +26,8 @@ struct EvalDatasetConfig {
   std::optional<std::string> metadata_key;
   bool apply_chat_template = false;
   Json apply_chat_template_kwargs = Json::object();
-  std::string prompt_template;  // vime: "{input}" is replaced by a string prompt (--dataset presets)
+  std::string
+      prompt_template;  // vime: "{input}" is replaced by a string prompt (--dataset presets)
   std::string label_transform;  // vime: "gsm8k" keeps what follows "####" in a string label
 
   int64_t n_samples_per_eval_prompt = 1;

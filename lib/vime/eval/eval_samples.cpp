@@ -21,7 +21,8 @@ data::DatasetOptions eval_dataset_options(const Args& args, const EvalDatasetCon
 
 Json transform_label(const Json& label, std::string_view transform) {
   if (transform.empty() || !label.is_string()) return label;
-  if (transform != "gsm8k") throw UsageError("unknown label_transform '" + std::string(transform) + "'");
+  if (transform != "gsm8k")
+    throw UsageError("unknown label_transform '" + std::string(transform) + "'");
   const std::string& text = label.as_string();
   const size_t at = text.rfind("####");
   if (at == std::string::npos) return label;

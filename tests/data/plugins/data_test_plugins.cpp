@@ -1,8 +1,7 @@
 // A custom data source as users write one for --data-source-path: prompts "custom-0", "custom-1",
 // ... in groups of --n-samples-per-prompt, and one factory that returns nothing.
-#include <vime/hooks.hpp>
-
 #include <memory>
+#include <vime/hooks.hpp>
 
 namespace {
 

@@ -5,6 +5,7 @@
 
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/core/arg_validation.hpp"
 #include "vime/error.hpp"
 #include "vime/eval/dataset_presets.hpp"
 #include "vime/eval/eval_result.hpp"
@@ -216,4 +217,13 @@ TEST_CASE("eval results read rewards through --eval-reward-key, else --reward-ke
   samples[2].reward = Json(Json::Object{{"score", Json(1.0)}});
   CHECK_THROWS_WITH(vime::eval::make_eval_result(args({"--eval-reward-key", "acc"}), samples),
                     Catch::Contains("no key 'acc'"));
+}
+
+TEST_CASE("--eval-interval is satisfied by --dataset presets", "[eval]") {
+  auto a = args({"--eval-interval", "5", "--dataset", "aime", "--rollout-batch-size", "2",
+                 "--num-rollout", "1"});
+  CHECK_NOTHROW(vime::core::validate_args(a, {.check_paths = false}));
+  auto none = args({"--eval-interval", "5", "--rollout-batch-size", "2", "--num-rollout", "1"});
+  CHECK_THROWS_WITH(vime::core::validate_args(none, {.check_paths = false}),
+                    Catch::Contains("--eval-config or --dataset"));
 }

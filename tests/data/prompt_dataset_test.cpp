@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
+#include "vime/data/tokenizer_hooks.hpp"
 #include "vime/error.hpp"
 
 using vime::Json;
@@ -194,4 +195,43 @@ TEST_CASE("the long-prompt filter keeps the survivors' order (slime's vector)", 
   for (size_t i = 0; i < ds.size(); ++i) kept.push_back(ds.at(i).prompt.as_string());
   CHECK(kept == std::vector<std::string>{"p0:5", "p2:5", "p4:5", "p5:5"});
   CHECK(ds.report().num_too_long == 2);
+}
+
+namespace {
+
+// A vime::Tokenizer of whole words, enough to see what the dataset asks of a real one.
+class WordTokenizer : public vime::Tokenizer {
+ public:
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const override {
+    std::vector<int32_t> ids(count_words(text), 7);
+    if (add_special_tokens) ids.insert(ids.begin(), 1);  // a BOS the filter must not count
+    return ids;
+  }
+  std::string decode(std::span<const int32_t>, bool) const override { return {}; }
+  std::string apply_chat_template(const Json& messages, const Json& tools,
+                                  bool add_generation_prompt, const Json& kwargs) const override {
+    std::string out = render_chatml(messages, tools, kwargs);
+    return add_generation_prompt ? out : out.substr(0, out.size() - 13);
+  }
+  std::optional<int32_t> eos_token_id() const override { return 2; }
+  std::optional<int32_t> pad_token_id() const override { return std::nullopt; }
+  int64_t vocab_size() const override { return 8; }
+};
+
+}  // namespace
+
+TEST_CASE("a vime::Tokenizer supplies the chat template and the token count", "[data]") {
+  vime::test::TempDir dir;
+  auto path = dir.write("d.jsonl", R"({"input": "a b"})"
+                                   "\n"
+                                   R"({"input": "a b c d"})"
+                                   "\n");
+  WordTokenizer tokenizer;
+  DatasetOptions o;
+  o.apply_chat_template = true;
+  o.max_prompt_tokens = 3;  // "<|user|>a b\n<|assistant|>" is 3 words; the longer one is 5
+  PromptDataset ds(path.string(), o, vime::data::chat_template_renderer(tokenizer),
+                   vime::data::token_counter(tokenizer));
+  REQUIRE(ds.size() == 1);
+  CHECK(ds.at(0).prompt == Json("<|user|>a b\n<|assistant|>"));  // add_generation_prompt=true
 }

@@ -9,6 +9,7 @@ PACKAGES=(
   libboost-dev libboost-program-options-dev
   libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev catch2
   libpcre2-dev libutf8proc-dev libcpp-httplib-dev
+  zlib1g-dev
 )
 
 missing=()

@@ -87,19 +87,24 @@ TEST_CASE("malformed JSONL lines are skipped and reported with line numbers", "[
 TEST_CASE("unusable prompt files give one clear error", "[data]") {
   vime::test::TempDir dir;
   auto bad = dir.write("bad.jsonl", "nope\n{\n");
-  CHECK_THROWS_WITH(read_prompt_file(bad.string()),
-                    Catch::Contains("no usable row") && Catch::Contains("line 1") &&
-                        Catch::Contains("bad.jsonl"));
+  CHECK_THROWS_WITH(read_prompt_file(bad.string()), Catch::Contains("no usable row") &&
+                                                        Catch::Contains("line 1") &&
+                                                        Catch::Contains("bad.jsonl"));
   CHECK_THROWS_AS(read_prompt_file((dir.path() / "missing.jsonl").string()), vime::UsageError);
   CHECK_THROWS_WITH(read_prompt_file((dir.path() / "missing.jsonl").string()),
                     Catch::Contains("--prompt-data") && Catch::Contains("cannot open"));
   auto parquet = dir.write("train.parquet", "PAR1");
   CHECK_THROWS_WITH(read_prompt_file(parquet.string() + "@[0:10]"),
-                    Catch::Contains("cannot read Parquet") &&
-                        Catch::Contains("to_json(") && Catch::Contains("train.jsonl"));
+                    Catch::Contains("cannot read Parquet") && Catch::Contains("to_json(") &&
+                        Catch::Contains("train.jsonl"));
   auto csv = dir.write("x.csv", "a,b\n");
   CHECK_THROWS_WITH(read_prompt_file(csv.string(), "--eval-prompt-data"),
                     Catch::Contains("--eval-prompt-data") && Catch::Contains("unsupported"));
+  // A UTF-8 byte-order mark (editors on Windows) and CRLF line ends are accepted.
+  auto bom = dir.write("bom.jsonl", "\xEF\xBB\xBF{\"input\": \"a\"}\r\n{\"input\": \"b\"}\r\n");
+  auto with_bom = read_prompt_file(bom.string());
+  CHECK(with_bom.rows.size() == 2);
+  CHECK(with_bom.bad_lines.empty());
   auto empty = dir.write("empty.jsonl", "");
   CHECK(read_prompt_file(empty.string()).rows.empty());
 }

@@ -39,7 +39,8 @@ TEST_CASE("shuffled permutations equal random.Random(seed).shuffle", "[data]") {
     INFO("n=" << n << " seed=" << seed);
     auto perm = vime::data::python_shuffled_permutation(n, seed);
     const auto& head = c.at("head").as_array();
-    for (size_t i = 0; i < head.size(); ++i) REQUIRE(perm[i] == static_cast<size_t>(head[i].as_int()));
+    for (size_t i = 0; i < head.size(); ++i)
+      REQUIRE(perm[i] == static_cast<size_t>(head[i].as_int()));
     int64_t checksum = 0;
     for (size_t i = 0; i < perm.size(); ++i) checksum += static_cast<int64_t>(i * perm[i]);
     CHECK(checksum == c.at("checksum").as_int());

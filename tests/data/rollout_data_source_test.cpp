@@ -5,13 +5,14 @@
 
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/data/make_data_source.hpp"
 #include "vime/data/python_random.hpp"
 #include "vime/error.hpp"
 
 using vime::Json;
 using vime::SampleGroup;
-using vime::data::DataSourceOptions;
 using vime::data::DatasetOptions;
+using vime::data::DataSourceOptions;
 using vime::data::PromptDataset;
 using vime::data::RolloutDataSource;
 
@@ -64,7 +65,8 @@ std::vector<std::string> identities(const std::vector<SampleGroup>& groups) {
 TEST_CASE("requests follow the epoch stream, shuffled per epoch like slime", "[data]") {
   Fixture f;
   for (bool shuffle : {false, true}) {
-    for (auto requests : std::vector<std::vector<int64_t>>{{8}, {2, 8, 1}, {3, 1, 2}, {0, 2}, {6, 3}}) {
+    for (auto requests :
+         std::vector<std::vector<int64_t>>{{8}, {2, 8, 1}, {3, 1, 2}, {0, 2}, {6, 3}}) {
       INFO("shuffle=" << shuffle);
       auto source = f.source(shuffle);
       int64_t total = 0;
@@ -107,8 +109,7 @@ TEST_CASE("get_samples wraps across every epoch it needs", "[data]") {
   Fixture three(3);
   auto s3 = three.source(false, 1);
   s3.get_samples(2);
-  CHECK(prompts(s3.get_samples(7)) ==
-        std::vector<std::string>{"2", "0", "1", "2", "0", "1", "2"});
+  CHECK(prompts(s3.get_samples(7)) == std::vector<std::string>{"2", "0", "1", "2", "0", "1", "2"});
   CHECK(s3.epoch_id() == 2);
   CHECK(s3.sample_offset() == 3);  // the boundary is kept until the next request
   CHECK(prompts(s3.get_samples(1)) == std::vector<std::string>{"0"});
@@ -126,8 +127,7 @@ TEST_CASE("the buffer is served first, then the dataset stream", "[data]") {
   auto groups = source.get_samples(9);
   REQUIRE(groups.size() == 9);
   CHECK(groups[0][0].response == "partial");
-  CHECK(prompts(groups) ==
-        std::vector<std::string>{"0", "1", "2", "0", "1", "2", "0", "1", "2"});
+  CHECK(prompts(groups) == std::vector<std::string>{"0", "1", "2", "0", "1", "2", "0", "1", "2"});
   CHECK(source.buffer_size() == 0);
 
   std::vector<SampleGroup> wrong{SampleGroup(3)};
@@ -225,8 +225,8 @@ TEST_CASE("state files are JSON, written atomically, and checked on load", "[dat
   CHECK_THROWS_WITH(fresh.load(8), Catch::Contains("global_dataset_state_dict_8.json"));
   f.dir.write("ckpt/rollout/global_dataset_state_dict_9.json",
               "{\"sample_offset\": 40, \"num_prompts\": 50}");
-  CHECK_THROWS_WITH(fresh.load(9), Catch::Contains("50 prompts") &&
-                                       Catch::Contains("same --prompt-data"));
+  CHECK_THROWS_WITH(fresh.load(9),
+                    Catch::Contains("50 prompts") && Catch::Contains("same --prompt-data"));
   f.dir.write("ckpt/rollout/global_dataset_state_dict_10.json", "{\"epoch_id\": -1}");
   CHECK_THROWS_WITH(fresh.load(10), Catch::Contains("'epoch_id' must be a non-negative integer"));
 }
@@ -269,4 +269,27 @@ TEST_CASE("from_args wires the flags and --num-epoch derives --num-rollout", "[d
   args.set("rollout_batch_size", Json(20), vime::ArgSource::kCommandLine);
   CHECK_THROWS_WITH(vime::data::resolve_num_rollout(args, source->size()),
                     Catch::Contains("fewer than --rollout-batch-size 20"));
+}
+
+TEST_CASE("--data-source-path plugins replace the built-in data source", "[data]") {
+  Fixture f(4);
+  auto builtin = vime::data::make_data_source(vime::core::parse_args(
+      std::vector<std::string>{"--prompt-data", f.data.string(), "--input-key", "text"}));
+  CHECK(builtin->size() == 4);
+  CHECK(builtin->get_samples(1)[0][0].prompt == Json("0"));
+
+  const std::string lib = vime::test::plugin_path("data_plugins");
+  auto custom = vime::data::make_data_source(vime::core::parse_args(std::vector<std::string>{
+      "--data-source-path", lib, "--n-samples-per-prompt", "3", "--prompt-data", f.data.string()}));
+  auto groups = custom->get_samples(2);
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[1].size() == 3);
+  CHECK(groups[1][2].prompt == Json("custom-1"));
+  CHECK(custom->size() == 1000);
+  custom.reset();  // destroyed while its .so is still loaded
+
+  CHECK_THROWS_WITH(
+      vime::data::make_data_source(vime::core::parse_args(
+          std::vector<std::string>{"--data-source-path", lib + ":no_source"})),
+      Catch::Contains("--data-source-path") && Catch::Contains("returned no data source"));
 }

@@ -95,8 +95,8 @@ TEST_CASE("rollout metrics carry slime's names and values", "[metrics]") {
     samples[i].response_length = 10 * (i + 1);
     samples[i].reward = Json(i < 2 ? 1.0 : static_cast<double>(i));
   }
-  samples[1].loss_mask = std::vector<int32_t>{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                              0, 0};  // effective length 2
+  samples[1].loss_mask = std::vector<int32_t>{1, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+                                              0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // effective length 2
   samples[2].status = vime::SampleStatus::kTruncated;
   samples[3].response = std::string(5000, 'a') + std::string(6000, 'b');
   auto m = compute_rollout_metrics(args(), samples);

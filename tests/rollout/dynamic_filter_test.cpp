@@ -39,7 +39,7 @@ TEST_CASE("the drop rule of slime's rollout loop", "[rollout]") {
   CHECK_FALSE(should_drop_group(keep, 10, 4));
   CHECK(should_drop_group(drop, 10, 4));
   CHECK(should_drop_group(drop, 3, 4));
-  CHECK(should_drop_group(fallback, 5, 4));      // enough groups left: drop
+  CHECK(should_drop_group(fallback, 5, 4));        // enough groups left: drop
   CHECK_FALSE(should_drop_group(fallback, 4, 4));  // dropping would leave too few
   CHECK_FALSE(should_drop_group(fallback, 2, 4));
 }
@@ -54,10 +54,12 @@ TEST_CASE("drop reasons become rollout/dynamic_filter/drop_{reason}", "[rollout]
                                      {"rollout/dynamic_filter/drop_zero_std_0.0", 1}});
 }
 
-TEST_CASE("filter_hub's check_reward_nonzero_std plugins behave like slime's", "[rollout][filter]") {
+TEST_CASE("filter_hub's check_reward_nonzero_std plugins behave like slime's",
+          "[rollout][filter]") {
   auto a = args();
-  for (std::string name : {"check_reward_nonzero_std",
-                           "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std"}) {
+  for (std::string name :
+       {"check_reward_nonzero_std",
+        "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std"}) {
     auto filter = builtin(name);
     REQUIRE(filter);
     CHECK(filter.description().find("libfilter_check_reward_nonzero_std.so") != std::string::npos);

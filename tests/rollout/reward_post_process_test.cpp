@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/error.hpp"
 
 using Catch::Detail::Approx;
 using vime::Json;
@@ -28,8 +30,10 @@ vime::Args args(std::vector<std::string> flags) { return vime::core::parse_args(
 
 // Spec §12 ◇ GRPO normalisation vectors.
 TEST_CASE("GRPO group normalisation matches slime's vectors", "[rollout]") {
-  check_all(normalize_group_rewards({1, 0, 0, 1}, 4, true), {0.866024, -0.866024, -0.866024, 0.866024});
-  check_all(normalize_group_rewards({1, 1, 1, 0}, 4, true), {0.499999, 0.499999, 0.499999, -1.499997});
+  check_all(normalize_group_rewards({1, 0, 0, 1}, 4, true),
+            {0.866024, -0.866024, -0.866024, 0.866024});
+  check_all(normalize_group_rewards({1, 1, 1, 0}, 4, true),
+            {0.499999, 0.499999, 0.499999, -1.499997});
   check_all(normalize_group_rewards({1, 0, 0, 1}, 4, false), {0.5, -0.5, -0.5, 0.5});
   // Groups are normalised separately; a zero-std group becomes all zeros.
   check_all(normalize_group_rewards({1, 0, 1, 1}, 2, true), {0.707106, -0.707106, 0, 0});
@@ -50,8 +54,8 @@ TEST_CASE("post_process_rewards follows --advantage-estimator and the normalisat
   for (std::string estimator : {"grpo", "gspo", "cispo"}) {
     auto out = with({"--advantage-estimator", estimator});
     check_all(out.raw_rewards, {1, 0, 0, 1, 1, 1, 1, 0});
-    check_all(out.rewards, {0.866024, -0.866024, -0.866024, 0.866024, 0.499999, 0.499999,
-                            0.499999, -1.499997});
+    check_all(out.rewards,
+              {0.866024, -0.866024, -0.866024, 0.866024, 0.499999, 0.499999, 0.499999, -1.499997});
   }
   check_all(with({"--advantage-estimator", "reinforce_plus_plus_baseline"}).rewards,
             {0.5, -0.5, -0.5, 0.5, 0.25, 0.25, 0.25, -0.75});
@@ -64,13 +68,35 @@ TEST_CASE("post_process_rewards follows --advantage-estimator and the normalisat
   // Fewer samples than n x rbs (dynamic filtering): the whole batch is one group.
   auto partial = post_process_rewards(args(base), with_rewards({1, 0, 0, 1, 1, 1}));
   double mean = 4.0 / 6;
-  CHECK(partial.rewards[0] == Approx((1 - mean) / (std::sqrt((4 * (1 - mean) * (1 - mean) +
-                                                              2 * mean * mean) / 5) + 1e-6)));
+  CHECK(
+      partial.rewards[0] ==
+      Approx((1 - mean) / (std::sqrt((4 * (1 - mean) * (1 - mean) + 2 * mean * mean) / 5) + 1e-6)));
   // --reward-key picks the value out of dict rewards.
-  auto dicts = with_rewards({Json(Json::Object{{"acc", Json(1)}}), Json(Json::Object{{"acc", Json(0)}})});
+  auto dicts =
+      with_rewards({Json(Json::Object{{"acc", Json(1)}}), Json(Json::Object{{"acc", Json(0)}})});
   auto keyed = post_process_rewards(
       args({"--reward-key", "acc", "--n-samples-per-prompt", "2", "--rollout-batch-size", "1"}),
       dicts);
   check_all(keyed.raw_rewards, {1, 0});
   check_all(keyed.rewards, {0.707106, -0.707106});
+}
+
+TEST_CASE("--custom-reward-post-process-path replaces group normalisation", "[rollout]") {
+  auto samples = with_rewards({1, 0, 0.5, 1});
+  auto builtin = vime::rollout::load_reward_post_processor(
+      args({"--n-samples-per-prompt", "2", "--rollout-batch-size", "2"}));
+  check_all(builtin(samples).rewards, {0.707106, -0.707106, -0.707106, 0.707106});
+
+  const std::string lib = vime::test::plugin_path("rollout_plugins");
+  auto custom = vime::rollout::load_reward_post_processor(
+      args({"--custom-reward-post-process-path", lib + ":relative_to_best"}));
+  auto out = custom(samples);
+  check_all(out.raw_rewards, {1, 0, 0.5, 1});
+  check_all(out.rewards, {0, -1, -0.5, 0});
+  auto broken = vime::rollout::load_reward_post_processor(
+      args({"--custom-reward-post-process-path", lib + ":too_few"}));
+  CHECK_THROWS_WITH(broken(samples), Catch::Contains("1 raw rewards and 1 rewards for 4 samples"));
+  CHECK_THROWS_AS(vime::rollout::load_reward_post_processor(
+                      args({"--custom-reward-post-process-path", "/none/libx.so"})),
+                  vime::UsageError);
 }

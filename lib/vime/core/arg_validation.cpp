@@ -190,8 +190,9 @@ std::vector<std::string> validate_args(Args& a, const ValidationOptions& options
   } else {
     require(!set(a, "opd_teacher_load"), "--opd-teacher-load needs --use-opd");
   }
-  require(!set(a, "eval_interval") || set(a, "eval_prompt_data") || set(a, "eval_config"),
-          "--eval-interval needs eval datasets: --eval-prompt-data or --eval-config");
+  require(!set(a, "eval_interval") || set(a, "eval_prompt_data") || set(a, "eval_config") ||
+              set(a, "dataset"),
+          "--eval-interval needs eval datasets: --eval-prompt-data, --eval-config or --dataset");
   require(!set(a, "save_interval") || set(a, "save"), "--save-interval needs --save");
   if (estimator == "reinforce_plus_plus" || estimator == "reinforce_plus_plus_baseline") {
     require(on(a, "normalize_advantages"),

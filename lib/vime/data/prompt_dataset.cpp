@@ -19,7 +19,8 @@ struct RowProblem {
 // "an integer", "a string": Json::type_name() with its article, for messages.
 std::string described_type(const Json& value) {
   std::string name = value.type_name();
-  const bool vowel = !name.empty() && std::string_view("aeiou").find(name[0]) != std::string_view::npos;
+  const bool vowel =
+      !name.empty() && std::string_view("aeiou").find(name[0]) != std::string_view::npos;
   return (vowel ? "an " : "a ") + name;
 }
 
@@ -68,8 +69,8 @@ DatasetOptions DatasetOptions::from_args(const Args& args) {
   return o;
 }
 
-PromptDataset::PromptDataset(std::string_view spec, DatasetOptions options,
-                             PromptRenderer renderer, TokenCounter count_tokens)
+PromptDataset::PromptDataset(std::string_view spec, DatasetOptions options, PromptRenderer renderer,
+                             TokenCounter count_tokens)
     : options_(std::move(options)) {
   if (options_.apply_chat_template && !renderer)
     throw Error("--apply-chat-template is set but no chat-template renderer was given");
@@ -98,14 +99,21 @@ PromptDataset::PromptDataset(std::string_view spec, DatasetOptions options,
       Json tools = read_tools(row.value, options_);
       if (!tools.is_null()) sample.metadata["tools"] = tools;
 
+      Json prompt = *input;
+      if (!options_.prompt_template.empty() && prompt.is_string()) {
+        std::string text = options_.prompt_template;
+        const size_t at = text.find("{input}");
+        if (at != std::string::npos) text.replace(at, 7, prompt.as_string());
+        prompt = text;
+      }
       if (options_.apply_chat_template) {
-        Json messages = *input;
+        Json messages = prompt;
         if (messages.is_string())
-          messages = Json(Json::Array{Json(Json::Object{{"role", Json("user")},
-                                                        {"content", *input}})});
+          messages =
+              Json(Json::Array{Json(Json::Object{{"role", Json("user")}, {"content", prompt}})});
         sample.prompt = renderer(messages, tools, options_.apply_chat_template_kwargs);
       } else {
-        sample.prompt = *input;
+        sample.prompt = prompt;
       }
       if (options_.max_prompt_tokens && sample.prompt.is_string() &&
           static_cast<int64_t>(count_tokens(sample.prompt.as_string())) >
@@ -135,8 +143,7 @@ PromptDataset::PromptDataset(std::string_view spec, DatasetOptions options,
   }
   if (!report_.bad_lines.empty()) {
     PromptFile described{report_.path, {}, report_.bad_lines};
-    std::cerr << "vime: warning: " << options_.flag << " " << describe_bad_lines(described)
-              << "\n";
+    std::cerr << "vime: warning: " << options_.flag << " " << describe_bad_lines(described) << "\n";
   }
   if (report_.num_too_long > 0)
     std::cerr << "vime: warning: " << options_.flag << " " << report_.path << ": dropped "

@@ -37,6 +37,7 @@ struct DatasetOptions {
   std::optional<std::string> tool_key;
   bool apply_chat_template = false;
   Json apply_chat_template_kwargs = Json::object();
+  std::string prompt_template;  // "{input}" replaced by a string prompt before rendering (presets)
   std::optional<int64_t> max_prompt_tokens;  // --rollout-max-prompt-len; longer prompts are dropped
   int64_t seed = 42;                         // --rollout-seed; epoch e shuffles with seed + e
   std::string flag = "--prompt-data";        // named in messages

@@ -20,10 +20,11 @@ std::string parquet_hint(const std::string& path, std::string_view flag) {
   const std::string jsonl = path.substr(0, path.size() - 8) + ".jsonl";
   return std::string(flag) + " " + path +
          ": vime cannot read Parquet (Debian 12 ships no Apache Arrow). Convert it to JSONL once, "
-         "e.g. python3 -c \"import pandas as pd; pd.read_parquet('" + path +
-         "').to_json('" + jsonl + "', orient='records', lines=True, force_ascii=False)\" "
-         "(or: duckdb -c \"COPY (SELECT * FROM '" + path + "') TO '" + jsonl +
-         "' (FORMAT json)\"), then pass " + jsonl + ".";
+         "e.g. python3 -c \"import pandas as pd; pd.read_parquet('" +
+         path + "').to_json('" + jsonl +
+         "', orient='records', lines=True, force_ascii=False)\" "
+         "(or: duckdb -c \"COPY (SELECT * FROM '" +
+         path + "') TO '" + jsonl + "' (FORMAT json)\"), then pass " + jsonl + ".";
 }
 
 }  // namespace
@@ -45,6 +46,7 @@ PromptFile read_prompt_file(std::string_view spec, std::string_view flag) {
   int64_t line_number = 0;
   while (std::getline(in, line)) {
     ++line_number;
+    if (line_number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // UTF-8 BOM
     if (is_blank(line)) continue;
     try {
       Json value = Json::parse(line, "JSON");
@@ -77,8 +79,8 @@ std::string describe_bad_lines(const PromptFile& file) {
                      " malformed line" + (file.bad_lines.size() == 1 ? "" : "s") + " (";
   for (size_t i = 0; i < file.bad_lines.size() && i < kShown; ++i) {
     if (i) text += "; ";
-    text += "line " + std::to_string(file.bad_lines[i].line_number) + ": " +
-            file.bad_lines[i].reason;
+    text +=
+        "line " + std::to_string(file.bad_lines[i].line_number) + ": " + file.bad_lines[i].reason;
   }
   if (file.bad_lines.size() > kShown)
     text += "; and " + std::to_string(file.bad_lines.size() - kShown) + " more";

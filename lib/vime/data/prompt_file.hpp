@@ -1,6 +1,6 @@
-// Reads the rows of a prompt file (slime/utils/data.py::read_file): JSONL, one object per line, with
-// the optional @[a:b] row slice. Malformed lines are skipped and reported with their line numbers.
-// Parquet is refused with a conversion command: Debian 12 has no Arrow to read it with.
+// Reads the rows of a prompt file (slime/utils/data.py::read_file): JSONL, one object per line,
+// with the optional @[a:b] row slice. Malformed lines are skipped and reported with their line
+// numbers. Parquet is refused with a conversion command: Debian 12 has no Arrow to read it with.
 #pragma once
 
 #include <cstdint>

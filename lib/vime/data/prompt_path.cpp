@@ -13,8 +13,8 @@ bool parse_bound(std::string_view text, std::optional<int64_t>& out) {
     return true;
   }
   std::string_view digits = text.front() == '-' ? text.substr(1) : text;
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
-                                     [](char c) { return c >= '0' && c <= '9'; }))
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return false;
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

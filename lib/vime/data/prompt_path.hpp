@@ -1,5 +1,6 @@
-// --prompt-data / --eval-prompt-data paths with slime's row-slice suffix: "data.jsonl@[a:b]" selects
-// rows like Python's rows[a:b], negative bounds included (slime/utils/data.py::_parse_generalized_path).
+// --prompt-data / --eval-prompt-data paths with slime's row-slice suffix: "data.jsonl@[a:b]"
+// selects rows like Python's rows[a:b], negative bounds included
+// (slime/utils/data.py::_parse_generalized_path).
 #pragma once
 
 #include <cstddef>
@@ -23,7 +24,8 @@ struct PromptPath {
 // Splits "path@[a:b]" (regex ^(.*)@\[(-?\d*):(-?\d*)\]$); any other text is a plain path.
 PromptPath parse_prompt_path(std::string_view text);
 
-// The half-open row range [first, last) that Python's rows[start:stop] selects from `num_rows` rows.
+// The half-open row range [first, last) that Python's rows[start:stop] selects from `num_rows`
+// rows.
 struct RowRange {
   size_t first = 0;
   size_t last = 0;

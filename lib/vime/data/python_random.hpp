@@ -11,11 +11,12 @@ namespace vime::data {
 
 class PythonRandom {
  public:
-  explicit PythonRandom(int64_t seed);  // random.seed(int): init_by_array over |seed|'s 32-bit words
+  explicit PythonRandom(
+      int64_t seed);  // random.seed(int): init_by_array over |seed|'s 32-bit words
 
-  uint32_t next_uint32();           // genrand_uint32
-  uint64_t getrandbits(int bits);   // 0 <= bits <= 64
-  uint64_t randbelow(uint64_t n);   // Random._randbelow_with_getrandbits, n >= 1
+  uint32_t next_uint32();          // genrand_uint32
+  uint64_t getrandbits(int bits);  // 0 <= bits <= 64
+  uint64_t randbelow(uint64_t n);  // Random._randbelow_with_getrandbits, n >= 1
   // random.shuffle(x): Fisher-Yates from the back, j = randbelow(i + 1).
   template <class T>
   void shuffle(std::vector<T>& values) {

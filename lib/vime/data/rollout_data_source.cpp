@@ -117,7 +117,8 @@ std::vector<SampleGroup> RolloutDataSource::get_samples(int64_t num_groups) {
   if (static_cast<int64_t>(groups.size()) > num_groups)
     throw Error("the buffer filter returned " + std::to_string(groups.size()) +
                 " groups, more than the " + std::to_string(num_groups) + " asked for");
-  std::vector<SampleGroup> fresh = take_from_dataset(num_groups - static_cast<int64_t>(groups.size()));
+  std::vector<SampleGroup> fresh =
+      take_from_dataset(num_groups - static_cast<int64_t>(groups.size()));
   groups.insert(groups.end(), std::make_move_iterator(fresh.begin()),
                 std::make_move_iterator(fresh.end()));
   return groups;
@@ -240,8 +241,7 @@ void RolloutDataSource::load_state_dict(const Json& state, const std::string& wh
 
 std::filesystem::path RolloutDataSource::state_path(const std::filesystem::path& dir,
                                                     int64_t rollout_id) {
-  return dir / "rollout" /
-         ("global_dataset_state_dict_" + std::to_string(rollout_id) + ".json");
+  return dir / "rollout" / ("global_dataset_state_dict_" + std::to_string(rollout_id) + ".json");
 }
 
 void RolloutDataSource::save(int64_t rollout_id) {

@@ -30,7 +30,7 @@ std::vector<SampleGroup> pop_oldest(std::optional<int64_t> rollout_id,
 
 struct DataSourceOptions {
   int64_t n_samples_per_prompt = 1;
-  bool shuffle = false;                      // --rollout-shuffle
+  bool shuffle = false;                           // --rollout-shuffle
   std::optional<std::filesystem::path> save_dir;  // --save
   std::optional<std::filesystem::path> load_dir;  // --load
   BufferFilter buffer_filter = pop_first;
@@ -82,8 +82,8 @@ class RolloutDataSource : public DataSource {
   std::vector<SampleGroup> buffer_;
 };
 
-// --num-rollout, else --num-epoch x (prompts per epoch / --rollout-batch-size), as slime derives it.
-// Throws UsageError when neither is set or an epoch holds fewer prompts than one rollout.
+// --num-rollout, else --num-epoch x (prompts per epoch / --rollout-batch-size), as slime derives
+// it. Throws UsageError when neither is set or an epoch holds fewer prompts than one rollout.
 int64_t resolve_num_rollout(const Args& args, int64_t num_prompts_per_epoch);
 
 }  // namespace vime::data

@@ -5,7 +5,7 @@ namespace vime::metrics::names {
 
 // Rollout manager, step key rollout/step.
 inline constexpr const char* kRolloutPrefix = "rollout/";
-inline constexpr const char* kResponseLenPrefix = "response_len/";  // + mean, median, max, min
+inline constexpr const char* kResponseLenPrefix = "response_len/";     // + mean, median, max, min
 inline constexpr const char* kZeroStdCountPrefix = "zero_std/count_";  // + str(round(r, 1))
 inline constexpr const char* kRepetitionFrac = "repetition_frac";
 inline constexpr const char* kTruncatedRatio = "truncated_ratio";

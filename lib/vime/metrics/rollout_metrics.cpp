@@ -148,9 +148,9 @@ Metrics eval_dataset_metrics(const Args& args, const std::string& name,
 Metrics rollout_pass_rate_metrics(const Args& args, const std::vector<double>& raw_rewards) {
   if (!flag_on(args, "log_passrate")) return {};
   Metrics out;
-  add_prefixed(out, names::kPassRatePrefix,
-               compute_pass_rate(raw_rewards,
-                                 static_cast<size_t>(args.get_int("n_samples_per_prompt"))));
+  add_prefixed(
+      out, names::kPassRatePrefix,
+      compute_pass_rate(raw_rewards, static_cast<size_t>(args.get_int("n_samples_per_prompt"))));
   return out;
 }
 

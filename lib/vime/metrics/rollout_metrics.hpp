@@ -19,7 +19,8 @@ struct Statistics {
 // numpy's mean/median/max/min. Throws vime::Error on an empty list.
 Statistics compute_statistics(const std::vector<double>& values);
 
-// zlib level-9 compression ratio, original bytes / compressed bytes (metric_utils.compression_ratio).
+// zlib level-9 compression ratio, original bytes / compressed bytes
+// (metric_utils.compression_ratio).
 double compression_ratio(std::string_view bytes);
 // More than 10000 characters (code points) and the last 10000 compress more than 10x.
 bool has_repetition(std::string_view utf8_text);

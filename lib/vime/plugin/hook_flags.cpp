@@ -4,6 +4,7 @@
 
 #include "vime/error.hpp"
 #include "vime/plugin/plugin_loader.hpp"
+#include "vime/rollout/dynamic_filter.hpp"
 
 namespace vime::plugin {
 namespace {
@@ -79,7 +80,9 @@ std::vector<std::string> check_hook_plugins(const Args& args) {
     const std::string default_symbol = kind == PluginKind::kGroupReward
                                            ? std::string("group_reward")
                                            : std::string(hook.default_symbol);
-    for (const auto& s : specs) {
+    for (auto s : specs) {
+      // filter_hub's built-ins by name, slime's dotted name included.
+      if (kind == PluginKind::kDynamicFilter) s = rollout::resolve_dynamic_filter_spec(s);
       reject_python_path(s, flag);
       LoadedExport e = load_export(s, flag, kind, default_symbol);
       lines.push_back(flag + ": " + e.description + " (" + plugin_kind_name(kind) + ")");

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "vime/plugin/plugin_loader.hpp"
+
 namespace vime::rollout {
 namespace {
 
@@ -60,6 +62,23 @@ RewardPostProcessOutput post_process_rewards(const Args& args, const std::vector
       rollout_batch_size && samples.size() == n * static_cast<size_t>(*rollout_batch_size);
   out.rewards = normalize_group_rewards(out.raw_rewards, full_batch ? n : 0, divide_by_std);
   return out;
+}
+
+RewardPostProcessor load_reward_post_processor(const Args& args) {
+  if (auto spec = args.get_optional_string("custom_reward_post_process_path")) {
+    auto fn = plugin::load_plugin<PluginKind::kRewardPostProcess>(
+        *spec, "--custom-reward-post-process-path", "reward_post_process");
+    return [fn, args](const std::vector<Sample>& samples) {
+      RewardPostProcessOutput out = fn(args, samples);
+      if (out.raw_rewards.size() != samples.size() || out.rewards.size() != samples.size())
+        throw Error("--custom-reward-post-process-path " + fn.description() + " returned " +
+                    std::to_string(out.raw_rewards.size()) + " raw rewards and " +
+                    std::to_string(out.rewards.size()) + " rewards for " +
+                    std::to_string(samples.size()) + " samples");
+      return out;
+    };
+  }
+  return [args](const std::vector<Sample>& samples) { return post_process_rewards(args, samples); };
 }
 
 }  // namespace vime::rollout

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "vime/hooks.hpp"
@@ -22,5 +23,11 @@ std::vector<double> normalize_group_rewards(const std::vector<double>& rewards, 
 // --advantage-estimator asks for it, else raw. Groups are --n-samples-per-prompt samples when the
 // count is n_samples_per_prompt x rollout_batch_size, else the whole batch, as in slime.
 RewardPostProcessOutput post_process_rewards(const Args& args, const std::vector<Sample>& samples);
+
+using RewardPostProcessor =
+    std::function<RewardPostProcessOutput(const std::vector<Sample>& samples)>;
+// --custom-reward-post-process-path bound to `args` when set (it replaces group normalisation),
+// else post_process_rewards. Throws UsageError naming the flag when the plugin cannot be loaded.
+RewardPostProcessor load_reward_post_processor(const Args& args);
 
 }  // namespace vime::rollout

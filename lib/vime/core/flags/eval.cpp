@@ -37,6 +37,12 @@ constexpr FlagSpec kFlags[] = {
      "Fewest tokens generated per eval response (unset: no minimum)."},
     {"--eval-max-context-len", kInt, nullptr,
      "Context limit for eval, in tokens (unset: --rollout-max-context-len)."},
+    {"--dataset", kStringList, nullptr,
+     "Eval benchmark presets by name (math, gsm8k, aime, gpqa): reward type, keys, prompt template "
+     "and samples per prompt; the file comes from --dataset-path or $VIME_DATA."},
+    {"--dataset-path", kStringList, nullptr,
+     "Files of the --dataset presets, one per name, or one directory holding their files "
+     "(math500.jsonl, gsm8k_test.jsonl, aime-2024.jsonl, gpqa_eval.jsonl)."},
     {"--eval-reward-key", kString, nullptr,
      "Key of the reward value when the eval reward returns a dict (unset: --reward-key)."},
 };

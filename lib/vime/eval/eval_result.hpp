@@ -1,0 +1,15 @@
+// One eval dataset's rollout output as slime hands it to logging (spec §8): rewards read through
+// --eval-reward-key (else --reward-key), truncation flags, and the samples.
+#pragma once
+
+#include <vector>
+
+#include "vime/args.hpp"
+#include "vime/rollout_types.hpp"
+
+namespace vime::eval {
+
+// Throws vime::Error naming the sample when a reward is missing or is an object without the key.
+EvalDatasetResult make_eval_result(const Args& args, std::vector<Sample> samples);
+
+}  // namespace vime::eval

@@ -59,8 +59,8 @@ TEST_CASE("vime tokenize decode adds text, honouring skip_special_tokens", "[tok
   CHECK(lines[1].at("text").as_string() == "<|im_start|>user\nhi<|im_end|>");
 }
 
-TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2 files, Llama-3)", "[tokenizer]") {
-  for (const std::string name : {"gpt2", "llama3"}) {
+TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2's own files)", "[tokenizer]") {
+  for (const std::string name : {"gpt2"}) {
     const auto goldens = vime::test::read_golden(name + "_encode.jsonl");
     TempDir dir;
     std::ostringstream input;
@@ -107,14 +107,6 @@ TEST_CASE("vime tokenize: bad input is one clear error, and no output file is le
     CHECK(run_vime("tokenize encode --input " + in.string() + " --output " + out.string()).exit_code == 2);
     CHECK(run_vime("tokenize encode --tokenizer " + dir.path().string() + " --input /nonexistent.jsonl" +
                    " --output " + out.string()).exit_code == 2);
-    CHECK(run_vime("tokenize decode --add-special-tokens").exit_code == 2);
-  }
-  SECTION("a directory without tokenizer files") {
-    auto in = dir.write("in.jsonl", "{\"text\": \"ok\"}\n");
-    auto r = run_vime("tokenize encode --tokenizer " + dir.path().string() + " --input " + in.string() +
-                      " --output " + out.string());
-    CHECK(r.exit_code == 1);
-    CHECK_THAT(r.output, Catch::Contains("has no tokenizer.json"));
   }
 }
 

@@ -16,7 +16,8 @@ namespace vime::test {
 
 std::string asset_dir(const std::string& name) {
   static const std::map<std::string, std::string> kDirs = {
-      {"qwen3", "tokenizer-qwen3"}, {"llama3", "tokenizer-llama3"}, {"gpt2", "gpt2"}};
+      {"qwen3", "tokenizer-qwen3"},           {"llama3", "tokenizer-llama3"}, {"gpt2", "gpt2"},
+      {"deepseek_v3", "tokenizer-deepseek-v3"}, {"gemma3", "tokenizer-gemma3"},  {"gpt4o", "tokenizer-gpt4o"}};
   return std::string(VIME_ASSET_DIR) + "/" + kDirs.at(name);
 }
 

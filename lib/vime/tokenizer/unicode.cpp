@@ -132,22 +132,6 @@ std::string utf8_lossy(std::string_view bytes) {
   return out;
 }
 
-bool ends_in_incomplete_char(std::string_view bytes) {
-  // Walk back over at most 3 continuation bytes to the lead byte of the last character.
-  size_t i = bytes.size();
-  size_t continuation = 0;
-  while (i > 0 && continuation < 4) {
-    const auto b = static_cast<unsigned char>(bytes[i - 1]);
-    if ((b & 0xC0) != 0x80) {
-      const size_t need = utf8_length(b);
-      return b >= 0xC0 && need > continuation + 1;
-    }
-    ++continuation;
-    --i;
-  }
-  return false;
-}
-
 bool is_whitespace(char32_t cp) {
   if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
   if (cp < 0x85) return false;

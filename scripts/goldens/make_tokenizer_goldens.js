@@ -48,6 +48,8 @@ const FIXED = [
   // Words longer than the 256-byte word cache holds, and long runs BPE must merge in many steps.
   ' '.repeat(1000), 'a'.repeat(700), 'ab'.repeat(400), '你'.repeat(300), '🙂'.repeat(100), '7'.repeat(500),
   '\n'.repeat(300), '\t '.repeat(200), '='.repeat(600), 'x' + ' '.repeat(257) + 'y', 'Straße'.repeat(60),
+  // Characters new in Unicode 15 (PCRE2 10.42 knows Unicode 14): CJK Ext H, Kawi, emoji, Nag Mundari.
+  'a\u{31350}\u{31351}b', 'x \u{11F04}\u{11F05} y', 'hi \u{1FAE8} there', 'ab\u{1E4D0}\u{1E4D1}', 'q \u{0CF3}',
   '{"key": "value", "n": [1, 2, 3]}', 'SELECT * FROM t WHERE id = 1;', 'https://example.com/path?q=1&r=2#frag',
   'user@example.com', '#include <vector>\nint main() { return 0; }', '\n\n\n', ' \n \n ', '\t\t\t', '          ',
 ];

@@ -244,6 +244,9 @@ void Interpreter::assign(const Expr& target, Value value, const ScopePtr& scope)
   }
   if (target.kind == Expr::Kind::kTuple) {
     const auto& names = static_cast<const SequenceExpr&>(target).items;
+    if (!value.is_string() && !value.is_sequence() && !value.is_dict() && !value.is_undefined()) {
+      throw type_error("cannot unpack non-iterable " + value.type_name() + " object");
+    }
     List values = iterate(value);
     if (values.size() > names.size()) {
       throw TemplateError("ValueError", "too many values to unpack (expected " + std::to_string(names.size()) + ")");
@@ -313,7 +316,7 @@ Value Interpreter::call_macro(const MacroStmt& stmt, const ScopePtr& defining_sc
     for (const auto& p : params) is_param = is_param || p.name == name;
     if (!is_param) kwargs.set(Value(name), value);
   }
-  local->vars["varargs"] = Value::list(std::move(varargs));
+  local->vars["varargs"] = Value::tuple(std::move(varargs));
   local->vars["kwargs"] = Value::dict(std::move(kwargs));
   if (caller) local->vars["caller"] = *caller;
   std::string out;
@@ -479,7 +482,7 @@ Value Interpreter::get_attribute(const Value& object, std::string_view name) {
     case Value::Kind::kUndefined: fail_undefined(object);
     case Value::Kind::kDict: {
       Value method = find_method(object, name);
-      if (!method.is_undefined()) return method;
+      if (!is_no_method(method)) return method;
       if (const Value* v = object.as_dict().find(name)) return *v;
       break;
     }
@@ -488,7 +491,7 @@ Value Interpreter::get_attribute(const Value& object, std::string_view name) {
       break;
     default: {
       Value method = find_method(object, name);
-      if (!method.is_undefined()) return method;
+      if (!is_no_method(method)) return method;
     }
   }
   return missing_attribute(object, Value(name));

@@ -44,7 +44,7 @@ class Value {
  public:
   enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kTuple, kDict, kNamespace, kCallable };
 
-  Value() : kind_(Kind::kUndefined) {}
+  Value() : kind_(Kind::kUndefined), data_(std::string()) {}
   static Value undefined(std::string hint = {});  // hint: "'x' is undefined" for error messages
   static Value none() { return Value(Kind::kNone, std::monostate{}); }
   Value(bool v) : kind_(Kind::kBool), data_(v) {}

@@ -69,6 +69,8 @@ CASES = [
     ("loop_string", "{% for c in 'héllo' %}[{{ c }}]{% endfor %}", {}),
     ("loop_nested_loop_var", "{% for a in [1, 2] %}{% for b in 'xy' %}{{ loop.index }}{{ b }}{% endfor %}{{ loop.index }};{% endfor %}", {}),
     ("loop_undefined_iterable", "{% for x in missing %}x{% else %}none{% endfor %}", {}),
+    ("loop_recursive", "{% for n in [{'v': 1, 'kids': [{'v': 2, 'kids': [{'v': 3, 'kids': []}]}]}, {'v': 4, 'kids': []}] recursive %}{{ loop.depth }}:{{ n.v }}[{{ loop(n.kids) }}]{% endfor %}", {}),
+    ("loop_changed", "{% for p in people | sort(attribute='age') %}{% if loop.changed(p.age) %}<{{ p.age }}>{% endif %}{{ p.name }}{% endfor %}", {}),
     ("loop_reverse_slice", "{% for m in msgs[::-1] %}{{ m.role[0] }}{% endfor %}", CTX),
     # --- if / conditional expressions / operators
     ("if_elif_else", "{% for x in [1, 2, 3] %}{% if x == 1 %}one{% elif x == 2 %}two{% else %}many{% endif %} {% endfor %}", {}),
@@ -167,5 +169,6 @@ CASES = [
     ("err_syntax_unbalanced", "{{ (1 + 2 }}", {}),
     ("err_syntax_unclosed_comment", "{# never closed", {}),
     ("err_syntax_assign_const", "{% set none = 1 %}", {}),
+    ("err_call_non_recursive_loop", "{% for x in xs %}{{ loop([1]) }}{% endfor %}", {}),
     ("err_syntax_chained_is", "{{ x is defined is defined }}", {}),
 ]

@@ -12,6 +12,9 @@ namespace vime::tokenizer::jinja {
 namespace {
 
 constexpr int kMaxCallDepth = 200;  // macro recursion past this raises instead of overflowing the stack
+// However deep macros, loops and expressions nest, rendering uses at most this much stack (thread
+// stacks are 8 MiB by default on Linux) and raises RecursionError beyond it.
+constexpr std::ptrdiff_t kMaxStackBytes = 2 << 20;
 
 // Jinja2's Undefined messages: "'dict object' has no attribute 'x'", "list object has no element 0".
 Value missing_attribute(const Value& object, const Value& name) {
@@ -89,7 +92,17 @@ Value slice(const Value& v, const Value& start_v, const Value& stop_v, const Val
   return v.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
 }
 
+void Interpreter::check_stack() const {
+  char here;
+  auto used = static_cast<std::ptrdiff_t>(stack_base_ - reinterpret_cast<std::uintptr_t>(&here));
+  if (used > kMaxStackBytes || used < -kMaxStackBytes) {
+    throw TemplateError("RecursionError", "maximum recursion depth exceeded (the template nests too deeply)");
+  }
+}
+
 std::string Interpreter::render(const Body& body) {
+  char base;
+  stack_base_ = reinterpret_cast<std::uintptr_t>(&base);
   auto root = std::make_shared<Scope>();
   std::string out;
   exec(body, root, out);
@@ -108,6 +121,7 @@ Interpreter::Flow Interpreter::exec(const Body& body, const ScopePtr& scope, std
 
 Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope, std::string& out) {
   try {
+    check_stack();
     switch (stmt.kind) {
       case Stmt::Kind::kOutput: out += static_cast<const OutputStmt&>(stmt).text; return Flow::kNormal;
       case Stmt::Kind::kPrint: out += eval(*static_cast<const PrintStmt&>(stmt).expr, scope).str(); return Flow::kNormal;
@@ -196,7 +210,11 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
 }
 
 Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& scope, std::string& out) {
-  List items = iterate(eval(*stmt.iterable, scope));
+  run_loop(stmt, iterate(eval(*stmt.iterable, scope)), scope, out, 1);
+  return Flow::kNormal;
+}
+
+void Interpreter::run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out, int64_t depth) {
   if (stmt.filter) {
     List kept;
     for (Value& item : items) {
@@ -208,33 +226,59 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& sco
   }
   if (items.empty()) {
     exec(stmt.otherwise, std::make_shared<Scope>(Scope{{}, scope}), out);
-    return Flow::kNormal;
+    return;
   }
   const int64_t length = static_cast<int64_t>(items.size());
+  auto last_changed = std::make_shared<std::optional<List>>();  // loop.changed()'s memory
   for (int64_t i = 0; i < length; ++i) {
     // Each iteration starts from the enclosing scope: a {% set %} in the body does not carry over.
     auto local = std::make_shared<Scope>(Scope{{}, scope});
-    Dict loop;
-    loop.set("index", Value(i + 1));
-    loop.set("index0", Value(i));
-    loop.set("revindex", Value(length - i));
-    loop.set("revindex0", Value(length - i - 1));
-    loop.set("first", Value(i == 0));
-    loop.set("last", Value(i == length - 1));
-    loop.set("length", Value(length));
-    loop.set("depth", Value(1));
-    loop.set("depth0", Value(0));
-    if (i > 0) loop.set("previtem", items[i - 1]);
-    if (i + 1 < length) loop.set("nextitem", items[i + 1]);
-    loop.set("cycle", Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
-               if (args.positional.empty()) throw type_error("no items for cycling given");
-               return args.positional[i % args.positional.size()];
-             }));
-    local->vars["loop"] = Value::dict(std::move(loop));
+    auto loop = std::make_shared<Dict>();
+    loop->set("index", Value(i + 1));
+    loop->set("index0", Value(i));
+    loop->set("revindex", Value(length - i));
+    loop->set("revindex0", Value(length - i - 1));
+    loop->set("first", Value(i == 0));
+    loop->set("last", Value(i == length - 1));
+    loop->set("length", Value(length));
+    loop->set("depth", Value(depth));
+    loop->set("depth0", Value(depth - 1));
+    if (i > 0) loop->set("previtem", items[i - 1]);
+    if (i + 1 < length) loop->set("nextitem", items[i + 1]);
+    loop->set("cycle", Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
+                if (args.positional.empty()) throw type_error("no items for cycling given");
+                return args.positional[i % args.positional.size()];
+              }));
+    loop->set("changed", Value::callable("changed", [last_changed](Interpreter&, CallArgs& args) -> Value {
+                if (*last_changed && **last_changed == args.positional) return Value(false);
+                *last_changed = args.positional;
+                return Value(true);
+              }));
+    // `loop(children)` in a recursive loop renders the body again one level deeper.
+    Value loop_value = Value::callable(
+        "loop",
+        [&stmt, scope, depth](Interpreter& in, CallArgs& args) -> Value {
+          if (!stmt.recursive) throw type_error("The loop must have the 'recursive' marker to be called recursively.");
+          if (args.positional.size() != 1) throw type_error("loop() takes exactly one argument");
+          if (++in.call_depth_ > kMaxCallDepth) {
+            --in.call_depth_;
+            throw TemplateError("RecursionError", "maximum recursion depth exceeded in a recursive loop");
+          }
+          std::string text;
+          try {
+            in.run_loop(stmt, iterate(args.positional[0]), scope, text, depth + 1);
+          } catch (...) {
+            --in.call_depth_;
+            throw;
+          }
+          --in.call_depth_;
+          return Value(std::move(text));
+        },
+        loop);
+    local->vars["loop"] = std::move(loop_value);
     assign(*stmt.target, items[i], local);
     if (exec(stmt.body, local, out) == Flow::kBreak) break;
   }
-  return Flow::kNormal;
 }
 
 void Interpreter::assign(const Expr& target, Value value, const ScopePtr& scope) {
@@ -275,10 +319,15 @@ void Interpreter::exec_set(const SetStmt& stmt, const ScopePtr& scope) {
 }
 
 Value Interpreter::make_macro(const MacroStmt& stmt, const ScopePtr& scope) {
-  // The macro keeps its defining scope alive (and sees later {% set %}s there, as Jinja2 does).
-  return Value::callable(stmt.name, [&stmt, scope](Interpreter& in, CallArgs& args) {
+  // The macro sees its defining scope live (later {% set %}s there too, as in Jinja2). It holds
+  // that scope weakly, since the scope holds the macro; the interpreter keeps it for the render.
+  macro_scopes_.push_back(scope);
+  std::weak_ptr<Scope> weak_scope = scope;
+  return Value::callable(stmt.name, [&stmt, weak_scope](Interpreter& in, CallArgs& args) {
+    ScopePtr defining_scope = weak_scope.lock();
+    if (!defining_scope) throw TemplateError("TemplateRuntimeError", "macro '" + stmt.name + "' called after its render ended");
     const Value* caller = args.keyword_arg("caller");
-    return in.call_macro(stmt, scope, args, caller);
+    return in.call_macro(stmt, defining_scope, args, caller);
   });
 }
 
@@ -339,6 +388,7 @@ Value Interpreter::lookup(const std::string& name, const ScopePtr& scope) const 
 
 Value Interpreter::eval(const Expr& expr, const ScopePtr& scope) {
   try {
+    check_stack();
     return eval_inner(expr, scope);
   } catch (const TemplateError& e) {
     if (e.line() == 0) throw e.at_line(expr.line);
@@ -488,6 +538,11 @@ Value Interpreter::get_attribute(const Value& object, std::string_view name) {
     }
     case Value::Kind::kNamespace:
       if (const Value* v = object.namespace_attributes().find(name)) return *v;
+      break;
+    case Value::Kind::kCallable:
+      if (const auto& attributes = object.as_callable().attributes) {
+        if (const Value* v = attributes->find(name)) return *v;
+      }
       break;
     default: {
       Value method = find_method(object, name);

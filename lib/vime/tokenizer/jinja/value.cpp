@@ -44,8 +44,10 @@ Value Value::dict(Dict d) { return Value(Kind::kDict, std::make_shared<Dict>(std
 Value Value::namespace_object(Dict attributes) {
   return Value(Kind::kNamespace, std::make_shared<Dict>(std::move(attributes)));
 }
-Value Value::callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn) {
-  return Value(Kind::kCallable, std::make_shared<Callable>(Callable{std::move(name), std::move(fn)}));
+Value Value::callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn,
+                      std::shared_ptr<Dict> attributes) {
+  return Value(Kind::kCallable,
+               std::make_shared<Callable>(Callable{std::move(name), std::move(fn), std::move(attributes)}));
 }
 
 double Value::to_double() const {

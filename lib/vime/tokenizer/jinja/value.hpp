@@ -38,6 +38,7 @@ struct CallArgs {
 struct Callable {
   std::string name;
   std::function<Value(Interpreter&, CallArgs&)> call;
+  std::shared_ptr<Dict> attributes;  // a loop object is callable (recursive loops) and has loop.index, ...
 };
 
 class Value {
@@ -59,7 +60,8 @@ class Value {
   static Value tuple(List items);
   static Value dict(Dict d = {});
   static Value namespace_object(Dict attributes);
-  static Value callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn);
+  static Value callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn,
+                        std::shared_ptr<Dict> attributes = nullptr);
 
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::kUndefined; }

@@ -122,6 +122,12 @@ CASES = [
     ("f_trim", "[{{ msg.content | trim }}] [{{ 'xxhixx' | trim('x') }}] [{{ nl | trim }}] [{{ 5 | trim }}]", CTX),
     ("f_truncate", "{{ 'the quick brown fox jumps over' | truncate(15) }}|{{ 'the quick brown fox jumps over' | truncate(15, true) }}|{{ 'the quick brown fox jumps over' | truncate(15, false, '..', 0) }}|{{ 'short' | truncate(3) }}", {}),
     ("f_unique_wordcount", "{{ words | unique | list }} {{ words | unique(case_sensitive=true) | list }} {{ people | unique(attribute='age') | map(attribute='name') | list }} {{ 'one two, three-four_five' | wordcount }} {{ uni | wordcount }}", CTX),
+    ("f_groupby", "{% for g in people | groupby('age') %}{{ g.grouper }}:{{ g.list | map(attribute='name') | join(',') }};{% endfor %}{% for city, ps in people | groupby('city', default='none') %}{{ city }}={{ ps | length }} {% endfor %}", {}),
+    ("f_groupby_case", "{{ words | groupby('0') | map('first') | list }} {{ words | groupby('0', case_sensitive=true) | map('first') | list }}", {}),
+    ("f_slice", "{{ range(7) | slice(3) | list }} {{ range(7) | slice(3, 'x') | list }} {{ [] | slice(2) | list }}", {}),
+    ("f_striptags", "[{{ '<p>Hello  <b>world</b></p>\n<!-- c --> &amp; &lt;3 &#65;' | striptags }}]", {}),
+    ("f_pprint_filesize", "{{ d | pprint }} {{ 1 | filesizeformat }} {{ 999 | filesizeformat }} {{ 1000 | filesizeformat }} {{ 123456789 | filesizeformat }} {{ 1048576 | filesizeformat(true) }} {{ '2048' | filesizeformat(binary=true) }}", {}),
+    ("f_urlencode_xmlattr", "{{ 'a b/c?d=é' | urlencode }} {{ {'q': 'x y', 'n': 1} | urlencode }} {{ [('k', 'v&w')] | urlencode }}<a{{ {'href': 'x\"y', 'skip': none, 'n': 2} | xmlattr }}>{{ {'a': 1} | xmlattr(false) }}", {}),
     # --- tests
     ("tests_types", "{{ none is none }} {{ 1 is number }} {{ 1.5 is float }} {{ 1 is integer }} {{ t is integer }} {{ t is boolean }} {{ 'a' is string }} {{ d is mapping }} {{ xs is sequence }} {{ 'a' is sequence }} {{ xs is iterable }} {{ 1 is iterable }} {{ range is callable }} {{ 'x' is callable }}", CTX),
     ("tests_values", "{{ 3 is odd }} {{ 3 is even }} {{ 9 is divisibleby 3 }} {{ 9 is divisibleby(4) }} {{ t is true }} {{ 1 is true }} {{ f is false }} {{ 'abc' is lower }} {{ 'ABC' is upper }} {{ 'aB' is lower }} {{ '1' is lower }}", CTX),

@@ -472,7 +472,7 @@ const std::map<std::string_view, Builtin, std::less<>> kFilters = {
 
 Builtin find_filter(std::string_view name) {
   auto it = kFilters.find(name);
-  return it == kFilters.end() ? nullptr : it->second;
+  return it == kFilters.end() ? find_rare_filter(name) : it->second;
 }
 
 }  // namespace vime::tokenizer::jinja

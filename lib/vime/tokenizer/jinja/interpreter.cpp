@@ -124,7 +124,7 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
     check_stack();
     switch (stmt.kind) {
       case Stmt::Kind::kOutput: out += static_cast<const OutputStmt&>(stmt).text; return Flow::kNormal;
-      case Stmt::Kind::kPrint: out += eval(*static_cast<const PrintStmt&>(stmt).expr, scope).str(); return Flow::kNormal;
+      case Stmt::Kind::kPrint: eval(*static_cast<const PrintStmt&>(stmt).expr, scope).append_str(out); return Flow::kNormal;
       case Stmt::Kind::kIf: {
         const auto& s = static_cast<const IfStmt&>(stmt);
         for (const auto& [condition, body] : s.branches) {
@@ -214,6 +214,66 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& sco
   return Flow::kNormal;
 }
 
+// One run of a for loop: what `loop` answers for each iteration.
+struct Interpreter::LoopFrame {
+  const ForStmt* stmt;
+  ScopePtr scope;  // the loop's enclosing scope, for recursive calls
+  List items;
+  int64_t depth;
+  std::optional<List> last_changed;  // loop.changed()'s memory
+};
+
+// `loop` of iteration i: attributes computed on access; calling it (recursive loops) renders the
+// body again one level deeper.
+Value Interpreter::loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t i) {
+  auto attribute = [frame, i](std::string_view name) -> Value {
+    const int64_t length = static_cast<int64_t>(frame->items.size());
+    if (name == "index") return Value(i + 1);
+    if (name == "index0") return Value(i);
+    if (name == "revindex") return Value(length - i);
+    if (name == "revindex0") return Value(length - i - 1);
+    if (name == "first") return Value(i == 0);
+    if (name == "last") return Value(i == length - 1);
+    if (name == "length") return Value(length);
+    if (name == "depth") return Value(frame->depth);
+    if (name == "depth0") return Value(frame->depth - 1);
+    if (name == "previtem") return i > 0 ? frame->items[i - 1] : Value::undefined("there is no previous item");
+    if (name == "nextitem") return i + 1 < length ? frame->items[i + 1] : Value::undefined("there is no next item");
+    if (name == "cycle") {
+      return Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
+        if (args.positional.empty()) throw type_error("no items for cycling given");
+        return args.positional[i % args.positional.size()];
+      });
+    }
+    if (name == "changed") {
+      return Value::callable("changed", [frame](Interpreter&, CallArgs& args) -> Value {
+        if (frame->last_changed && *frame->last_changed == args.positional) return Value(false);
+        frame->last_changed = args.positional;
+        return Value(true);
+      });
+    }
+    return Value();
+  };
+  auto call = [frame](Interpreter& in, CallArgs& args) -> Value {
+    if (!frame->stmt->recursive) throw type_error("The loop must have the 'recursive' marker to be called recursively.");
+    if (args.positional.size() != 1) throw type_error("loop() takes exactly one argument");
+    if (++in.call_depth_ > kMaxCallDepth) {
+      --in.call_depth_;
+      throw TemplateError("RecursionError", "maximum recursion depth exceeded in a recursive loop");
+    }
+    std::string text;
+    try {
+      in.run_loop(*frame->stmt, iterate(args.positional[0]), frame->scope, text, frame->depth + 1);
+    } catch (...) {
+      --in.call_depth_;
+      throw;
+    }
+    --in.call_depth_;
+    return Value(std::move(text));
+  };
+  return Value::callable("loop", std::move(call), std::move(attribute));
+}
+
 void Interpreter::run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out, int64_t depth) {
   if (stmt.filter) {
     List kept;
@@ -228,55 +288,13 @@ void Interpreter::run_loop(const ForStmt& stmt, List items, const ScopePtr& scop
     exec(stmt.otherwise, std::make_shared<Scope>(Scope{{}, scope}), out);
     return;
   }
-  const int64_t length = static_cast<int64_t>(items.size());
-  auto last_changed = std::make_shared<std::optional<List>>();  // loop.changed()'s memory
+  auto frame = std::make_shared<LoopFrame>(LoopFrame{&stmt, scope, std::move(items), depth, std::nullopt});
+  const int64_t length = static_cast<int64_t>(frame->items.size());
   for (int64_t i = 0; i < length; ++i) {
     // Each iteration starts from the enclosing scope: a {% set %} in the body does not carry over.
     auto local = std::make_shared<Scope>(Scope{{}, scope});
-    auto loop = std::make_shared<Dict>();
-    loop->set("index", Value(i + 1));
-    loop->set("index0", Value(i));
-    loop->set("revindex", Value(length - i));
-    loop->set("revindex0", Value(length - i - 1));
-    loop->set("first", Value(i == 0));
-    loop->set("last", Value(i == length - 1));
-    loop->set("length", Value(length));
-    loop->set("depth", Value(depth));
-    loop->set("depth0", Value(depth - 1));
-    if (i > 0) loop->set("previtem", items[i - 1]);
-    if (i + 1 < length) loop->set("nextitem", items[i + 1]);
-    loop->set("cycle", Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
-                if (args.positional.empty()) throw type_error("no items for cycling given");
-                return args.positional[i % args.positional.size()];
-              }));
-    loop->set("changed", Value::callable("changed", [last_changed](Interpreter&, CallArgs& args) -> Value {
-                if (*last_changed && **last_changed == args.positional) return Value(false);
-                *last_changed = args.positional;
-                return Value(true);
-              }));
-    // `loop(children)` in a recursive loop renders the body again one level deeper.
-    Value loop_value = Value::callable(
-        "loop",
-        [&stmt, scope, depth](Interpreter& in, CallArgs& args) -> Value {
-          if (!stmt.recursive) throw type_error("The loop must have the 'recursive' marker to be called recursively.");
-          if (args.positional.size() != 1) throw type_error("loop() takes exactly one argument");
-          if (++in.call_depth_ > kMaxCallDepth) {
-            --in.call_depth_;
-            throw TemplateError("RecursionError", "maximum recursion depth exceeded in a recursive loop");
-          }
-          std::string text;
-          try {
-            in.run_loop(stmt, iterate(args.positional[0]), scope, text, depth + 1);
-          } catch (...) {
-            --in.call_depth_;
-            throw;
-          }
-          --in.call_depth_;
-          return Value(std::move(text));
-        },
-        loop);
-    local->vars["loop"] = std::move(loop_value);
-    assign(*stmt.target, items[i], local);
+    local->vars["loop"] = loop_object(frame, i);
+    assign(*stmt.target, frame->items[i], local);
     if (exec(stmt.body, local, out) == Flow::kBreak) break;
   }
 }
@@ -539,9 +557,13 @@ Value Interpreter::get_attribute(const Value& object, std::string_view name) {
     case Value::Kind::kNamespace:
       if (const Value* v = object.namespace_attributes().find(name)) return *v;
       break;
+    case Value::Kind::kTuple:  // groupby's (grouper, list) pairs are named tuples in Jinja2
+      if (object.as_list().size() == 2 && (name == "grouper" || name == "list")) return object.as_list()[name == "list"];
+      break;
     case Value::Kind::kCallable:
-      if (const auto& attributes = object.as_callable().attributes) {
-        if (const Value* v = attributes->find(name)) return *v;
+      if (const auto& attribute = object.as_callable().attribute) {
+        Value v = attribute(name);
+        if (!(v.is_undefined() && v.undefined_hint().empty())) return v;
       }
       break;
     default: {

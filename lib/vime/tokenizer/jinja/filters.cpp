@@ -3,6 +3,7 @@
 // template iterates, joins or counts them.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "vime/tokenizer/jinja/builtins.hpp"
@@ -45,8 +46,17 @@ Value f_abs(Interpreter&, CallArgs& args) {
   throw type_error("bad operand type for abs(): '" + v.type_name() + "'");
 }
 
-Value f_attr(Interpreter& in, CallArgs& args) {
-  return in.get_attribute(value_of(args), expect_string(arg(args, 1, "name"), "attribute name"));
+// Python getattr only: a dict's keys are not attributes (its methods are).
+Value f_attr(Interpreter&, CallArgs& args) {
+  const Value& object = value_of(args);
+  std::string name = arg(args, 1, "name").str();
+  if (object.is_namespace()) {
+    if (const Value* v = object.namespace_attributes().find(std::string_view(name))) return *v;
+  }
+  Value method = find_method(object, name);
+  if (!is_no_method(method)) return method;
+  std::string type = object.is_none() ? "None" : object.type_name() + " object";
+  return Value::undefined("'" + type + "' has no attribute '" + name + "'");
 }
 
 Value f_batch(Interpreter&, CallArgs& args) {
@@ -212,7 +222,22 @@ Value f_join(Interpreter& in, CallArgs& args) {
 Value f_list(Interpreter&, CallArgs& args) { return Value::list(iterate(value_of(args))); }
 Value f_lower(Interpreter&, CallArgs& args) { return Value(to_lower(soft_str(value_of(args)))); }
 Value f_upper(Interpreter&, CallArgs& args) { return Value(to_upper(soft_str(value_of(args)))); }
-Value f_title(Interpreter&, CallArgs& args) { return Value(to_title(soft_str(value_of(args)))); }
+// Jinja2's title is not str.title: words start after whitespace or one of "-({[<", and the rest
+// of each word is lowered ("what's" -> "What's", "</think>" -> "</think>").
+Value f_title(Interpreter&, CallArgs& args) {
+  std::string s = soft_str(value_of(args));
+  std::string out;
+  bool word_start = true;
+  for (size_t pos = 0; pos < s.size();) {
+    size_t start = pos;
+    char32_t cp = utf8::next(s, pos);
+    bool separator = utf8::is_space(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<';
+    std::string_view piece(s.data() + start, pos - start);
+    out += separator ? std::string(piece) : word_start ? to_upper(piece) : to_lower(piece);
+    word_start = separator;
+  }
+  return Value(std::move(out));
+}
 
 Value f_map(Interpreter& in, CallArgs& args) {
   List items = iterate(value_of(args));
@@ -307,7 +332,13 @@ Value f_round(Interpreter&, CallArgs& args) {
   int64_t precision = arg(args, 1, "precision", Value(0)).as_int();
   std::string method = soft_str(arg(args, 2, "method", Value("common")));
   double scale = std::pow(10.0, static_cast<double>(precision));
-  if (method == "common") return Value(std::nearbyint(v * scale) / scale);  // Python rounds half to even
+  if (method == "common") {
+    // Python's round() rounds the exact binary value, ties to even: what printf's %.Nf does.
+    if (precision < 0 || !std::isfinite(v)) return Value(std::nearbyint(v * scale) / scale);
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(std::min<int64_t>(precision, 300)), v);
+    return Value(std::strtod(buf, nullptr));
+  }
   if (method == "ceil") return Value(std::ceil(v * scale) / scale);
   if (method == "floor") return Value(std::floor(v * scale) / scale);
   throw TemplateError("FilterArgumentError", "method must be common, ceil or floor");
@@ -416,8 +447,7 @@ Value f_wordcount(Interpreter&, CallArgs& args) {
   bool in_word = false;
   for (size_t pos = 0; pos < s.size();) {
     char32_t cp = utf8::next(s, pos);
-    bool word_char = cp == '_' || (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
-                     (cp >= 0x80 && !utf8::is_space(cp));
+    bool word_char = utf8::is_word_char(cp);
     if (word_char && !in_word) ++words;
     in_word = word_char;
   }
@@ -442,7 +472,7 @@ const std::map<std::string_view, Builtin, std::less<>> kFilters = {
 
 Builtin find_filter(std::string_view name) {
   auto it = kFilters.find(name);
-  return it == kFilters.end() ? nullptr : it->second;
+  return it == kFilters.end() ? find_rare_filter(name) : it->second;
 }
 
 }  // namespace vime::tokenizer::jinja

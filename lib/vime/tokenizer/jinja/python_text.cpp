@@ -53,7 +53,7 @@ void dump_string(std::string_view s, bool ensure_ascii, std::string& out) {
       case '\f': out += "\\f"; continue;
       default: break;
     }
-    if (cp < 0x20) {
+    if (cp < 0x20 || (cp == 0x7F && ensure_ascii)) {  // ensure_ascii escapes all but ' '..'~'
       append_hex(out, "\\u", cp, 4);
     } else if (cp < 0x80 || !ensure_ascii) {
       utf8::append(out, cp);

@@ -7,39 +7,106 @@
 namespace vime::tokenizer::jinja {
 namespace {
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-char upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; }
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+// Simple case mappings of the scripts chat data uses most (Latin, Greek, Cyrillic, fullwidth
+// Latin); other code points have no case here.
+char32_t upper_of(char32_t c) {
+  if (c >= 'a' && c <= 'z') return c - 32;
+  if (c < 0x80) return c;
+  if ((c >= 0xE0 && c <= 0xFE && c != 0xF7)) return c - 32;
+  if (c == 0xFF) return 0x178;
+  if (c == 0xB5) return 0x39C;
+  if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) return c & ~char32_t{1};
+  if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c & 1) ? c : c - 1;
+  if (c == 0x131) return 'I';
+  if (c == 0x17F) return 'S';
+  if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 32;
+  if (c == 0x3C2) return 0x3A3;
+  if (c == 0x3AC) return 0x386;
+  if (c >= 0x3AD && c <= 0x3AF) return c - 37;
+  if (c == 0x3CC) return 0x38C;
+  if (c == 0x3CD || c == 0x3CE) return c - 63;
+  if (c >= 0x430 && c <= 0x44F) return c - 32;
+  if (c >= 0x450 && c <= 0x45F) return c - 80;
+  if (c >= 0xFF41 && c <= 0xFF5A) return c - 32;
+  return c;
+}
+
+char32_t lower_of(char32_t c) {
+  if (c >= 'A' && c <= 'Z') return c + 32;
+  if (c < 0x80) return c;
+  if ((c >= 0xC0 && c <= 0xDE && c != 0xD7)) return c + 32;
+  if (c == 0x178) return 0xFF;
+  if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) return c | 1;
+  if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c & 1) ? c + 1 : c;
+  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 32;
+  if (c == 0x386) return 0x3AC;
+  if (c >= 0x388 && c <= 0x38A) return c + 37;
+  if (c == 0x38C) return 0x3CC;
+  if (c == 0x38E || c == 0x38F) return c + 63;
+  if (c >= 0x410 && c <= 0x42F) return c + 32;
+  if (c >= 0x400 && c <= 0x40F) return c + 80;
+  if (c >= 0xFF21 && c <= 0xFF3A) return c + 32;
+  return c;
+}
+
+bool is_cased(char32_t c) { return upper_of(c) != c || lower_of(c) != c || c == 0xDF; }
+
+void append_upper(std::string& out, char32_t c) {
+  if (c == 0xDF) {
+    out += "SS";  // Python: "ß".upper() == "SS"
+    return;
+  }
+  utf8::append(out, upper_of(c));
+}
 
 }  // namespace
 
 std::string to_upper(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), upper);
+  std::string out;
+  for (size_t pos = 0; pos < s.size();) append_upper(out, utf8::next(s, pos));
   return out;
 }
 
 std::string to_lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), lower);
+  std::string out;
+  for (size_t pos = 0; pos < s.size();) utf8::append(out, lower_of(utf8::next(s, pos)));
   return out;
 }
 
 std::string to_title(std::string_view s) {
-  std::string out(s);
+  std::string out;
   bool previous_cased = false;
-  for (char& c : out) {
-    bool cased = is_alpha(c) || static_cast<unsigned char>(c) >= 0x80;
-    if (is_alpha(c)) c = previous_cased ? lower(c) : upper(c);
-    previous_cased = cased;
+  for (size_t pos = 0; pos < s.size();) {
+    char32_t c = utf8::next(s, pos);
+    if (previous_cased) {
+      utf8::append(out, lower_of(c));
+    } else {
+      append_upper(out, c);
+    }
+    previous_cased = is_cased(c);
   }
   return out;
 }
 
 std::string to_capitalized(std::string_view s) {
-  std::string out = to_lower(s);
-  if (!out.empty()) out[0] = upper(out[0]);
+  std::string out;
+  bool first = true;
+  for (size_t pos = 0; pos < s.size(); first = false) {
+    char32_t c = utf8::next(s, pos);
+    if (first) {
+      append_upper(out, c);
+    } else {
+      utf8::append(out, lower_of(c));
+    }
+  }
   return out;
+}
+
+bool has_cased(std::string_view s) {
+  for (size_t pos = 0; pos < s.size();) {
+    if (is_cased(utf8::next(s, pos))) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> split(std::string_view s, std::optional<std::string_view> sep, int64_t maxsplit, bool from_right) {

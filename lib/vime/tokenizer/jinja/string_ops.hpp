@@ -1,5 +1,5 @@
-// Python str operations the methods and filters share. Case mapping covers ASCII only (templates
-// case-map role names and keywords); other text passes through unchanged.
+// Python str operations the methods and filters share. Case mapping covers Latin, Greek, Cyrillic
+// and fullwidth Latin (Python's full Unicode tables are not carried); other text is unchanged.
 #pragma once
 
 #include <optional>
@@ -13,6 +13,7 @@ std::string to_upper(std::string_view s);
 std::string to_lower(std::string_view s);
 std::string to_title(std::string_view s);       // str.title()
 std::string to_capitalized(std::string_view s);  // str.capitalize()
+bool has_cased(std::string_view s);  // any character with a case
 // str.split(sep, maxsplit) / rsplit; no sep splits on whitespace runs and drops empty parts.
 std::vector<std::string> split(std::string_view s, std::optional<std::string_view> sep, int64_t maxsplit, bool from_right = false);
 std::vector<std::string> splitlines(std::string_view s, bool keepends = false);

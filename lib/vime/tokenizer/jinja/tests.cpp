@@ -41,11 +41,11 @@ bool t_integer(Interpreter&, CallArgs& a) { return subject(a).is_int(); }
 bool t_float(Interpreter&, CallArgs& a) { return subject(a).is_float(); }
 bool t_lower(Interpreter&, CallArgs& a) {
   std::string s = subject(a).str();
-  return to_lower(s) == s && to_upper(s) != s;
+  return has_cased(s) && to_lower(s) == s;
 }
 bool t_upper(Interpreter&, CallArgs& a) {
   std::string s = subject(a).str();
-  return to_upper(s) == s && to_lower(s) != s;
+  return has_cased(s) && to_upper(s) == s;
 }
 bool t_string(Interpreter&, CallArgs& a) { return subject(a).is_string(); }
 bool t_mapping(Interpreter&, CallArgs& a) { return subject(a).is_dict(); }

@@ -18,6 +18,10 @@ std::vector<size_t> offsets(std::string_view text);
 // Python's str.isspace() for one code point.
 bool is_space(char32_t cp);
 
+// Python's regex \w (str.isalnum() or "_"), with letters and digits told from marks, punctuation
+// and symbols by block for the scripts chat data uses.
+bool is_word_char(char32_t cp);
+
 // Python's str.strip/lstrip/rstrip: `chars` empty means whitespace, otherwise any of its code points.
 std::string_view strip(std::string_view text, std::string_view chars, bool left, bool right,
                        bool whitespace_default = true);

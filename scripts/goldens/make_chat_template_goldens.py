@@ -13,11 +13,15 @@ does.
 
 Writes tests/data/chat_templates/<template>.jsonl: one rendering per line,
 {"id", "messages", "tools", "add_generation_prompt", "kwargs", "text"} or, where the template
-raised, "error": {"type", "message"} instead of "text".
+raised, "error": {"type", "message"} instead of "text". And tests/data/chat_templates/
+jinja_cases.jsonl: a {"context": ...} line, then one line per case of jinja_unit_cases.py,
+{"name", "template", "text"} or "error": {"type", "message", "line"} (the template line Jinja2
+reports).
 """
 import json
 import os
 import sys
+import traceback
 from datetime import datetime
 
 import jinja2
@@ -240,8 +244,35 @@ def templates():
         yield name, source, tokens
 
 
+def error_line(e):
+    if isinstance(e, jinja2.exceptions.TemplateSyntaxError):
+        return e.lineno
+    frames = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == "<template>"]
+    return frames[-1] if frames else None
+
+
+def unit_cases():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from jinja_unit_cases import CASES, CTX
+    lines = [json.dumps({"context": CTX}, ensure_ascii=False)]
+    names = set()
+    for name, source, _ in CASES:
+        assert name not in names, name
+        names.add(name)
+        record = {"name": name, "template": source}
+        try:
+            record["text"] = compile_template(source).render(**CTX)
+        except Exception as e:
+            record["error"] = {"type": type(e).__name__, "message": str(e), "line": error_line(e)}
+        lines.append(json.dumps(record, ensure_ascii=False))
+    with open(os.path.join(OUT, "jinja_cases.jsonl"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    errors = sum('"error":' in line for line in lines)
+    return f"jinja_cases: {len(lines) - 1} cases, {errors} errors"
+
+
 def main():
-    summary = []
+    summary = [unit_cases()]
     for name, source, tokens in templates():
         compiled = compile_template(source)
         lines = []

@@ -6,7 +6,9 @@
 //   NODE_PATH=/tmp/tok-oracle/node_modules node scripts/goldens/make_tokenizer_goldens.js [ASSET_DIR]
 //
 // ASSET_DIR defaults to .cache/assets (scripts/fetch_assets.sh). For each tokenizer it writes
-//   <name>_encode.jsonl  {"text", "ids" (add_special_tokens=false), "ids_special" (=true)}
+//   <name>_encode.jsonl  {"text", "ids" (add_special_tokens=false), "ids_special" (=true; for Llama and
+//                         Gemma tokenizer classes with transformers' update_post_processor rule: BOS/EOS
+//                         from add_bos_token/add_eos_token around the ids)}
 //   <name>_decode.jsonl  {"ids", "skip_special_tokens", "raw" (Rust decode), "text" (transformers'
 //                         decode: raw + clean_up_tokenization when tokenizer_config.json asks for it)}
 // and, for the variants in variants/<name>.json (a real file with some components replaced, or a small
@@ -46,6 +48,8 @@ const FIXED = [
   // Words longer than the 256-byte word cache holds, and long runs BPE must merge in many steps.
   ' '.repeat(1000), 'a'.repeat(700), 'ab'.repeat(400), '你'.repeat(300), '🙂'.repeat(100), '7'.repeat(500),
   '\n'.repeat(300), '\t '.repeat(200), '='.repeat(600), 'x' + ' '.repeat(257) + 'y', 'Straße'.repeat(60),
+  // Characters new in Unicode 15 (PCRE2 10.42 knows Unicode 14): CJK Ext H, Kawi, emoji, Nag Mundari.
+  'a\u{31350}\u{31351}b', 'x \u{11F04}\u{11F05} y', 'hi \u{1FAE8} there', 'ab\u{1E4D0}\u{1E4D1}', 'q \u{0CF3}',
   '{"key": "value", "n": [1, 2, 3]}', 'SELECT * FROM t WHERE id = 1;', 'https://example.com/path?q=1&r=2#frag',
   'user@example.com', '#include <vector>\nint main() { return 0; }', '\n\n\n', ' \n \n ', '\t\t\t', '          ',
 ];
@@ -218,7 +222,17 @@ const VARIANT_EXTRA = [
   '中文，标点。English, too.', 'hello world', ' hello  world ', 'Hello, my dog is cute', '🦀 byte fallback 🫠', '\t',
 ];
 
-async function makeGoldens(name, tok, specialTokens, cleanup, seed, limit = Infinity) {
+// transformers' LlamaTokenizerFast / GemmaTokenizerFast replace the post-processor (update_post_processor).
+function transformersSpecials(tok, cfg) {
+  const cls = (cfg.tokenizer_class || '').replace(/Fast$/, '');
+  if (!['LlamaTokenizer', 'GemmaTokenizer', 'CodeLlamaTokenizer'].includes(cls)) return null;
+  const content = (t) => (typeof t === 'string' ? t : t && t.content);
+  const bos = cfg.add_bos_token !== false ? [tok.tokenToId(content(cfg.bos_token))] : [];
+  const eos = cfg.add_eos_token === true ? [tok.tokenToId(content(cfg.eos_token))] : [];
+  return (ids) => bos.concat(ids, eos);
+}
+
+async function makeGoldens(name, tok, specialTokens, cleanup, seed, limit = Infinity, wrap = null) {
   let corpus = makeCorpus(specialTokens, seed).filter((_, i) => i % Math.ceil(2137 / Math.min(limit, 2137)) === 0);
   if (limit !== Infinity) corpus = VARIANT_EXTRA.concat(corpus);
   const enc = [];
@@ -231,7 +245,7 @@ async function makeGoldens(name, tok, specialTokens, cleanup, seed, limit = Infi
   };
   for (const text of corpus) {
     const ids = Array.from((await tok.encode(text, null, {addSpecialTokens: false})).getIds());
-    const idsSpecial = Array.from((await tok.encode(text, null, {addSpecialTokens: true})).getIds());
+    const idsSpecial = wrap ? wrap(ids) : Array.from((await tok.encode(text, null, {addSpecialTokens: true})).getIds());
     enc.push(JSON.stringify({text, ids, ids_special: idsSpecial}));
     if (enc.length % 3 === 0) dec.push(await decodeLine(ids, r() < 0.5));
     // Prefixes cut inside multi-byte characters.
@@ -259,6 +273,17 @@ async function makeGoldens(name, tok, specialTokens, cleanup, seed, limit = Infi
   }
   const gpt2 = Tokenizer.fromString(gpt2TokenizerJson(path.join(assets, 'gpt2')));
   await makeGoldens('gpt2', gpt2, ['<|endoftext|>'], false, 3003);
+  // More real formats, on a part of the corpus: DeepSeek-V3 (three Split regexes), Gemma 3
+  // (SentencePiece-style BPE with byte fallback), GPT-4o (o200k, an inverted Removed split).
+  for (const [name, dir, seed] of [['deepseek_v3', 'tokenizer-deepseek-v3', 5005], ['gemma3', 'tokenizer-gemma3', 6006],
+                                   ['gpt4o', 'tokenizer-gpt4o', 7007]]) {
+    const tok = Tokenizer.fromFile(path.join(assets, dir, 'tokenizer.json'));
+    const tj = JSON.parse(fs.readFileSync(path.join(assets, dir, 'tokenizer.json'), 'utf8'));
+    const cfg = JSON.parse(fs.readFileSync(path.join(assets, dir, 'tokenizer_config.json'), 'utf8'));
+    const specials = tj.added_tokens.map((t) => t.content).slice(0, 40);
+    await makeGoldens(name, tok, specials, cfg.clean_up_tokenization_spaces === true, seed, 700,
+                      transformersSpecials(tok, cfg));
+  }
 
   const variantDir = path.join(outDir, 'variants');
   fs.mkdirSync(variantDir, {recursive: true});

@@ -74,6 +74,16 @@ TEST_CASE("Llama-3 decodes as transformers does (clean_up_tokenization_spaces)",
 }
 TEST_CASE("GPT-2 decodes as HF does", "[tokenizer][goldens]") { check_decode_goldens(vime::test::real_tokenizer("gpt2"), "gpt2"); }
 
+TEST_CASE("DeepSeek-V3, Gemma 3 and GPT-4o encode and decode as HF does", "[tokenizer][goldens]") {
+  for (const std::string name : {"deepseek_v3", "gemma3", "gpt4o"}) {
+    SECTION(name) {
+      const auto tok = vime::tokenizer::HfTokenizer::from_directory(vime::test::asset_dir(name));
+      check_encode_goldens(*tok, name, 500);
+      check_decode_goldens(*tok, name, 500);
+    }
+  }
+}
+
 TEST_CASE("Every supported component matches HF on variant tokenizers", "[tokenizer][goldens]") {
   for (const std::string name : {"llama3_bos", "qwen3_added_flags", "llama3_normalizers_digits",
                                  "llama3_split_behaviors", "spm_byte_fallback", "spm_metaspace"}) {

@@ -2,6 +2,7 @@
 // corrupt files, and many threads at once.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <thread>
 
 #include "support/test_support.hpp"
@@ -177,4 +178,27 @@ TEST_CASE("with_json_field adds a key to a JSONL line without reordering it", "[
   CHECK(with_json_field("{ }", "ids", "[1]") == R"({ "ids":[1]})");
   CHECK(with_json_field(R"({"z": 0, "text": "old", "a": 1})", "text", R"("new")") ==
         R"({"z":0,"text":"new","a":1})");
+}
+
+TEST_CASE("Once the word cache is full, words are still encoded right", "[tokenizer]") {
+  const auto& qwen = real_tokenizer("qwen3");
+  // More distinct words than the cache holds (WordCache::kCapacity), encoded on a fresh thread.
+  std::vector<std::string> words;
+  for (int i = 0; i < 40000; ++i) {
+    std::string w = " ";
+    for (int n = i; n > 0 || w.size() == 1; n /= 26) w.push_back(static_cast<char>('a' + n % 26));
+    words.push_back(w);
+  }
+  std::vector<Ids> first, again;
+  std::thread([&] {
+    for (const auto& w : words) first.push_back(qwen.encode(w));
+    for (const auto& w : words) again.push_back(qwen.encode(w));  // now partly from the full cache
+  }).join();
+  std::vector<Ids> fresh;
+  std::thread([&] {
+    for (size_t i = words.size(); i-- > 0;) fresh.push_back(qwen.encode(words[i]));  // other words cached
+  }).join();
+  std::reverse(fresh.begin(), fresh.end());
+  CHECK(first == again);
+  CHECK(first == fresh);
 }

@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer_fixtures.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -16,8 +17,13 @@ namespace vime::test {
 
 std::string asset_dir(const std::string& name) {
   static const std::map<std::string, std::string> kDirs = {
-      {"qwen3", "tokenizer-qwen3"}, {"llama3", "tokenizer-llama3"}, {"gpt2", "gpt2"}};
-  return std::string(VIME_ASSET_DIR) + "/" + kDirs.at(name);
+      {"qwen3", "tokenizer-qwen3"},           {"llama3", "tokenizer-llama3"}, {"gpt2", "gpt2"},
+      {"deepseek_v3", "tokenizer-deepseek-v3"}, {"gemma3", "tokenizer-gemma3"},  {"gpt4o", "tokenizer-gpt4o"}};
+  const std::string dir = std::string(VIME_ASSET_DIR) + "/" + kDirs.at(name);
+  if (!std::filesystem::is_directory(dir)) {
+    throw Error("test asset " + dir + " is missing: run scripts/fetch_assets.sh (scripts/setup.sh does)");
+  }
+  return dir;
 }
 
 const tokenizer::HfTokenizer& real_tokenizer(const std::string& name) {

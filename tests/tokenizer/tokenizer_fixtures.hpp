@@ -10,7 +10,8 @@
 
 namespace vime::test {
 
-// "qwen3", "llama3" or "gpt2" from VIME_ASSET_DIR (scripts/fetch_assets.sh).
+// "qwen3", "llama3", "gpt2", "deepseek_v3", "gemma3" or "gpt4o" from VIME_ASSET_DIR
+// (scripts/fetch_assets.sh).
 const tokenizer::HfTokenizer& real_tokenizer(const std::string& name);
 std::string asset_dir(const std::string& name);
 // tests/data/tokenizer/variants/<name>.json: a real tokenizer.json with components replaced, or a

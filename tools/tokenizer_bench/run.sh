@@ -11,11 +11,12 @@ BENCH=${BENCH:-build/bin/vime_tokenizer_bench}
 corpus=$(mktemp --suffix=.jsonl)
 trap 'rm -f "$corpus"' EXIT
 node tools/tokenizer_bench/make_corpus.js "$corpus"
-printf '%-8s %12s %12s %8s %s\n' tokenizer "vime MB/s" "HF MB/s" ratio tokens
-for name in qwen3 llama3; do
+printf '%-12s %12s %12s %8s %s\n' tokenizer "vime MB/s" "HF MB/s" ratio tokens
+for name in qwen3 llama3 deepseek-v3 gemma3 gpt4o; do
   dir="$ASSETS/tokenizer-$name"
+  [ -f "$dir/tokenizer.json" ] || continue
   read -r _ hf_mbs hf_tokens < <(TOKENIZERS_PARALLELISM=false RAYON_NUM_THREADS=1 node tools/tokenizer_bench/hf_bench.js "$dir/tokenizer.json" "$corpus" "$PASSES")
   read -r _ vime_mbs vime_tokens < <("$BENCH" "$dir" "$corpus" "$PASSES")
   [ "$hf_tokens" = "$vime_tokens" ] || echo "warning: $name token counts differ: vime $vime_tokens, HF $hf_tokens" >&2
-  printf '%-8s %12s %12s %8s %s\n' "$name" "$vime_mbs" "$hf_mbs" "$(awk -v a="$vime_mbs" -v b="$hf_mbs" 'BEGIN{printf "%.2fx", a/b}')" "$vime_tokens"
+  printf '%-12s %12s %12s %8s %s\n' "$name" "$vime_mbs" "$hf_mbs" "$(awk -v a="$vime_mbs" -v b="$hf_mbs" 'BEGIN{printf "%.2fx", a/b}')" "$vime_tokens"
 done

@@ -58,6 +58,17 @@ HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
   bos_id_ = id_of(parts_.bos_token);
   eos_id_ = id_of(parts_.eos_token);
   pad_id_ = id_of(parts_.pad_token);
+  if (parts_.add_bos_token || parts_.add_eos_token) {
+    const bool add_bos = parts_.add_bos_token.value_or(true);
+    const bool add_eos = parts_.add_eos_token.value_or(false);
+    if ((add_bos && !bos_id_) || (add_eos && !eos_id_)) {
+      throw Error("tokenizer: tokenizer_config.json asks for add_bos_token/add_eos_token but has no such token");
+    }
+    parts_.special_prefix.clear();
+    parts_.special_suffix.clear();
+    if (add_bos) parts_.special_prefix.push_back(*bos_id_);
+    if (add_eos) parts_.special_suffix.push_back(*eos_id_);
+  }
 }
 
 // HF gives an added token the id of the same content in the model's vocabulary, else the next free id

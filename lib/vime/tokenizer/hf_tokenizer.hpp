@@ -35,6 +35,9 @@ struct TokenizerParts {
   // From tokenizer_config.json.
   std::optional<std::string> bos_token, eos_token, pad_token;
   bool clean_up_tokenization_spaces = false;
+  // transformers' Llama/Gemma fast tokenizers rebuild the post-processor from add_bos_token /
+  // add_eos_token (update_post_processor); set when tokenizer_class is one of them.
+  std::optional<bool> add_bos_token, add_eos_token;
   std::filesystem::path directory;  // where the chat template is looked for; empty: none
 };
 

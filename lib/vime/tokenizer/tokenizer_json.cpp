@@ -313,6 +313,20 @@ std::optional<std::string> config_token(const Value& config, const char* key) {
   return std::nullopt;
 }
 
+std::optional<bool> config_bool(const Value& config, const char* key) {
+  if (!config.HasMember(key) || !config[key].IsBool()) return std::nullopt;
+  return config[key].GetBool();
+}
+
+// transformers' LlamaTokenizerFast and GemmaTokenizerFast (what AutoTokenizer loads for these classes)
+// replace the file's post-processor with BOS/EOS from add_bos_token / add_eos_token.
+bool rebuilds_post_processor(const Value& config) {
+  if (!config.HasMember("tokenizer_class") || !config["tokenizer_class"].IsString()) return false;
+  std::string name = config["tokenizer_class"].GetString();
+  if (name.ends_with("Fast")) name.resize(name.size() - 4);
+  return name == "LlamaTokenizer" || name == "GemmaTokenizer" || name == "CodeLlamaTokenizer";
+}
+
 }  // namespace
 
 std::unique_ptr<HfTokenizer> HfTokenizer::from_json(std::string_view tokenizer_json,
@@ -359,6 +373,10 @@ std::unique_ptr<HfTokenizer> HfTokenizer::build(std::string_view tokenizer_json,
     parts.pad_token = config_token(config, "pad_token");
     if (config.HasMember("clean_up_tokenization_spaces") && config["clean_up_tokenization_spaces"].IsBool()) {
       parts.clean_up_tokenization_spaces = config["clean_up_tokenization_spaces"].GetBool();
+    }
+    if (rebuilds_post_processor(config)) {
+      parts.add_bos_token = config_bool(config, "add_bos_token").value_or(true);
+      parts.add_eos_token = config_bool(config, "add_eos_token").value_or(false);
     }
   }
   return std::make_unique<HfTokenizer>(std::move(parts));

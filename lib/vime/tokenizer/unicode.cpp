@@ -132,22 +132,6 @@ std::string utf8_lossy(std::string_view bytes) {
   return out;
 }
 
-bool ends_in_incomplete_char(std::string_view bytes) {
-  // Walk back over at most 3 continuation bytes to the lead byte of the last character.
-  size_t i = bytes.size();
-  size_t continuation = 0;
-  while (i > 0 && continuation < 4) {
-    const auto b = static_cast<unsigned char>(bytes[i - 1]);
-    if ((b & 0xC0) != 0x80) {
-      const size_t need = utf8_length(b);
-      return b >= 0xC0 && need > continuation + 1;
-    }
-    ++continuation;
-    --i;
-  }
-  return false;
-}
-
 bool is_whitespace(char32_t cp) {
   if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
   if (cp < 0x85) return false;
@@ -200,16 +184,45 @@ bool may_change_under_nfc(char32_t cp) {
   return canonical_decomposition || p->combining_class != 0 || second_of_pair;
 }
 
-bool is_nfc_already(std::string_view text) {
+std::string map_with_utf8proc(std::string_view text, int options);
+
+// NFC touching only what can change: the text is cut before each character that may_change_under_nfc
+// leaves alone (a starter that composes with nothing before it), and only the pieces holding a flagged
+// character, from the starter before it, go through utf8proc.
+std::string nfc_where_needed(std::string_view text) {
+  std::string out;
+  size_t copied = 0;       // text before this is in `out`
+  size_t last_safe = 0;    // where the last unflagged character starts
   size_t pos = 0;
   while (pos < text.size()) {
+    const size_t start = pos;
     if (static_cast<unsigned char>(text[pos]) < 0x80) {
       ++pos;
+      last_safe = start;
       continue;
     }
-    if (may_change_under_nfc(next_code_point(text, pos))) return false;
+    if (!may_change_under_nfc(next_code_point(text, pos))) {
+      last_safe = start;
+      continue;
+    }
+    // A run needing NFC: from the last safe starter to the next safe character.
+    size_t end = pos;
+    while (end < text.size()) {
+      size_t next = end;
+      if (static_cast<unsigned char>(text[end]) < 0x80) break;
+      if (!may_change_under_nfc(next_code_point(text, next))) break;
+      end = next;
+    }
+    if (out.empty()) out.reserve(text.size());
+    out.append(text.substr(copied, last_safe - copied));
+    out += map_with_utf8proc(text.substr(last_safe, end - last_safe), UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    copied = end;
+    pos = end;
+    last_safe = end;
   }
-  return true;
+  if (copied == 0) return std::string(text);
+  out.append(text.substr(copied));
+  return out;
 }
 
 }  // namespace
@@ -218,7 +231,7 @@ std::string normalize_unicode(std::string_view text, NormalForm form) {
   bool ascii = true;
   for (char c : text) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
   if (ascii) return std::string(text);
-  if (form == NormalForm::kNfc && is_nfc_already(text)) return std::string(text);
+  if (form == NormalForm::kNfc) return nfc_where_needed(text);
   int options = UTF8PROC_STABLE;
   switch (form) {
     case NormalForm::kNfc:
@@ -234,6 +247,12 @@ std::string normalize_unicode(std::string_view text, NormalForm form) {
       options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
       break;
   }
+  return map_with_utf8proc(text, options);
+}
+
+namespace {
+
+std::string map_with_utf8proc(std::string_view text, int options) {
   utf8proc_uint8_t* result = nullptr;
   const auto length = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
                                    static_cast<utf8proc_ssize_t>(text.size()), &result,
@@ -245,6 +264,8 @@ std::string normalize_unicode(std::string_view text, NormalForm form) {
   std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(result, &std::free);
   return std::string(reinterpret_cast<const char*>(result), static_cast<size_t>(length));
 }
+
+}  // namespace
 
 std::string to_lower(std::string_view text) {
   std::string out;

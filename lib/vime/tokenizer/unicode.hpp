@@ -18,8 +18,6 @@ bool is_valid_utf8(std::string_view text);
 // Replaces each maximal invalid subsequence with U+FFFD (Unicode's "maximal subpart" practice, which
 // Rust's from_utf8_lossy follows).
 std::string utf8_lossy(std::string_view bytes);
-// Whether `bytes` ends with the first bytes of a multi-byte character (more may follow).
-bool ends_in_incomplete_char(std::string_view bytes);
 
 // Rust's char::is_whitespace (White_Space), is_alphanumeric (Alphabetic || Numeric), is_numeric
 // (Nd, Nl, No).

@@ -46,8 +46,17 @@ Value f_abs(Interpreter&, CallArgs& args) {
   throw type_error("bad operand type for abs(): '" + v.type_name() + "'");
 }
 
-Value f_attr(Interpreter& in, CallArgs& args) {
-  return in.get_attribute(value_of(args), expect_string(arg(args, 1, "name"), "attribute name"));
+// Python getattr only: a dict's keys are not attributes (its methods are).
+Value f_attr(Interpreter&, CallArgs& args) {
+  const Value& object = value_of(args);
+  std::string name = arg(args, 1, "name").str();
+  if (object.is_namespace()) {
+    if (const Value* v = object.namespace_attributes().find(std::string_view(name))) return *v;
+  }
+  Value method = find_method(object, name);
+  if (!is_no_method(method)) return method;
+  std::string type = object.is_none() ? "None" : object.type_name() + " object";
+  return Value::undefined("'" + type + "' has no attribute '" + name + "'");
 }
 
 Value f_batch(Interpreter&, CallArgs& args) {
@@ -463,7 +472,7 @@ const std::map<std::string_view, Builtin, std::less<>> kFilters = {
 
 Builtin find_filter(std::string_view name) {
   auto it = kFilters.find(name);
-  return it == kFilters.end() ? nullptr : it->second;
+  return it == kFilters.end() ? find_rare_filter(name) : it->second;
 }
 
 }  // namespace vime::tokenizer::jinja

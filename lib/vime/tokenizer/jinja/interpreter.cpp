@@ -12,6 +12,9 @@ namespace vime::tokenizer::jinja {
 namespace {
 
 constexpr int kMaxCallDepth = 200;  // macro recursion past this raises instead of overflowing the stack
+// However deep macros, loops and expressions nest, rendering uses at most this much stack (thread
+// stacks are 8 MiB by default on Linux) and raises RecursionError beyond it.
+constexpr std::ptrdiff_t kMaxStackBytes = 2 << 20;
 
 // Jinja2's Undefined messages: "'dict object' has no attribute 'x'", "list object has no element 0".
 Value missing_attribute(const Value& object, const Value& name) {
@@ -89,7 +92,17 @@ Value slice(const Value& v, const Value& start_v, const Value& stop_v, const Val
   return v.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
 }
 
+void Interpreter::check_stack() const {
+  char here;
+  auto used = static_cast<std::ptrdiff_t>(stack_base_ - reinterpret_cast<std::uintptr_t>(&here));
+  if (used > kMaxStackBytes || used < -kMaxStackBytes) {
+    throw TemplateError("RecursionError", "maximum recursion depth exceeded (the template nests too deeply)");
+  }
+}
+
 std::string Interpreter::render(const Body& body) {
+  char base;
+  stack_base_ = reinterpret_cast<std::uintptr_t>(&base);
   auto root = std::make_shared<Scope>();
   std::string out;
   exec(body, root, out);
@@ -108,9 +121,10 @@ Interpreter::Flow Interpreter::exec(const Body& body, const ScopePtr& scope, std
 
 Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope, std::string& out) {
   try {
+    check_stack();
     switch (stmt.kind) {
       case Stmt::Kind::kOutput: out += static_cast<const OutputStmt&>(stmt).text; return Flow::kNormal;
-      case Stmt::Kind::kPrint: out += eval(*static_cast<const PrintStmt&>(stmt).expr, scope).str(); return Flow::kNormal;
+      case Stmt::Kind::kPrint: eval(*static_cast<const PrintStmt&>(stmt).expr, scope).append_str(out); return Flow::kNormal;
       case Stmt::Kind::kIf: {
         const auto& s = static_cast<const IfStmt&>(stmt);
         for (const auto& [condition, body] : s.branches) {
@@ -196,7 +210,71 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
 }
 
 Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& scope, std::string& out) {
-  List items = iterate(eval(*stmt.iterable, scope));
+  run_loop(stmt, iterate(eval(*stmt.iterable, scope)), scope, out, 1);
+  return Flow::kNormal;
+}
+
+// One run of a for loop: what `loop` answers for each iteration.
+struct Interpreter::LoopFrame {
+  const ForStmt* stmt;
+  ScopePtr scope;  // the loop's enclosing scope, for recursive calls
+  List items;
+  int64_t depth;
+  std::optional<List> last_changed;  // loop.changed()'s memory
+};
+
+// `loop` of iteration i: attributes computed on access; calling it (recursive loops) renders the
+// body again one level deeper.
+Value Interpreter::loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t i) {
+  auto attribute = [frame, i](std::string_view name) -> Value {
+    const int64_t length = static_cast<int64_t>(frame->items.size());
+    if (name == "index") return Value(i + 1);
+    if (name == "index0") return Value(i);
+    if (name == "revindex") return Value(length - i);
+    if (name == "revindex0") return Value(length - i - 1);
+    if (name == "first") return Value(i == 0);
+    if (name == "last") return Value(i == length - 1);
+    if (name == "length") return Value(length);
+    if (name == "depth") return Value(frame->depth);
+    if (name == "depth0") return Value(frame->depth - 1);
+    if (name == "previtem") return i > 0 ? frame->items[i - 1] : Value::undefined("there is no previous item");
+    if (name == "nextitem") return i + 1 < length ? frame->items[i + 1] : Value::undefined("there is no next item");
+    if (name == "cycle") {
+      return Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
+        if (args.positional.empty()) throw type_error("no items for cycling given");
+        return args.positional[i % args.positional.size()];
+      });
+    }
+    if (name == "changed") {
+      return Value::callable("changed", [frame](Interpreter&, CallArgs& args) -> Value {
+        if (frame->last_changed && *frame->last_changed == args.positional) return Value(false);
+        frame->last_changed = args.positional;
+        return Value(true);
+      });
+    }
+    return Value();
+  };
+  auto call = [frame](Interpreter& in, CallArgs& args) -> Value {
+    if (!frame->stmt->recursive) throw type_error("The loop must have the 'recursive' marker to be called recursively.");
+    if (args.positional.size() != 1) throw type_error("loop() takes exactly one argument");
+    if (++in.call_depth_ > kMaxCallDepth) {
+      --in.call_depth_;
+      throw TemplateError("RecursionError", "maximum recursion depth exceeded in a recursive loop");
+    }
+    std::string text;
+    try {
+      in.run_loop(*frame->stmt, iterate(args.positional[0]), frame->scope, text, frame->depth + 1);
+    } catch (...) {
+      --in.call_depth_;
+      throw;
+    }
+    --in.call_depth_;
+    return Value(std::move(text));
+  };
+  return Value::callable("loop", std::move(call), std::move(attribute));
+}
+
+void Interpreter::run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out, int64_t depth) {
   if (stmt.filter) {
     List kept;
     for (Value& item : items) {
@@ -208,33 +286,17 @@ Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& sco
   }
   if (items.empty()) {
     exec(stmt.otherwise, std::make_shared<Scope>(Scope{{}, scope}), out);
-    return Flow::kNormal;
+    return;
   }
-  const int64_t length = static_cast<int64_t>(items.size());
+  auto frame = std::make_shared<LoopFrame>(LoopFrame{&stmt, scope, std::move(items), depth, std::nullopt});
+  const int64_t length = static_cast<int64_t>(frame->items.size());
   for (int64_t i = 0; i < length; ++i) {
     // Each iteration starts from the enclosing scope: a {% set %} in the body does not carry over.
     auto local = std::make_shared<Scope>(Scope{{}, scope});
-    Dict loop;
-    loop.set("index", Value(i + 1));
-    loop.set("index0", Value(i));
-    loop.set("revindex", Value(length - i));
-    loop.set("revindex0", Value(length - i - 1));
-    loop.set("first", Value(i == 0));
-    loop.set("last", Value(i == length - 1));
-    loop.set("length", Value(length));
-    loop.set("depth", Value(1));
-    loop.set("depth0", Value(0));
-    if (i > 0) loop.set("previtem", items[i - 1]);
-    if (i + 1 < length) loop.set("nextitem", items[i + 1]);
-    loop.set("cycle", Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
-               if (args.positional.empty()) throw type_error("no items for cycling given");
-               return args.positional[i % args.positional.size()];
-             }));
-    local->vars["loop"] = Value::dict(std::move(loop));
-    assign(*stmt.target, items[i], local);
+    local->vars["loop"] = loop_object(frame, i);
+    assign(*stmt.target, frame->items[i], local);
     if (exec(stmt.body, local, out) == Flow::kBreak) break;
   }
-  return Flow::kNormal;
 }
 
 void Interpreter::assign(const Expr& target, Value value, const ScopePtr& scope) {
@@ -244,6 +306,9 @@ void Interpreter::assign(const Expr& target, Value value, const ScopePtr& scope)
   }
   if (target.kind == Expr::Kind::kTuple) {
     const auto& names = static_cast<const SequenceExpr&>(target).items;
+    if (!value.is_string() && !value.is_sequence() && !value.is_dict() && !value.is_undefined()) {
+      throw type_error("cannot unpack non-iterable " + value.type_name() + " object");
+    }
     List values = iterate(value);
     if (values.size() > names.size()) {
       throw TemplateError("ValueError", "too many values to unpack (expected " + std::to_string(names.size()) + ")");
@@ -272,10 +337,15 @@ void Interpreter::exec_set(const SetStmt& stmt, const ScopePtr& scope) {
 }
 
 Value Interpreter::make_macro(const MacroStmt& stmt, const ScopePtr& scope) {
-  // The macro keeps its defining scope alive (and sees later {% set %}s there, as Jinja2 does).
-  return Value::callable(stmt.name, [&stmt, scope](Interpreter& in, CallArgs& args) {
+  // The macro sees its defining scope live (later {% set %}s there too, as in Jinja2). It holds
+  // that scope weakly, since the scope holds the macro; the interpreter keeps it for the render.
+  macro_scopes_.push_back(scope);
+  std::weak_ptr<Scope> weak_scope = scope;
+  return Value::callable(stmt.name, [&stmt, weak_scope](Interpreter& in, CallArgs& args) {
+    ScopePtr defining_scope = weak_scope.lock();
+    if (!defining_scope) throw TemplateError("TemplateRuntimeError", "macro '" + stmt.name + "' called after its render ended");
     const Value* caller = args.keyword_arg("caller");
-    return in.call_macro(stmt, scope, args, caller);
+    return in.call_macro(stmt, defining_scope, args, caller);
   });
 }
 
@@ -313,7 +383,7 @@ Value Interpreter::call_macro(const MacroStmt& stmt, const ScopePtr& defining_sc
     for (const auto& p : params) is_param = is_param || p.name == name;
     if (!is_param) kwargs.set(Value(name), value);
   }
-  local->vars["varargs"] = Value::list(std::move(varargs));
+  local->vars["varargs"] = Value::tuple(std::move(varargs));
   local->vars["kwargs"] = Value::dict(std::move(kwargs));
   if (caller) local->vars["caller"] = *caller;
   std::string out;
@@ -336,6 +406,7 @@ Value Interpreter::lookup(const std::string& name, const ScopePtr& scope) const 
 
 Value Interpreter::eval(const Expr& expr, const ScopePtr& scope) {
   try {
+    check_stack();
     return eval_inner(expr, scope);
   } catch (const TemplateError& e) {
     if (e.line() == 0) throw e.at_line(expr.line);
@@ -479,16 +550,25 @@ Value Interpreter::get_attribute(const Value& object, std::string_view name) {
     case Value::Kind::kUndefined: fail_undefined(object);
     case Value::Kind::kDict: {
       Value method = find_method(object, name);
-      if (!method.is_undefined()) return method;
+      if (!is_no_method(method)) return method;
       if (const Value* v = object.as_dict().find(name)) return *v;
       break;
     }
     case Value::Kind::kNamespace:
       if (const Value* v = object.namespace_attributes().find(name)) return *v;
       break;
+    case Value::Kind::kTuple:  // groupby's (grouper, list) pairs are named tuples in Jinja2
+      if (object.as_list().size() == 2 && (name == "grouper" || name == "list")) return object.as_list()[name == "list"];
+      break;
+    case Value::Kind::kCallable:
+      if (const auto& attribute = object.as_callable().attribute) {
+        Value v = attribute(name);
+        if (!(v.is_undefined() && v.undefined_hint().empty())) return v;
+      }
+      break;
     default: {
       Value method = find_method(object, name);
-      if (!method.is_undefined()) return method;
+      if (!is_no_method(method)) return method;
     }
   }
   return missing_attribute(object, Value(name));

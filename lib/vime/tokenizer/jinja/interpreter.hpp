@@ -2,10 +2,12 @@
 // immutable data, Undefined that prints as "" and fails on use). One Interpreter per render.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "vime/tokenizer/jinja/ast.hpp"
 #include "vime/tokenizer/jinja/value.hpp"
@@ -37,6 +39,9 @@ class Interpreter {
   Flow exec(const Body& body, const ScopePtr& scope, std::string& out);
   Flow exec_stmt(const Stmt& stmt, const ScopePtr& scope, std::string& out);
   Flow exec_for(const ForStmt& stmt, const ScopePtr& scope, std::string& out);
+  void run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out, int64_t depth);
+  struct LoopFrame;
+  Value loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t i);
   void exec_set(const SetStmt& stmt, const ScopePtr& scope);
   void assign(const Expr& target, Value value, const ScopePtr& scope);
   Value make_macro(const MacroStmt& stmt, const ScopePtr& scope);
@@ -49,8 +54,12 @@ class Interpreter {
   CallArgs eval_args(const Arguments& args, const ScopePtr& scope);
   Value lookup(const std::string& name, const ScopePtr& scope) const;
 
+  void check_stack() const;
+
   const Dict& context_;
+  std::uintptr_t stack_base_ = 0;  // where render() began on the stack
   int call_depth_ = 0;
+  std::vector<ScopePtr> macro_scopes_;  // scopes that define macros, alive until the render ends
 };
 
 // The items a for loop visits: list/tuple items, dict keys, string characters; Undefined is empty.

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "vime/tokenizer/jinja/error.hpp"
+#include "vime/tokenizer/jinja/python_text.hpp"
 #include "vime/tokenizer/jinja/utf8.hpp"
 
 namespace vime::tokenizer::jinja {
@@ -128,6 +129,14 @@ class Lexer {
     throw TemplateError("TemplateSyntaxError", message, line_);
   }
 
+  // Jinja2's message for a character no token starts with: its repr and code-point offset.
+  [[noreturn]] void fail_unexpected_char() const {
+    size_t next = pos_;
+    utf8::next(src_, next);
+    fail("unexpected char " + string_repr(std::string_view(src_).substr(pos_, next - pos_)) + " at " +
+         std::to_string(utf8::count(std::string_view(src_).substr(0, pos_))));
+  }
+
   static int count_newlines(std::string_view s) {
     int n = 0;
     for (char c : s) n += c == '\n';
@@ -242,9 +251,7 @@ class Lexer {
     tokens_.push_back(Token{is_block ? Token::Type::kBlockBegin : Token::Type::kVariableBegin, "", 0, 0, line_});
     std::string balance;
     while (true) {
-      if (pos_ >= src_.size()) {
-        fail(is_block ? "unexpected end of template, expected '%}'" : "unexpected end of template, expected '}}'");
-      }
+      if (pos_ >= src_.size()) return;  // the parser reports the missing end of the tag
       if (balance.empty()) {
         char sign = 0;
         size_t len = 0;
@@ -352,7 +359,7 @@ class Lexer {
   void lex_string(char quote) {
     size_t p = pos_ + 1;
     while (p < src_.size() && src_[p] != quote) p += src_[p] == '\\' ? 2 : 1;
-    if (p >= src_.size()) fail("unexpected char " + std::string(1, quote) + " (unterminated string)");
+    if (p >= src_.size()) fail_unexpected_char();
     std::string_view body = std::string_view(src_).substr(pos_ + 1, p - pos_ - 1);
     tokens_.push_back(Token{Token::Type::kString, unescape(body, line_), 0, 0, line_});
     line_ += count_newlines(body);
@@ -369,11 +376,7 @@ class Lexer {
       }
     }
     char c = src_[pos_];
-    if (std::string_view("+-/*%~[](){}=.:|,;<>").find(c) == std::string_view::npos) {
-      size_t next = pos_;
-      utf8::next(src_, next);
-      fail("unexpected char '" + src_.substr(pos_, next - pos_) + "' at " + std::to_string(pos_));
-    }
+    if (std::string_view("+-/*%~[](){}=.:|,;<>").find(c) == std::string_view::npos) fail_unexpected_char();
     if (c == '(' || c == '[' || c == '{') {
       balance += c == '(' ? ')' : c == '[' ? ']' : '}';
     } else if (c == ')' || c == ']' || c == '}') {

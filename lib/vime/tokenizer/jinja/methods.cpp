@@ -14,7 +14,7 @@ namespace {
 
 using Method = Value (*)(const Value& self, CallArgs& args);
 
-std::optional<std::string_view> optional_string(const Value& v, std::string_view what) {
+std::optional<std::string> optional_string(const Value& v, std::string_view what) {
   if (v.is_none() || v.is_undefined()) return std::nullopt;
   return expect_string(v, what);
 }
@@ -52,7 +52,9 @@ List to_values(const std::vector<std::string>& parts) {
 Value split_method(const Value& self, CallArgs& args, bool from_right) {
   auto sep = optional_string(arg(args, 0, "sep"), "must be str or None");
   if (sep && sep->empty()) throw TemplateError("ValueError", "empty separator");
-  return Value::list(to_values(split(self.as_string(), sep, int_arg(arg(args, 1, "maxsplit"), -1), from_right)));
+  std::optional<std::string_view> sep_view;
+  if (sep) sep_view = *sep;
+  return Value::list(to_values(split(self.as_string(), sep_view, int_arg(arg(args, 1, "maxsplit"), -1), from_right)));
 }
 
 // str.format with automatic ({}), positional ({0}) and keyword ({name}) fields; no format specs.
@@ -138,7 +140,7 @@ Value string_method(const Value& self, std::string_view name, CallArgs& args) {
   if (name == "join") return join_method(self, args);
   if (name == "format") return format_method(self, args);
   if (name == "removeprefix" || name == "removesuffix") {
-    const std::string& affix = expect_string(arg(args, 0, "prefix"), "must be str");
+    const std::string affix = expect_string(arg(args, 0, "prefix"), "must be str");
     if (name == "removeprefix" && s.compare(0, affix.size(), affix) == 0) return Value(s.substr(affix.size()));
     if (name == "removesuffix" && !affix.empty() && s.size() >= affix.size() &&
         s.compare(s.size() - affix.size(), affix.size(), affix) == 0) {

@@ -164,8 +164,13 @@ std::string percent_format(const std::string& format, const List& args) {
     char buf[512];
     switch (conv) {
       case '%': out += '%'; break;
-      case 's': out += take().str(); break;
-      case 'r': out += take().repr(); break;
+      case 's':
+      case 'r': {
+        std::string text = conv == 's' ? take().str() : take().repr();
+        std::snprintf(buf, sizeof buf, (spec + "s").c_str(), text.c_str());  // width, "-" and precision
+        out += spec == "%" ? text : std::string(buf);
+        break;
+      }
       case 'd':
       case 'i': {
         const Value& v = take();

@@ -69,6 +69,7 @@ class Parser {
     if (!skip_name(name)) fail("expected token '" + std::string(name) + "', got '" + describe(current()) + "'");
   }
   void expect_block_end() {
+    if (current().type == Type::kEnd) fail("unexpected end of template, expected 'end of statement block'.");
     if (current().type != Type::kBlockEnd) fail("expected token 'end of statement block', got '" + describe(current()) + "'");
     advance();
   }
@@ -84,6 +85,14 @@ class Parser {
   // --- statements
   Body subparse(std::initializer_list<std::string_view> end_tags) {
     DepthGuard guard(*this);
+    if (end_tags.size() > 0) end_token_stack_.emplace_back(end_tags.begin(), end_tags.end());
+    struct Pop {
+      Parser& p;
+      bool active;
+      ~Pop() {
+        if (active) p.end_token_stack_.pop_back();
+      }
+    } pop{*this, end_tags.size() > 0};
     Body body;
     while (current().type != Type::kEnd) {
       const Token& t = current();
@@ -93,6 +102,7 @@ class Parser {
       } else if (t.type == Type::kVariableBegin) {
         advance();
         ExprPtr e = parse_tuple(true, false);
+        if (current().type == Type::kEnd) fail("unexpected end of template, expected 'end of print statement'.");
         if (current().type != Type::kVariableEnd) fail("expected token 'end of print statement', got '" + describe(current()) + "'");
         advance();
         body.push_back(std::make_unique<PrintStmt>(std::move(e), t.line));
@@ -101,17 +111,33 @@ class Parser {
         for (std::string_view tag : end_tags) {
           if (is_name(tag)) return body;
         }
-        body.push_back(parse_statement(end_tags));
+        body.push_back(parse_statement());
       } else {
         fail("unexpected '" + describe(t) + "'");
       }
     }
-    if (end_tags.size() > 0) {
-      std::string wanted;
-      for (std::string_view tag : end_tags) wanted += (wanted.empty() ? "'" : " or '") + std::string(tag) + "'";
-      fail("Unexpected end of template. Jinja was looking for the following tags: " + wanted + ".");
-    }
+    if (end_tags.size() > 0) fail_unknown_tag_or_eof(nullptr);
     return body;
+  }
+
+  // Jinja2's _fail_ut_eof: what was found, which end tags were expected, which block is open.
+  [[noreturn]] void fail_unknown_tag_or_eof(const std::string* tag) const {
+    std::string message = tag ? "Encountered unknown tag '" + *tag + "'." : "Unexpected end of template.";
+    if (!end_token_stack_.empty()) {
+      std::string looking;
+      for (const std::string& t : end_token_stack_.back()) looking += (looking.empty() ? "'" : " or '") + t + "'";
+      bool expected_somewhere = false;
+      for (const auto& level : end_token_stack_) {
+        for (const std::string& t : level) expected_somewhere = expected_somewhere || (tag && t == *tag);
+      }
+      if (expected_somewhere) {
+        message += " You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for " + looking + ".";
+      } else {
+        message += " Jinja was looking for the following tags: " + looking + ".";
+      }
+    }
+    if (!tag_stack_.empty()) message += " The innermost block that needs to be closed is '" + tag_stack_.back() + "'.";
+    fail(message);
   }
 
   // Parses statements until one of `end_tags`; leaves the stream on that tag's name.
@@ -124,10 +150,11 @@ class Parser {
     return body;
   }
 
-  StmtPtr parse_statement(std::initializer_list<std::string_view> end_tags) {
+  StmtPtr parse_statement() {
     if (current().type != Type::kName) fail("tag name expected");
     std::string tag = current().text;
     int line = current().line;
+    tag_stack_.push_back(tag);
     StmtPtr stmt;
     if (tag == "for") stmt = parse_for();
     else if (tag == "if") stmt = parse_if();
@@ -148,14 +175,10 @@ class Parser {
       scope->body = parse_statements({"endgeneration"}, true);
       stmt = std::move(scope);
     } else {
-      std::string message = "Encountered unknown tag '" + tag + "'.";
-      if (end_tags.size() > 0) {
-        std::string wanted;
-        for (std::string_view t : end_tags) wanted += (wanted.empty() ? "'" : " or '") + std::string(t) + "'";
-        message += " Jinja was looking for the following tags: " + wanted + ".";
-      }
-      fail(message);
+      tag_stack_.pop_back();
+      fail_unknown_tag_or_eof(&tag);
     }
+    tag_stack_.pop_back();
     expect_block_end();
     return stmt;
   }
@@ -263,6 +286,7 @@ class Parser {
     int line = current().line;
     ExprPtr target = parse_tuple(false, true, extra_end);
     auto check = [&](const Expr& e) {
+      if (e.kind == Expr::Kind::kLiteral) fail("can't assign to 'const'", line);
       if (e.kind != Expr::Kind::kName) fail("can't assign to this expression", line);
       const std::string& name = static_cast<const NameExpr&>(e).name;
       if (name == "true" || name == "false" || name == "none" || name == "True" || name == "False" || name == "None") {
@@ -632,6 +656,8 @@ class Parser {
   const std::vector<Token>& tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
+  std::vector<std::string> tag_stack_;                    // the statements being parsed
+  std::vector<std::vector<std::string>> end_token_stack_;  // the end tags each open body waits for
 };
 
 }  // namespace

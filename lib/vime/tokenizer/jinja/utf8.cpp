@@ -98,23 +98,30 @@ std::string_view strip(std::string_view text, std::string_view chars, bool left,
     }
     return false;
   };
-  std::vector<size_t> at = offsets(text);
-  size_t begin = 0, end = at.size() - 1;  // code point indexes
+  size_t begin = 0, end = text.size();
   if (left) {
     while (begin < end) {
-      size_t pos = at[begin];
+      size_t pos = begin;
       if (!strips(next(text, pos))) break;
-      ++begin;
+      begin = pos;
     }
   }
   if (right) {
     while (end > begin) {
-      size_t pos = at[end - 1];
-      if (!strips(next(text, pos))) break;
-      --end;
+      size_t start = end - 1;  // back up to the first byte of the last code point
+      while (start > begin && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80 && end - start < 4) --start;
+      size_t pos = start;
+      char32_t cp = next(text, pos);
+      if (pos != end) {  // not one well-formed code point: treat the last byte alone
+        start = end - 1;
+        pos = start;
+        cp = next(text, pos);
+      }
+      if (!strips(cp)) break;
+      end = start;
     }
   }
-  return text.substr(at[begin], at[end] - at[begin]);
+  return text.substr(begin, end - begin);
 }
 
 }  // namespace vime::tokenizer::jinja::utf8

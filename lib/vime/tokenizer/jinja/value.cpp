@@ -37,15 +37,26 @@ const Value* CallArgs::keyword_arg(std::string_view name) const {
   return nullptr;
 }
 
-Value Value::undefined(std::string hint) { return Value(Kind::kUndefined, std::move(hint)); }
+Value Value::undefined(std::string hint) {
+  if (hint.empty()) return Value();
+  return Value(Kind::kUndefined, std::make_shared<const std::string>(std::move(hint)));
+}
+
+const std::string& Value::undefined_hint() const {
+  static const std::string kNone;
+  const auto* hint = std::get_if<SharedString>(&data_);
+  return hint != nullptr && *hint ? **hint : kNone;
+}
 Value Value::list(List items) { return Value(Kind::kList, std::make_shared<List>(std::move(items))); }
 Value Value::tuple(List items) { return Value(Kind::kTuple, std::make_shared<List>(std::move(items))); }
 Value Value::dict(Dict d) { return Value(Kind::kDict, std::make_shared<Dict>(std::move(d))); }
 Value Value::namespace_object(Dict attributes) {
   return Value(Kind::kNamespace, std::make_shared<Dict>(std::move(attributes)));
 }
-Value Value::callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn) {
-  return Value(Kind::kCallable, std::make_shared<Callable>(Callable{std::move(name), std::move(fn)}));
+Value Value::callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn,
+                      std::function<Value(std::string_view)> attribute) {
+  return Value(Kind::kCallable,
+               std::make_shared<Callable>(Callable{std::move(name), std::move(fn), std::move(attribute)}));
 }
 
 double Value::to_double() const {
@@ -94,6 +105,14 @@ std::string Value::str() const {
     case Kind::kUndefined: return "";
     case Kind::kString: return as_string();
     default: return repr();
+  }
+}
+
+void Value::append_str(std::string& out) const {
+  if (kind_ == Kind::kString) {
+    out += as_string();
+  } else if (kind_ != Kind::kUndefined) {
+    out += repr();
   }
 }
 

@@ -38,6 +38,9 @@ struct CallArgs {
 struct Callable {
   std::string name;
   std::function<Value(Interpreter&, CallArgs&)> call;
+  // Attributes of a callable object: a loop is callable (recursive loops) and has loop.index, ...
+  // Returns an Undefined without hint for a name it does not have. May be empty.
+  std::function<Value(std::string_view)> attribute;
 };
 
 class Value {
@@ -52,14 +55,16 @@ class Value {
   Value(int64_t v) : kind_(Kind::kInt), data_(v) {}
   Value(size_t v) : kind_(Kind::kInt), data_(static_cast<int64_t>(v)) {}
   Value(double v) : kind_(Kind::kFloat), data_(v) {}
-  Value(const char* v) : kind_(Kind::kString), data_(std::string(v)) {}
-  Value(std::string v) : kind_(Kind::kString), data_(std::move(v)) {}
-  Value(std::string_view v) : kind_(Kind::kString), data_(std::string(v)) {}
+  // Strings are shared, as Python's are: reading message.content does not copy the text.
+  Value(const char* v) : Value(std::string(v)) {}
+  Value(std::string v) : kind_(Kind::kString), data_(std::make_shared<const std::string>(std::move(v))) {}
+  Value(std::string_view v) : Value(std::string(v)) {}
   static Value list(List items);
   static Value tuple(List items);
   static Value dict(Dict d = {});
   static Value namespace_object(Dict attributes);
-  static Value callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn);
+  static Value callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn,
+                        std::function<Value(std::string_view)> attribute = nullptr);
 
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::kUndefined; }
@@ -78,24 +83,26 @@ class Value {
   int64_t as_int() const { return std::get<int64_t>(data_); }
   double as_float() const { return std::get<double>(data_); }
   double to_double() const;  // int, bool or float as a double
-  const std::string& as_string() const { return std::get<std::string>(data_); }
+  const std::string& as_string() const { return *std::get<SharedString>(data_); }
   const List& as_list() const { return *std::get<std::shared_ptr<List>>(data_); }
   const Dict& as_dict() const { return *std::get<std::shared_ptr<Dict>>(data_); }
   Dict& namespace_attributes() const { return *std::get<std::shared_ptr<Dict>>(data_); }
   const Callable& as_callable() const { return *std::get<std::shared_ptr<Callable>>(data_); }
-  const std::string& undefined_hint() const { return std::get<std::string>(data_); }
+  const std::string& undefined_hint() const;
 
   // Python's type name ("str", "dict", "NoneType", ...), for error messages as Python writes them.
   std::string type_name() const;
   bool truthy() const;  // Python's bool(); Undefined is false
   std::string str() const;   // Python's str(); Undefined prints as ""
+  void append_str(std::string& out) const;  // out += str(), without a copy for strings
   std::string repr() const;  // Python's repr()
   size_t length() const;     // len(); throws for types without one
 
   friend bool operator==(const Value& a, const Value& b);  // Python ==, 1 == 1.0 == True
 
  private:
-  using Data = std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<List>,
+  using SharedString = std::shared_ptr<const std::string>;
+  using Data = std::variant<std::monostate, bool, int64_t, double, SharedString, std::shared_ptr<List>,
                             std::shared_ptr<Dict>, std::shared_ptr<Callable>>;
   Value(Kind kind, Data data) : kind_(kind), data_(std::move(data)) {}
   Kind kind_;

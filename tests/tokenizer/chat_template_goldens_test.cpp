@@ -38,8 +38,10 @@ std::string member_text(const rapidjson::Value& object, const char* name) {
 }
 
 ChatTemplate load(const std::string& name) {
-  if (name == "qwen3") return ChatTemplate::from_directory(fs::path(VIME_ASSET_DIR) / "tokenizer-qwen3");
-  if (name == "llama3") return ChatTemplate::from_directory(fs::path(VIME_ASSET_DIR) / "tokenizer-llama3");
+  if (name == "qwen3")
+    return ChatTemplate::from_directory(fs::path(VIME_ASSET_DIR) / "tokenizer-qwen3");
+  if (name == "llama3")
+    return ChatTemplate::from_directory(fs::path(VIME_ASSET_DIR) / "tokenizer-llama3");
   fs::path dir = kGoldenDir / "templates";
   return ChatTemplate::from_string(read_text(dir / (name + ".jinja")),
                                    Json::parse(read_text(dir / (name + ".special_tokens.json"))));
@@ -85,7 +87,8 @@ Counts check_goldens(const std::string& name) {
         FAIL_CHECK("rendered instead of raising: " << got);
       } catch (const ChatTemplateError& e) {
         std::string what = e.what();
-        CHECK_THAT(what, Catch::Contains(type + ": " + message));  // Python's exception type and text
+        CHECK_THAT(what,
+                   Catch::Contains(type + ": " + message));  // Python's exception type and text
       }
       ++counts.errors;
     }
@@ -106,7 +109,8 @@ TEST_CASE("Llama-3's chat template renders as transformers renders it", "[chat_t
 }
 
 TEST_CASE("More real-world chat templates render as transformers renders them", "[chat_template]") {
-  for (const char* name : {"qwen2_5", "deepseek_r1_distill", "llama3_3_generation", "mistral_v0_1"}) {
+  for (const char* name :
+       {"qwen2_5", "deepseek_r1_distill", "llama3_3_generation", "mistral_v0_1"}) {
     SECTION(name) { CHECK(check_goldens(name).texts >= 50); }
   }
 }

@@ -82,7 +82,8 @@ TEST_CASE("transformers and @huggingface/jinja part ways: we follow transformers
 }
 
 TEST_CASE("Errors carry the template line", "[jinja]") {
-  TemplateError e = error_of("a\nb\n{% for m in xs %}\n  {{ m.content.upper() }}\n{% endfor %}", R"({"xs": [{}]})");
+  TemplateError e = error_of("a\nb\n{% for m in xs %}\n  {{ m.content.upper() }}\n{% endfor %}",
+                             R"({"xs": [{}]})");
   CHECK(e.line() == 4);
   CHECK_THAT(std::string(e.what()), Catch::StartsWith("line 4: UndefinedError:"));
   CHECK(error_of("\n\n{% if x %}").line() == 3);
@@ -105,14 +106,18 @@ TEST_CASE("Runaway templates raise instead of crashing", "[jinja]") {
   }
   SECTION("deep unary chains") {
     CHECK(error_of("{{ " + std::string(10000, '-') + "1 }}").kind() == "TemplateSyntaxError");
-    CHECK(error_of("{{ " + [] {
-            std::string s;
-            for (int i = 0; i < 5000; ++i) s += "not ";
-            return s;
-          }() + "x }}")
+    CHECK(error_of("{{ " +
+                   [] {
+                     std::string s;
+                     for (int i = 0; i < 5000; ++i) s += "not ";
+                     return s;
+                   }() +
+                   "x }}")
               .kind() == "TemplateSyntaxError");
   }
-  SECTION("huge ranges") { CHECK(error_of("{{ range(10**9) | length }}").kind() == "OverflowError"); }
+  SECTION("huge ranges") {
+    CHECK(error_of("{{ range(10**9) | length }}").kind() == "OverflowError");
+  }
 }
 
 TEST_CASE("strftime_now formats the current local time", "[jinja]") {
@@ -127,11 +132,12 @@ TEST_CASE("strftime_now formats the current local time", "[jinja]") {
 TEST_CASE("JSON context keeps key order; vime::Json context is sorted", "[jinja]") {
   Value ordered = value_from_json_text(R"({"z": 1, "a": 2})", "test");
   CHECK(Template("{{ d | tojson }}").render([&] {
-          Dict c;
-          c.set(Value("d"), ordered);
-          return c;
-        }()) == R"({"z": 1, "a": 2})");
+    Dict c;
+    c.set(Value("d"), ordered);
+    return c;
+  }()) == R"({"z": 1, "a": 2})");
   Value sorted = value_from_json(Json::parse(R"({"z": 1, "a": 2})"));
   CHECK(sorted.as_dict().items.front().first.as_string() == "a");
-  CHECK_THROWS_WITH(value_from_json_text("{\"a\": }", "messages.jsonl:3"), Catch::Contains("messages.jsonl:3"));
+  CHECK_THROWS_WITH(value_from_json_text("{\"a\": }", "messages.jsonl:3"),
+                    Catch::Contains("messages.jsonl:3"));
 }

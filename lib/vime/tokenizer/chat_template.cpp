@@ -28,12 +28,15 @@ Dict special_tokens_of(const Json& config) {
   for (const char* name : kNames) {
     const Json* t = config.find(name);
     if (t == nullptr) continue;
-    if (const Json* text = token_text(*t); text && text->is_string()) out.set(Value(name), Value(text->as_string()));
+    if (const Json* text = token_text(*t); text && text->is_string())
+      out.set(Value(name), Value(text->as_string()));
   }
-  if (const Json* extra = config.find("additional_special_tokens"); extra && extra->is_array() && extra->size() > 0) {
+  if (const Json* extra = config.find("additional_special_tokens");
+      extra && extra->is_array() && extra->size() > 0) {
     jinja::List tokens;
     for (const Json& t : extra->as_array()) {
-      if (const Json* text = token_text(t); text && text->is_string()) tokens.emplace_back(text->as_string());
+      if (const Json* text = token_text(t); text && text->is_string())
+        tokens.emplace_back(text->as_string());
     }
     out.set(Value("additional_special_tokens"), Value::list(std::move(tokens)));
   }
@@ -42,7 +45,8 @@ Dict special_tokens_of(const Json& config) {
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path.string() + ": check that the file exists and is readable");
+  if (!in)
+    throw Error("cannot read " + path.string() + ": check that the file exists and is readable");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -67,7 +71,8 @@ struct ChatTemplate::Impl {
                             ") and none is named 'default': pick one by name");
   }
 
-  std::string render(const Value& messages, const Value& tools, bool add_generation_prompt, const Value& kwargs) const {
+  std::string render(const Value& messages, const Value& tools, bool add_generation_prompt,
+                     const Value& kwargs) const {
     Dict context = special_tokens;
     context.set(Value("messages"), messages);
     context.set(Value("tools"), tools);
@@ -82,14 +87,16 @@ struct ChatTemplate::Impl {
         context.set(k, v);
       }
     } else if (!kwargs.is_none()) {
-      throw ChatTemplateError("chat template kwargs must be a JSON object, not " + kwargs.type_name());
+      throw ChatTemplateError("chat template kwargs must be a JSON object, not " +
+                              kwargs.type_name());
     }
     const jinja::Template& t = pick(!tools.is_none());
     try {
       return t.render(context);
     } catch (const jinja::TemplateError& e) {
-      throw ChatTemplateError(origin + (e.line() > 0 ? " line " + std::to_string(e.line()) : std::string()) + ": " +
-                              e.kind() + ": " + e.message());
+      throw ChatTemplateError(origin +
+                              (e.line() > 0 ? " line " + std::to_string(e.line()) : std::string()) +
+                              ": " + e.kind() + ": " + e.message());
     }
   }
 
@@ -97,7 +104,8 @@ struct ChatTemplate::Impl {
     try {
       templates.emplace(std::move(name), jinja::Template(source));
     } catch (const jinja::TemplateError& e) {
-      throw ChatTemplateError(origin + " line " + std::to_string(e.line()) + ": " + e.kind() + ": " + e.message());
+      throw ChatTemplateError(origin + " line " + std::to_string(e.line()) + ": " + e.kind() +
+                              ": " + e.message());
     }
   }
 };
@@ -119,7 +127,8 @@ ChatTemplate ChatTemplate::from_directory(const std::filesystem::path& dir, std:
   auto impl = std::make_unique<Impl>();
   std::filesystem::path config_path = dir / "tokenizer_config.json";
   Json config = Json::object();
-  if (std::filesystem::exists(config_path)) config = Json::parse(read_file(config_path), config_path.string());
+  if (std::filesystem::exists(config_path))
+    config = Json::parse(read_file(config_path), config_path.string());
   impl->special_tokens = special_tokens_of(config);
   std::filesystem::path jinja_path = dir / "chat_template.jinja";
   if (std::filesystem::exists(jinja_path)) {
@@ -129,8 +138,9 @@ ChatTemplate ChatTemplate::from_directory(const std::filesystem::path& dir, std:
   }
   const Json* source = config.find("chat_template");
   if (source == nullptr || source->is_null()) {
-    throw Error("no chat template in " + dir.string() +
-                ": expected chat_template.jinja or a \"chat_template\" entry in tokenizer_config.json");
+    throw Error(
+        "no chat template in " + dir.string() +
+        ": expected chat_template.jinja or a \"chat_template\" entry in tokenizer_config.json");
   }
   impl->origin = config_path.string() + " chat_template";
   if (source->is_string()) {
@@ -139,8 +149,10 @@ ChatTemplate ChatTemplate::from_directory(const std::filesystem::path& dir, std:
     for (const Json& entry : source->as_array()) {
       const Json* entry_name = entry.find("name");
       const Json* entry_template = entry.find("template");
-      if (!entry_name || !entry_name->is_string() || !entry_template || !entry_template->is_string()) {
-        throw Error(config_path.string() + ": each chat_template entry needs string \"name\" and \"template\" fields");
+      if (!entry_name || !entry_name->is_string() || !entry_template ||
+          !entry_template->is_string()) {
+        throw Error(config_path.string() +
+                    ": each chat_template entry needs string \"name\" and \"template\" fields");
       }
       if (!name.empty() && entry_name->as_string() != name) continue;
       impl->add(entry_name->as_string(), entry_template->as_string());
@@ -149,22 +161,25 @@ ChatTemplate ChatTemplate::from_directory(const std::filesystem::path& dir, std:
       throw Error(config_path.string() + " has no chat template named '" + std::string(name) + "'");
     }
   } else {
-    throw Error(config_path.string() + ": \"chat_template\" must be a string or a list of {name, template}");
+    throw Error(config_path.string() +
+                ": \"chat_template\" must be a string or a list of {name, template}");
   }
   return ChatTemplate(std::move(impl));
 }
 
-std::string ChatTemplate::render(const Json& messages, const Json& tools, bool add_generation_prompt,
-                                 const Json& kwargs) const {
-  return impl_->render(jinja::value_from_json(messages), jinja::value_from_json(tools), add_generation_prompt,
-                       jinja::value_from_json(kwargs));
+std::string ChatTemplate::render(const Json& messages, const Json& tools,
+                                 bool add_generation_prompt, const Json& kwargs) const {
+  return impl_->render(jinja::value_from_json(messages), jinja::value_from_json(tools),
+                       add_generation_prompt, jinja::value_from_json(kwargs));
 }
 
-std::string ChatTemplate::render_json(std::string_view messages, std::string_view tools, bool add_generation_prompt,
-                                      std::string_view kwargs) const {
-  return impl_->render(jinja::value_from_json_text(messages, "chat messages"),
-                       jinja::value_from_json_text(tools.empty() ? "null" : tools, "chat tools"), add_generation_prompt,
-                       jinja::value_from_json_text(kwargs.empty() ? "{}" : kwargs, "chat template kwargs"));
+std::string ChatTemplate::render_json(std::string_view messages, std::string_view tools,
+                                      bool add_generation_prompt, std::string_view kwargs) const {
+  return impl_->render(
+      jinja::value_from_json_text(messages, "chat messages"),
+      jinja::value_from_json_text(tools.empty() ? "null" : tools, "chat tools"),
+      add_generation_prompt,
+      jinja::value_from_json_text(kwargs.empty() ? "{}" : kwargs, "chat template kwargs"));
 }
 
 }  // namespace vime::tokenizer

@@ -11,7 +11,23 @@
 namespace vime::tokenizer::jinja {
 
 struct Expr {
-  enum class Kind { kLiteral, kName, kList, kTuple, kDict, kAttr, kItem, kSlice, kCall, kFilter, kTest, kUnary, kBinary, kCompare, kCondition };
+  enum class Kind {
+    kLiteral,
+    kName,
+    kList,
+    kTuple,
+    kDict,
+    kAttr,
+    kItem,
+    kSlice,
+    kCall,
+    kFilter,
+    kTest,
+    kUnary,
+    kBinary,
+    kCompare,
+    kCondition
+  };
   Expr(Kind k, int l) : kind(k), line(l) {}
   virtual ~Expr() = default;
   Kind kind;
@@ -41,12 +57,14 @@ struct DictExpr : Expr {
   std::vector<std::pair<ExprPtr, ExprPtr>> items;
 };
 struct AttrExpr : Expr {  // object.name
-  AttrExpr(ExprPtr o, std::string n, int l) : Expr(Kind::kAttr, l), object(std::move(o)), name(std::move(n)) {}
+  AttrExpr(ExprPtr o, std::string n, int l)
+      : Expr(Kind::kAttr, l), object(std::move(o)), name(std::move(n)) {}
   ExprPtr object;
   std::string name;
 };
 struct ItemExpr : Expr {  // object[index]; index may be a SliceExpr
-  ItemExpr(ExprPtr o, ExprPtr i, int l) : Expr(Kind::kItem, l), object(std::move(o)), index(std::move(i)) {}
+  ItemExpr(ExprPtr o, ExprPtr i, int l)
+      : Expr(Kind::kItem, l), object(std::move(o)), index(std::move(i)) {}
   ExprPtr object;
   ExprPtr index;
 };
@@ -60,19 +78,22 @@ struct CallExpr : Expr {
   Arguments args;
 };
 struct FilterExpr : Expr {  // operand | name(args); operand is null inside {% filter %}
-  FilterExpr(ExprPtr o, std::string n, int l) : Expr(Kind::kFilter, l), operand(std::move(o)), name(std::move(n)) {}
+  FilterExpr(ExprPtr o, std::string n, int l)
+      : Expr(Kind::kFilter, l), operand(std::move(o)), name(std::move(n)) {}
   ExprPtr operand;
   std::string name;
   Arguments args;
 };
 struct TestExpr : Expr {  // operand is name(args)
-  TestExpr(ExprPtr o, std::string n, int l) : Expr(Kind::kTest, l), operand(std::move(o)), name(std::move(n)) {}
+  TestExpr(ExprPtr o, std::string n, int l)
+      : Expr(Kind::kTest, l), operand(std::move(o)), name(std::move(n)) {}
   ExprPtr operand;
   std::string name;
   Arguments args;
 };
 struct UnaryExpr : Expr {  // "-", "+", "not"
-  UnaryExpr(std::string o, ExprPtr e, int l) : Expr(Kind::kUnary, l), op(std::move(o)), operand(std::move(e)) {}
+  UnaryExpr(std::string o, ExprPtr e, int l)
+      : Expr(Kind::kUnary, l), op(std::move(o)), operand(std::move(e)) {}
   std::string op;
   ExprPtr operand;
 };
@@ -97,7 +118,21 @@ using StmtPtr = std::unique_ptr<Stmt>;
 using Body = std::vector<StmtPtr>;
 
 struct Stmt {
-  enum class Kind { kOutput, kPrint, kIf, kFor, kSet, kSetBlock, kMacro, kCallBlock, kFilterBlock, kWith, kScope, kBreak, kContinue };
+  enum class Kind {
+    kOutput,
+    kPrint,
+    kIf,
+    kFor,
+    kSet,
+    kSetBlock,
+    kMacro,
+    kCallBlock,
+    kFilterBlock,
+    kWith,
+    kScope,
+    kBreak,
+    kContinue
+  };
   Stmt(Kind k, int l) : kind(k), line(l) {}
   virtual ~Stmt() = default;
   Kind kind;
@@ -127,7 +162,8 @@ struct ForStmt : Stmt {
   bool recursive = false;
 };
 struct SetStmt : Stmt {  // target: name, tuple of names, or namespace attribute
-  SetStmt(ExprPtr t, ExprPtr v, int l) : Stmt(Kind::kSet, l), target(std::move(t)), value(std::move(v)) {}
+  SetStmt(ExprPtr t, ExprPtr v, int l)
+      : Stmt(Kind::kSet, l), target(std::move(t)), value(std::move(v)) {}
   ExprPtr target;
   ExprPtr value;
 };
@@ -163,7 +199,8 @@ struct WithStmt : Stmt {
   std::vector<std::pair<ExprPtr, ExprPtr>> assignments;
   Body body;
 };
-struct ScopeStmt : Stmt {  // a body in its own scope: {% generation %} (transformers' AssistantTracker)
+struct ScopeStmt
+    : Stmt {  // a body in its own scope: {% generation %} (transformers' AssistantTracker)
   explicit ScopeStmt(int l) : Stmt(Kind::kScope, l) {}
   Body body;
 };

@@ -11,7 +11,8 @@ namespace vime::tokenizer::jinja {
 using Builtin = Value (*)(Interpreter&, CallArgs&);
 
 Builtin find_filter(std::string_view name);  // nullptr when there is none
-Builtin find_rare_filter(std::string_view name);  // groupby, slice, striptags, ... (filters_rare.cpp)
+Builtin find_rare_filter(
+    std::string_view name);  // groupby, slice, striptags, ... (filters_rare.cpp)
 // A test returns its answer; args.positional[0] is the tested value.
 using TestFn = bool (*)(Interpreter&, CallArgs&);
 TestFn find_test(std::string_view name);

@@ -10,7 +10,8 @@
 
 namespace vime::tokenizer::jinja {
 
-inline Value arg(const CallArgs& args, size_t index, std::string_view name, Value fallback = Value()) {
+inline Value arg(const CallArgs& args, size_t index, std::string_view name,
+                 Value fallback = Value()) {
   if (index < args.positional.size()) return args.positional[index];
   if (const Value* v = args.keyword_arg(name)) return *v;
   return fallback;

@@ -13,7 +13,10 @@ class TemplateError : public Error {
   // `kind` is the Python exception Jinja2 raises ("TemplateSyntaxError", "UndefinedError",
   // "TypeError", "TemplateError" for raise_exception, ...).
   TemplateError(std::string kind, std::string message, int line = 0)
-      : Error(format(kind, message, line)), kind_(std::move(kind)), message_(std::move(message)), line_(line) {}
+      : Error(format(kind, message, line)),
+        kind_(std::move(kind)),
+        message_(std::move(message)),
+        line_(line) {}
 
   const std::string& kind() const { return kind_; }
   const std::string& message() const { return message_; }
@@ -30,7 +33,9 @@ class TemplateError : public Error {
   int line_;
 };
 
-inline TemplateError type_error(std::string message) { return TemplateError("TypeError", std::move(message)); }
+inline TemplateError type_error(std::string message) {
+  return TemplateError("TypeError", std::move(message));
+}
 inline TemplateError undefined_error(std::string message) {
   return TemplateError("UndefinedError", std::move(message));
 }

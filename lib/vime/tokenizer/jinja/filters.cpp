@@ -20,10 +20,12 @@ namespace {
 const Value& value_of(const CallArgs& args) { return args.positional.at(0); }
 
 // Jinja2's make_attrgetter: "a.b.0" looks up item by item; integer parts as integers.
-Value get_path(Interpreter& in, Value item, const Value& attribute, const Value& fallback = Value()) {
+Value get_path(Interpreter& in, Value item, const Value& attribute,
+               const Value& fallback = Value()) {
   if (attribute.is_int()) return in.get_item(item, attribute);
   for (const std::string& part : split(soft_str(attribute), std::string_view("."), -1)) {
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool digits = !part.empty() && std::all_of(part.begin(), part.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; });
     item = in.get_item(item, digits ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
     if (!fallback.is_undefined() && !fallback.is_none() && item.is_undefined()) item = fallback;
   }
@@ -62,7 +64,8 @@ Value f_attr(Interpreter&, CallArgs& args) {
 Value f_batch(Interpreter&, CallArgs& args) {
   List items = iterate(value_of(args));
   Value size_v = arg(args, 1, "linecount");
-  if (!size_v.is_int() || size_v.as_int() <= 0) throw TemplateError("FilterArgumentError", "batch size must be a positive integer");
+  if (!size_v.is_int() || size_v.as_int() <= 0)
+    throw TemplateError("FilterArgumentError", "batch size must be a positive integer");
   Value fill = arg(args, 2, "fill_with", Value::none());
   size_t size = static_cast<size_t>(size_v.as_int());
   List out, row;
@@ -77,7 +80,9 @@ Value f_batch(Interpreter&, CallArgs& args) {
   return Value::list(std::move(out));
 }
 
-Value f_capitalize(Interpreter&, CallArgs& args) { return Value(to_capitalized(soft_str(value_of(args)))); }
+Value f_capitalize(Interpreter&, CallArgs& args) {
+  return Value(to_capitalized(soft_str(value_of(args))));
+}
 
 Value f_center(Interpreter&, CallArgs& args) {
   std::string s = soft_str(value_of(args));
@@ -85,11 +90,14 @@ Value f_center(Interpreter&, CallArgs& args) {
   int64_t length = static_cast<int64_t>(utf8::count(s));
   if (width <= length) return Value(s);
   int64_t pad = width - length;
-  int64_t left = pad / 2 + (pad & width & 1);  // Python's str.center puts the odd space on the left when width is odd
+  // CPython's str.center: the odd space goes left when the width is odd.
+  int64_t left = pad / 2 + (pad & width & 1);
   return Value(std::string(left, ' ') + s + std::string(pad - left, ' '));
 }
 
-Value f_length(Interpreter&, CallArgs& args) { return Value(static_cast<int64_t>(value_of(args).length())); }
+Value f_length(Interpreter&, CallArgs& args) {
+  return Value(static_cast<int64_t>(value_of(args).length()));
+}
 
 Value f_default(Interpreter&, CallArgs& args) {
   const Value& v = value_of(args);
@@ -100,15 +108,20 @@ Value f_default(Interpreter&, CallArgs& args) {
 
 Value f_dictsort(Interpreter&, CallArgs& args) {
   const Value& v = value_of(args);
-  if (!v.is_dict()) throw TemplateError("AttributeError", "'" + v.type_name() + "' object has no attribute 'items'");
+  if (!v.is_dict())
+    throw TemplateError("AttributeError",
+                        "'" + v.type_name() + "' object has no attribute 'items'");
   bool case_sensitive = arg(args, 1, "case_sensitive", Value(false)).truthy();
   std::string by = soft_str(arg(args, 2, "by", Value("key")));
-  if (by != "key" && by != "value") throw TemplateError("FilterArgumentError", "You can only sort by either \"key\" or \"value\"");
+  if (by != "key" && by != "value")
+    throw TemplateError("FilterArgumentError", "You can only sort by either \"key\" or \"value\"");
   bool reverse = arg(args, 3, "reverse", Value(false)).truthy();
   List pairs;
   for (const auto& [k, val] : v.as_dict().items) pairs.push_back(Value::tuple({k, val}));
   size_t pos = by == "key" ? 0 : 1;
-  auto key = [&](const Value& p) { return case_sensitive ? p.as_list()[pos] : ignore_case(p.as_list()[pos]); };
+  auto key = [&](const Value& p) {
+    return case_sensitive ? p.as_list()[pos] : ignore_case(p.as_list()[pos]);
+  };
   std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& a, const Value& b) {
     return reverse ? python_compare(key(b), key(a)) < 0 : python_compare(key(a), key(b)) < 0;
   });
@@ -119,12 +132,23 @@ Value f_escape(Interpreter&, CallArgs& args) {
   std::string out;
   for (char c : soft_str(value_of(args))) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return Value(std::move(out));
@@ -158,14 +182,18 @@ Value f_float(Interpreter&, CallArgs& args) {
 
 Value f_format(Interpreter&, CallArgs& args) {
   List rest(args.positional.begin() + 1, args.positional.end());
-  if (!args.keyword.empty()) throw TemplateError("FilterArgumentError", "format with keyword arguments is not supported");
+  if (!args.keyword.empty())
+    throw TemplateError("FilterArgumentError", "format with keyword arguments is not supported");
   return Value(percent_format(soft_str(value_of(args)), rest));
 }
 
 Value f_indent(Interpreter&, CallArgs& args) {
   std::string s = soft_str(value_of(args));
   Value width = arg(args, 1, "width", Value(4));
-  std::string indention = width.is_string() ? width.as_string() : std::string(static_cast<size_t>(std::max<int64_t>(0, width.as_int())), ' ');
+  std::string indention =
+      width.is_string()
+          ? width.as_string()
+          : std::string(static_cast<size_t>(std::max<int64_t>(0, width.as_int())), ' ');
   bool first = arg(args, 2, "first", Value(false)).truthy();
   bool blank = arg(args, 3, "blank", Value(false)).truthy();
   s += "\n";  // Jinja2's quirk so that splitlines keeps a trailing empty line
@@ -175,7 +203,8 @@ Value f_indent(Interpreter&, CallArgs& args) {
     for (size_t i = 0; i < lines.size(); ++i) out += (i > 0 ? "\n" + indention : "") + lines[i];
   } else {
     out = lines.empty() ? "" : lines[0];
-    for (size_t i = 1; i < lines.size(); ++i) out += "\n" + (lines[i].empty() ? "" : indention + lines[i]);
+    for (size_t i = 1; i < lines.size(); ++i)
+      out += "\n" + (lines[i].empty() ? "" : indention + lines[i]);
   }
   if (first) out = indention + out;
   return Value(std::move(out));
@@ -186,7 +215,9 @@ Value f_int(Interpreter&, CallArgs& args) {
   Value fallback = arg(args, 1, "default", Value(0));
   int base = static_cast<int>(arg(args, 2, "base", Value(10)).as_int());
   if (v.is_int() || v.is_bool()) return Value(v.is_bool() ? int64_t{v.as_bool()} : v.as_int());
-  if (v.is_float()) return std::isfinite(v.as_float()) ? Value(static_cast<int64_t>(std::trunc(v.as_float()))) : fallback;
+  if (v.is_float())
+    return std::isfinite(v.as_float()) ? Value(static_cast<int64_t>(std::trunc(v.as_float())))
+                                       : fallback;
   if (v.is_string()) {
     std::string s(utf8::strip(v.as_string(), "", true, true));
     std::erase(s, '_');
@@ -194,7 +225,8 @@ Value f_int(Interpreter&, CallArgs& args) {
     long long i = std::strtoll(s.c_str(), &end, base);
     if (!s.empty() && end == s.c_str() + s.size()) return Value(static_cast<int64_t>(i));
     double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(d)) return Value(static_cast<int64_t>(std::trunc(d)));
+    if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(d))
+      return Value(static_cast<int64_t>(std::trunc(d)));
   }
   return fallback;
 }
@@ -231,7 +263,8 @@ Value f_title(Interpreter&, CallArgs& args) {
   for (size_t pos = 0; pos < s.size();) {
     size_t start = pos;
     char32_t cp = utf8::next(s, pos);
-    bool separator = utf8::is_space(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<';
+    bool separator =
+        utf8::is_space(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<';
     std::string_view piece(s.data() + start, pos - start);
     out += separator ? std::string(piece) : word_start ? to_upper(piece) : to_lower(piece);
     word_start = separator;
@@ -248,12 +281,14 @@ Value f_map(Interpreter& in, CallArgs& args) {
     for (const Value& item : items) out.push_back(get_path(in, item, *attribute, fallback));
     return Value::list(std::move(out));
   }
-  if (args.positional.size() < 2) throw TemplateError("FilterArgumentError", "map requires a filter argument");
+  if (args.positional.size() < 2)
+    throw TemplateError("FilterArgumentError", "map requires a filter argument");
   std::string name = expect_string(args.positional[1], "map filter name");
   for (const Value& item : items) {
     CallArgs call;
     call.positional.push_back(item);
-    call.positional.insert(call.positional.end(), args.positional.begin() + 2, args.positional.end());
+    call.positional.insert(call.positional.end(), args.positional.begin() + 2,
+                           args.positional.end());
     call.keyword = args.keyword;
     out.push_back(in.apply_filter(name, call));
   }
@@ -264,7 +299,8 @@ Value min_or_max(Interpreter& in, CallArgs& args, bool want_max) {
   List items = iterate(value_of(args));
   bool case_sensitive = arg(args, 1, "case_sensitive", Value(false)).truthy();
   Value attribute = arg(args, 2, "attribute", Value::none());
-  if (items.empty()) return Value::undefined(std::string("No aggregated item, sequence was empty."));
+  if (items.empty())
+    return Value::undefined(std::string("No aggregated item, sequence was empty."));
   auto key = [&](const Value& v) {
     Value k = attribute.is_none() ? v : get_path(in, v, attribute);
     return case_sensitive ? k : ignore_case(k);
@@ -286,7 +322,8 @@ Value select_or_reject(Interpreter& in, CallArgs& args, bool keep_matching, bool
   size_t off = 1;
   Value attribute;
   if (lookup_attr) {
-    if (args.positional.size() < 2) throw TemplateError("FilterArgumentError", "Missing parameter for attribute name");
+    if (args.positional.size() < 2)
+      throw TemplateError("FilterArgumentError", "Missing parameter for attribute name");
     attribute = args.positional[1];
     off = 2;
   }
@@ -298,7 +335,8 @@ Value select_or_reject(Interpreter& in, CallArgs& args, bool keep_matching, bool
     if (has_test) {
       CallArgs call;
       call.positional.push_back(subject);
-      call.positional.insert(call.positional.end(), args.positional.begin() + off + 1, args.positional.end());
+      call.positional.insert(call.positional.end(), args.positional.begin() + off + 1,
+                             args.positional.end());
       call.keyword = args.keyword;
       hit = in.apply_test(test, call);
     } else {
@@ -310,13 +348,17 @@ Value select_or_reject(Interpreter& in, CallArgs& args, bool keep_matching, bool
 }
 Value f_select(Interpreter& in, CallArgs& args) { return select_or_reject(in, args, true, false); }
 Value f_reject(Interpreter& in, CallArgs& args) { return select_or_reject(in, args, false, false); }
-Value f_selectattr(Interpreter& in, CallArgs& args) { return select_or_reject(in, args, true, true); }
-Value f_rejectattr(Interpreter& in, CallArgs& args) { return select_or_reject(in, args, false, true); }
+Value f_selectattr(Interpreter& in, CallArgs& args) {
+  return select_or_reject(in, args, true, true);
+}
+Value f_rejectattr(Interpreter& in, CallArgs& args) {
+  return select_or_reject(in, args, false, true);
+}
 
 Value f_replace(Interpreter&, CallArgs& args) {
   Value count = arg(args, 3, "count", Value::none());
-  return Value(replace(soft_str(value_of(args)), soft_str(arg(args, 1, "old")), soft_str(arg(args, 2, "new")),
-                       count.is_none() ? -1 : count.as_int()));
+  return Value(replace(soft_str(value_of(args)), soft_str(arg(args, 1, "old")),
+                       soft_str(arg(args, 2, "new")), count.is_none() ? -1 : count.as_int()));
 }
 
 Value f_reverse(Interpreter&, CallArgs& args) {
@@ -355,7 +397,8 @@ Value f_sort(Interpreter& in, CallArgs& args) {
   std::vector<Value> attributes;
   if (!attribute.is_none()) {
     if (attribute.is_string()) {
-      for (const std::string& a : split(attribute.as_string(), std::string_view(","), -1)) attributes.emplace_back(a);
+      for (const std::string& a : split(attribute.as_string(), std::string_view(","), -1))
+        attributes.emplace_back(a);
     } else {
       attributes.push_back(attribute);
     }
@@ -379,22 +422,28 @@ Value f_sum(Interpreter& in, CallArgs& args) {
   Value attribute = arg(args, 1, "attribute", Value::none());
   Value total = arg(args, 2, "start", Value(0));
   for (const Value& item : iterate(value_of(args))) {
-    total = binary_operation("+", total, attribute.is_none() ? item : get_path(in, item, attribute));
+    total =
+        binary_operation("+", total, attribute.is_none() ? item : get_path(in, item, attribute));
   }
   return total;
 }
 
-// transformers' tojson: json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
+// transformers' tojson: json.dumps(x, ensure_ascii=False, indent=None, separators=None,
+// sort_keys=False).
 Value f_tojson(Interpreter&, CallArgs& args) {
   JsonDumpOptions options;
   options.ensure_ascii = arg(args, 1, "ensure_ascii", Value(false)).truthy();
   Value indent = arg(args, 2, "indent", Value::none());
-  if (indent.is_int()) options.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, indent.as_int())), ' ');
-  else if (indent.is_string()) options.indent = indent.as_string();
-  else if (!indent.is_none()) throw type_error("indent must be an int or a str, not " + indent.type_name());
+  if (indent.is_int())
+    options.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, indent.as_int())), ' ');
+  else if (indent.is_string())
+    options.indent = indent.as_string();
+  else if (!indent.is_none())
+    throw type_error("indent must be an int or a str, not " + indent.type_name());
   Value separators = arg(args, 3, "separators", Value::none());
   if (separators.is_sequence()) {
-    if (separators.as_list().size() != 2) throw TemplateError("ValueError", "separators must be a pair (item, key)");
+    if (separators.as_list().size() != 2)
+      throw TemplateError("ValueError", "separators must be a pair (item, key)");
     options.item_separator = expect_string(separators.as_list()[0], "separator");
     options.key_separator = expect_string(separators.as_list()[1], "separator");
   } else if (!separators.is_none()) {
@@ -455,17 +504,28 @@ Value f_wordcount(Interpreter&, CallArgs& args) {
 }
 
 const std::map<std::string_view, Builtin, std::less<>> kFilters = {
-    {"abs", f_abs},         {"attr", f_attr},       {"batch", f_batch},           {"capitalize", f_capitalize},
-    {"center", f_center},   {"count", f_length},    {"d", f_default},             {"default", f_default},
-    {"dictsort", f_dictsort}, {"e", f_escape},      {"escape", f_escape},         {"forceescape", f_escape},
-    {"first", f_first},     {"float", f_float},     {"format", f_format},         {"indent", f_indent},
-    {"int", f_int},         {"items", f_items},     {"join", f_join},             {"last", f_last},
-    {"length", f_length},   {"list", f_list},       {"lower", f_lower},           {"map", f_map},
-    {"max", f_max},         {"min", f_min},         {"reject", f_reject},         {"rejectattr", f_rejectattr},
-    {"replace", f_replace}, {"reverse", f_reverse}, {"round", f_round},           {"safe", f_safe},
-    {"select", f_select},   {"selectattr", f_selectattr}, {"sort", f_sort},       {"string", f_string},
-    {"sum", f_sum},         {"title", f_title},     {"tojson", f_tojson},         {"trim", f_trim},
-    {"truncate", f_truncate}, {"unique", f_unique}, {"upper", f_upper},           {"wordcount", f_wordcount},
+    {"abs", f_abs},           {"attr", f_attr},
+    {"batch", f_batch},       {"capitalize", f_capitalize},
+    {"center", f_center},     {"count", f_length},
+    {"d", f_default},         {"default", f_default},
+    {"dictsort", f_dictsort}, {"e", f_escape},
+    {"escape", f_escape},     {"forceescape", f_escape},
+    {"first", f_first},       {"float", f_float},
+    {"format", f_format},     {"indent", f_indent},
+    {"int", f_int},           {"items", f_items},
+    {"join", f_join},         {"last", f_last},
+    {"length", f_length},     {"list", f_list},
+    {"lower", f_lower},       {"map", f_map},
+    {"max", f_max},           {"min", f_min},
+    {"reject", f_reject},     {"rejectattr", f_rejectattr},
+    {"replace", f_replace},   {"reverse", f_reverse},
+    {"round", f_round},       {"safe", f_safe},
+    {"select", f_select},     {"selectattr", f_selectattr},
+    {"sort", f_sort},         {"string", f_string},
+    {"sum", f_sum},           {"title", f_title},
+    {"tojson", f_tojson},     {"trim", f_trim},
+    {"truncate", f_truncate}, {"unique", f_unique},
+    {"upper", f_upper},       {"wordcount", f_wordcount},
 };
 
 }  // namespace

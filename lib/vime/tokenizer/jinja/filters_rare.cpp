@@ -20,7 +20,8 @@ const Value& value_of(const CallArgs& args) { return args.positional.at(0); }
 Value lookup_path(Interpreter& in, Value item, const Value& attribute, const Value& fallback) {
   if (attribute.is_int()) return in.get_item(item, attribute);
   for (const std::string& part : split(attribute.str(), std::string_view("."), -1)) {
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool digits = !part.empty() && std::all_of(part.begin(), part.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; });
     item = in.get_item(item, digits ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
     if (!fallback.is_none() && item.is_undefined()) item = fallback;
   }
@@ -38,14 +39,16 @@ Value f_groupby(Interpreter& in, CallArgs& args) {
     Value k = lookup_path(in, v, attribute, fallback);
     return case_sensitive || !k.is_string() ? k : Value(to_lower(k.as_string()));
   };
-  std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) { return compare(key(a), key(b)) < 0; });
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const Value& a, const Value& b) { return compare(key(a), key(b)) < 0; });
   List groups;
   for (size_t i = 0; i < items.size();) {
     Value k = key(items[i]);
     List members;
     size_t j = i;
     while (j < items.size() && key(items[j]) == k) members.push_back(items[j++]);
-    groups.push_back(Value::tuple({lookup_path(in, members.front(), attribute, fallback), Value::list(std::move(members))}));
+    groups.push_back(Value::tuple(
+        {lookup_path(in, members.front(), attribute, fallback), Value::list(std::move(members))}));
     i = j;
   }
   return Value::list(std::move(groups));
@@ -54,7 +57,8 @@ Value f_groupby(Interpreter& in, CallArgs& args) {
 Value f_slice(Interpreter&, CallArgs& args) {
   List seq = iterate(value_of(args));
   Value count_v = arg(args, 1, "slices");
-  if (!count_v.is_int() || count_v.as_int() <= 0) throw TemplateError("FilterArgumentError", "slices must be a positive integer");
+  if (!count_v.is_int() || count_v.as_int() <= 0)
+    throw TemplateError("FilterArgumentError", "slices must be a positive integer");
   Value fill = arg(args, 2, "fill_with", Value::none());
   int64_t slices = count_v.as_int(), length = static_cast<int64_t>(seq.size());
   int64_t per_slice = length / slices, with_extra = length % slices, offset = 0;
@@ -72,7 +76,8 @@ Value f_slice(Interpreter&, CallArgs& args) {
 
 std::string unescape_entities(const std::string& s) {
   static const std::pair<std::string_view, std::string_view> kNamed[] = {
-      {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&apos;", "'"}, {"&nbsp;", "\xC2\xA0"}};
+      {"&amp;", "&"}, {"&lt;", "<"},   {"&gt;", ">"},         {"&quot;", "\""},
+      {"&#39;", "'"}, {"&apos;", "'"}, {"&nbsp;", "\xC2\xA0"}};
   std::string out;
   for (size_t i = 0; i < s.size();) {
     bool replaced = false;
@@ -126,7 +131,8 @@ Value f_striptags(Interpreter&, CallArgs& args) {
     no_tags += s[i++];
   }
   std::string joined;
-  for (const std::string& word : split(no_tags, std::nullopt, -1)) joined += (joined.empty() ? "" : " ") + word;
+  for (const std::string& word : split(no_tags, std::nullopt, -1))
+    joined += (joined.empty() ? "" : " ") + word;
   return Value(unescape_entities(joined));
 }
 
@@ -135,18 +141,21 @@ Value sorted_dicts(const Value& v) {
   if (v.is_sequence()) {
     List items;
     for (const Value& x : v.as_list()) items.push_back(sorted_dicts(x));
-    return v.kind() == Value::Kind::kTuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+    return v.kind() == Value::Kind::kTuple ? Value::tuple(std::move(items))
+                                           : Value::list(std::move(items));
   }
   if (!v.is_dict()) return v;
   Dict d;
   for (const auto& [k, x] : v.as_dict().items) d.items.emplace_back(k, sorted_dicts(x));
-  std::stable_sort(d.items.begin(), d.items.end(), [](const auto& a, const auto& b) { return compare(a.first, b.first) < 0; });
+  std::stable_sort(d.items.begin(), d.items.end(),
+                   [](const auto& a, const auto& b) { return compare(a.first, b.first) < 0; });
   return Value::dict(std::move(d));
 }
 Value f_pprint(Interpreter&, CallArgs& args) { return Value(sorted_dicts(value_of(args)).repr()); }
 
 Value f_filesizeformat(Interpreter&, CallArgs& args) {
-  double bytes = value_of(args).is_string() ? std::stod(value_of(args).as_string()) : value_of(args).to_double();
+  double bytes = value_of(args).is_string() ? std::stod(value_of(args).as_string())
+                                            : value_of(args).to_double();
   bool binary = arg(args, 1, "binary", Value(false)).truthy();
   double base = binary ? 1024 : 1000;
   static const char* kDecimal[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
@@ -157,7 +166,8 @@ Value f_filesizeformat(Interpreter&, CallArgs& args) {
   for (int i = 0; i < 8; ++i) {
     double unit = std::pow(base, i + 2);
     if (bytes < unit || i == 7) {
-      std::snprintf(buf, sizeof buf, "%.1f %s", base * bytes / unit, binary ? kBinary[i] : kDecimal[i]);
+      std::snprintf(buf, sizeof buf, "%.1f %s", base * bytes / unit,
+                    binary ? kBinary[i] : kDecimal[i]);
       break;
     }
   }
@@ -167,8 +177,8 @@ Value f_filesizeformat(Interpreter&, CallArgs& args) {
 std::string url_quote(const Value& v, bool for_query) {
   std::string s = v.str(), out;
   for (unsigned char c : s) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-                c == '-' || c == '~' || (c == '/' && !for_query);
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '.' || c == '-' || c == '~' || (c == '/' && !for_query);
     if (keep) {
       out += static_cast<char>(c);
     } else if (c == ' ' && for_query) {
@@ -202,7 +212,9 @@ Value f_urlencode(Interpreter&, CallArgs& args) {
 
 Value f_xmlattr(Interpreter& in, CallArgs& args) {
   const Value& v = value_of(args);
-  if (!v.is_dict()) throw TemplateError("AttributeError", "'" + v.type_name() + "' object has no attribute 'items'");
+  if (!v.is_dict())
+    throw TemplateError("AttributeError",
+                        "'" + v.type_name() + "' object has no attribute 'items'");
   bool autospace = arg(args, 1, "autospace", Value(true)).truthy();
   std::string out;
   for (const auto& [k, x] : v.as_dict().items) {
@@ -216,15 +228,21 @@ Value f_xmlattr(Interpreter& in, CallArgs& args) {
     CallArgs escape_key, escape_value;
     escape_key.positional.push_back(Value(key));
     escape_value.positional.push_back(x);
-    out += (out.empty() ? "" : " ") + in.apply_filter("e", escape_key).str() + "=\"" + in.apply_filter("e", escape_value).str() + "\"";
+    out += (out.empty() ? "" : " ") + in.apply_filter("e", escape_key).str() + "=\"" +
+           in.apply_filter("e", escape_value).str() + "\"";
   }
   if (autospace && !out.empty()) out = " " + out;
   return Value(std::move(out));
 }
 
 const std::map<std::string_view, Builtin, std::less<>> kRareFilters = {
-    {"groupby", f_groupby},   {"slice", f_slice},         {"striptags", f_striptags},        {"pprint", f_pprint},
-    {"filesizeformat", f_filesizeformat}, {"urlencode", f_urlencode}, {"xmlattr", f_xmlattr},
+    {"groupby", f_groupby},
+    {"slice", f_slice},
+    {"striptags", f_striptags},
+    {"pprint", f_pprint},
+    {"filesizeformat", f_filesizeformat},
+    {"urlencode", f_urlencode},
+    {"xmlattr", f_xmlattr},
 };
 
 }  // namespace

@@ -20,7 +20,8 @@ int64_t int_of(const Value& v) {
 Value g_range(Interpreter&, CallArgs& args) {
   int64_t start = 0, stop, step = 1;
   const auto& p = args.positional;
-  if (p.empty() || p.size() > 3) throw type_error("range expected at most 3 arguments, got " + std::to_string(p.size()));
+  if (p.empty() || p.size() > 3)
+    throw type_error("range expected at most 3 arguments, got " + std::to_string(p.size()));
   if (p.size() == 1) {
     stop = int_of(p[0]);
   } else {
@@ -32,7 +33,8 @@ Value g_range(Interpreter&, CallArgs& args) {
   int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
                            : (start > stop ? (start - stop - step - 1) / -step : 0);
   if (count > kMaxRange) {
-    throw TemplateError("OverflowError", "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+    throw TemplateError("OverflowError",
+                        "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
   }
   List out;
   for (int64_t i = 0; i < count; ++i) out.emplace_back(start + i * step);
@@ -48,7 +50,9 @@ Dict keyword_dict(const CallArgs& args) {
     } else {
       for (const Value& pair : iterate(first)) {
         List kv = iterate(pair);
-        if (kv.size() != 2) throw TemplateError("ValueError", "dictionary update sequence element has length " + std::to_string(kv.size()) + "; 2 is required");
+        if (kv.size() != 2)
+          throw TemplateError("ValueError", "dictionary update sequence element has length " +
+                                                std::to_string(kv.size()) + "; 2 is required");
         d.set(kv[0], kv[1]);
       }
     }
@@ -58,7 +62,9 @@ Dict keyword_dict(const CallArgs& args) {
 }
 
 Value g_dict(Interpreter&, CallArgs& args) { return Value::dict(keyword_dict(args)); }
-Value g_namespace(Interpreter&, CallArgs& args) { return Value::namespace_object(keyword_dict(args)); }
+Value g_namespace(Interpreter&, CallArgs& args) {
+  return Value::namespace_object(keyword_dict(args));
+}
 
 Value g_raise_exception(Interpreter&, CallArgs& args) {
   throw TemplateError("TemplateError", arg(args, 0, "message").str());
@@ -107,9 +113,13 @@ Value g_cycler(Interpreter&, CallArgs& args) {
 
 Value find_global(std::string_view name) {
   static const std::pair<std::string_view, Builtin> kGlobals[] = {
-      {"range", g_range},     {"dict", g_dict},     {"namespace", g_namespace},
-      {"raise_exception", g_raise_exception},       {"strftime_now", g_strftime_now},
-      {"joiner", g_joiner},   {"cycler", g_cycler},
+      {"range", g_range},
+      {"dict", g_dict},
+      {"namespace", g_namespace},
+      {"raise_exception", g_raise_exception},
+      {"strftime_now", g_strftime_now},
+      {"joiner", g_joiner},
+      {"cycler", g_cycler},
   };
   for (const auto& [global_name, fn] : kGlobals) {
     if (global_name == name) return Value::callable(std::string(name), fn);

@@ -11,12 +11,14 @@
 namespace vime::tokenizer::jinja {
 namespace {
 
-constexpr int kMaxCallDepth = 200;  // macro recursion past this raises instead of overflowing the stack
+// Macro recursion past this raises instead of overflowing the stack.
+constexpr int kMaxCallDepth = 200;
 // However deep macros, loops and expressions nest, rendering uses at most this much stack (thread
 // stacks are 8 MiB by default on Linux) and raises RecursionError beyond it.
 constexpr std::ptrdiff_t kMaxStackBytes = 2 << 20;
 
-// Jinja2's Undefined messages: "'dict object' has no attribute 'x'", "list object has no element 0".
+// Jinja2's Undefined messages: "'dict object' has no attribute 'x'",
+// "list object has no element 0".
 Value missing_attribute(const Value& object, const Value& name) {
   std::string type = object.is_none() ? "None" : object.type_name() + " object";
   if (!name.is_string()) return Value::undefined(type + " has no element " + name.repr());
@@ -29,9 +31,11 @@ int64_t integer_index(const Value& v) { return v.is_bool() ? int64_t{v.as_bool()
 
 List iterate(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kUndefined: return {};
+    case Value::Kind::kUndefined:
+      return {};
     case Value::Kind::kList:
-    case Value::Kind::kTuple: return v.as_list();
+    case Value::Kind::kTuple:
+      return v.as_list();
     case Value::Kind::kDict: {
       List keys;
       for (const auto& [k, _] : v.as_dict().items) keys.push_back(k);
@@ -47,14 +51,16 @@ List iterate(const Value& v) {
       }
       return chars;
     }
-    default: throw type_error("'" + v.type_name() + "' object is not iterable");
+    default:
+      throw type_error("'" + v.type_name() + "' object is not iterable");
   }
 }
 
 Value slice(const Value& v, const Value& start_v, const Value& stop_v, const Value& step_v) {
   auto as_opt = [](const Value& x, const char* what) -> std::optional<int64_t> {
     if (x.is_none() || x.is_undefined()) return std::nullopt;
-    if (!x.is_int() && !x.is_bool()) throw type_error(std::string("slice ") + what + " must be an integer or None");
+    if (!x.is_int() && !x.is_bool())
+      throw type_error(std::string("slice ") + what + " must be an integer or None");
     return integer_index(x);
   };
   int64_t step = as_opt(step_v, "indices").value_or(1);
@@ -89,14 +95,16 @@ Value slice(const Value& v, const Value& start_v, const Value& stop_v, const Val
   }
   List out;
   for (int64_t i : picked) out.push_back(v.as_list()[i]);
-  return v.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
+  return v.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out))
+                                         : Value::list(std::move(out));
 }
 
 void Interpreter::check_stack() const {
   char here;
   auto used = static_cast<std::ptrdiff_t>(stack_base_ - reinterpret_cast<std::uintptr_t>(&here));
   if (used > kMaxStackBytes || used < -kMaxStackBytes) {
-    throw TemplateError("RecursionError", "maximum recursion depth exceeded (the template nests too deeply)");
+    throw TemplateError("RecursionError",
+                        "maximum recursion depth exceeded (the template nests too deeply)");
   }
 }
 
@@ -119,12 +127,17 @@ Interpreter::Flow Interpreter::exec(const Body& body, const ScopePtr& scope, std
   return Flow::kNormal;
 }
 
-Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope, std::string& out) {
+Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope,
+                                         std::string& out) {
   try {
     check_stack();
     switch (stmt.kind) {
-      case Stmt::Kind::kOutput: out += static_cast<const OutputStmt&>(stmt).text; return Flow::kNormal;
-      case Stmt::Kind::kPrint: eval(*static_cast<const PrintStmt&>(stmt).expr, scope).append_str(out); return Flow::kNormal;
+      case Stmt::Kind::kOutput:
+        out += static_cast<const OutputStmt&>(stmt).text;
+        return Flow::kNormal;
+      case Stmt::Kind::kPrint:
+        eval(*static_cast<const PrintStmt&>(stmt).expr, scope).append_str(out);
+        return Flow::kNormal;
       case Stmt::Kind::kIf: {
         const auto& s = static_cast<const IfStmt&>(stmt);
         for (const auto& [condition, body] : s.branches) {
@@ -132,8 +145,11 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
         }
         return exec(s.otherwise, scope, out);
       }
-      case Stmt::Kind::kFor: return exec_for(static_cast<const ForStmt&>(stmt), scope, out);
-      case Stmt::Kind::kSet: exec_set(static_cast<const SetStmt&>(stmt), scope); return Flow::kNormal;
+      case Stmt::Kind::kFor:
+        return exec_for(static_cast<const ForStmt&>(stmt), scope, out);
+      case Stmt::Kind::kSet:
+        exec_set(static_cast<const SetStmt&>(stmt), scope);
+        return Flow::kNormal;
       case Stmt::Kind::kSetBlock: {
         const auto& s = static_cast<const SetBlockStmt&>(stmt);
         std::string text;
@@ -158,20 +174,21 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
         // The body becomes `caller`, a macro the called macro can invoke.
         Value callee = eval(*call.callee, scope);
         CallArgs args = eval_args(call.args, scope);
-        Value caller = Value::callable("caller", [this, &s, scope](Interpreter&, CallArgs& caller_args) {
-          auto local = std::make_shared<Scope>(Scope{{}, scope});
-          for (size_t i = 0; i < s.caller_parameters.size(); ++i) {
-            const Parameter& p = s.caller_parameters[i];
-            Value v = i < caller_args.positional.size() ? caller_args.positional[i]
-                      : caller_args.keyword_arg(p.name) ? *caller_args.keyword_arg(p.name)
-                      : p.default_value ? eval(*p.default_value, local)
-                                        : Value::undefined("'" + p.name + "' is undefined");
-            local->vars[p.name] = std::move(v);
-          }
-          std::string text;
-          exec(s.body, local, text);
-          return Value(std::move(text));
-        });
+        Value caller =
+            Value::callable("caller", [this, &s, scope](Interpreter&, CallArgs& caller_args) {
+              auto local = std::make_shared<Scope>(Scope{{}, scope});
+              for (size_t i = 0; i < s.caller_parameters.size(); ++i) {
+                const Parameter& p = s.caller_parameters[i];
+                Value v = i < caller_args.positional.size() ? caller_args.positional[i]
+                          : caller_args.keyword_arg(p.name) ? *caller_args.keyword_arg(p.name)
+                          : p.default_value                 ? eval(*p.default_value, local)
+                                            : Value::undefined("'" + p.name + "' is undefined");
+                local->vars[p.name] = std::move(v);
+              }
+              std::string text;
+              exec(s.body, local, text);
+              return Value(std::move(text));
+            });
         args.keyword.emplace_back("caller", caller);
         out += this->call(callee, args).str();
         return Flow::kNormal;
@@ -192,15 +209,19 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
       case Stmt::Kind::kWith: {
         const auto& s = static_cast<const WithStmt&>(stmt);
         auto local = std::make_shared<Scope>(Scope{{}, scope});
-        for (const auto& [target, value] : s.assignments) assign(*target, eval(*value, scope), local);
+        for (const auto& [target, value] : s.assignments)
+          assign(*target, eval(*value, scope), local);
         return exec(s.body, local, out);
       }
       case Stmt::Kind::kScope: {
-        exec(static_cast<const ScopeStmt&>(stmt).body, std::make_shared<Scope>(Scope{{}, scope}), out);
+        exec(static_cast<const ScopeStmt&>(stmt).body, std::make_shared<Scope>(Scope{{}, scope}),
+             out);
         return Flow::kNormal;
       }
-      case Stmt::Kind::kBreak: return Flow::kBreak;
-      case Stmt::Kind::kContinue: return Flow::kContinue;
+      case Stmt::Kind::kBreak:
+        return Flow::kBreak;
+      case Stmt::Kind::kContinue:
+        return Flow::kContinue;
     }
   } catch (const TemplateError& e) {
     if (e.line() == 0) throw e.at_line(stmt.line);
@@ -209,7 +230,8 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
   return Flow::kNormal;
 }
 
-Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& scope, std::string& out) {
+Interpreter::Flow Interpreter::exec_for(const ForStmt& stmt, const ScopePtr& scope,
+                                        std::string& out) {
   run_loop(stmt, iterate(eval(*stmt.iterable, scope)), scope, out, 1);
   return Flow::kNormal;
 }
@@ -237,8 +259,10 @@ Value Interpreter::loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t 
     if (name == "length") return Value(length);
     if (name == "depth") return Value(frame->depth);
     if (name == "depth0") return Value(frame->depth - 1);
-    if (name == "previtem") return i > 0 ? frame->items[i - 1] : Value::undefined("there is no previous item");
-    if (name == "nextitem") return i + 1 < length ? frame->items[i + 1] : Value::undefined("there is no next item");
+    if (name == "previtem")
+      return i > 0 ? frame->items[i - 1] : Value::undefined("there is no previous item");
+    if (name == "nextitem")
+      return i + 1 < length ? frame->items[i + 1] : Value::undefined("there is no next item");
     if (name == "cycle") {
       return Value::callable("cycle", [i](Interpreter&, CallArgs& args) -> Value {
         if (args.positional.empty()) throw type_error("no items for cycling given");
@@ -255,7 +279,8 @@ Value Interpreter::loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t 
     return Value();
   };
   auto call = [frame](Interpreter& in, CallArgs& args) -> Value {
-    if (!frame->stmt->recursive) throw type_error("The loop must have the 'recursive' marker to be called recursively.");
+    if (!frame->stmt->recursive)
+      throw type_error("The loop must have the 'recursive' marker to be called recursively.");
     if (args.positional.size() != 1) throw type_error("loop() takes exactly one argument");
     if (++in.call_depth_ > kMaxCallDepth) {
       --in.call_depth_;
@@ -274,7 +299,8 @@ Value Interpreter::loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t 
   return Value::callable("loop", std::move(call), std::move(attribute));
 }
 
-void Interpreter::run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out, int64_t depth) {
+void Interpreter::run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out,
+                           int64_t depth) {
   if (stmt.filter) {
     List kept;
     for (Value& item : items) {
@@ -288,7 +314,8 @@ void Interpreter::run_loop(const ForStmt& stmt, List items, const ScopePtr& scop
     exec(stmt.otherwise, std::make_shared<Scope>(Scope{{}, scope}), out);
     return;
   }
-  auto frame = std::make_shared<LoopFrame>(LoopFrame{&stmt, scope, std::move(items), depth, std::nullopt});
+  auto frame =
+      std::make_shared<LoopFrame>(LoopFrame{&stmt, scope, std::move(items), depth, std::nullopt});
   const int64_t length = static_cast<int64_t>(frame->items.size());
   for (int64_t i = 0; i < length; ++i) {
     // Each iteration starts from the enclosing scope: a {% set %} in the body does not carry over.
@@ -311,11 +338,13 @@ void Interpreter::assign(const Expr& target, Value value, const ScopePtr& scope)
     }
     List values = iterate(value);
     if (values.size() > names.size()) {
-      throw TemplateError("ValueError", "too many values to unpack (expected " + std::to_string(names.size()) + ")");
+      throw TemplateError("ValueError", "too many values to unpack (expected " +
+                                            std::to_string(names.size()) + ")");
     }
     if (values.size() < names.size()) {
-      throw TemplateError("ValueError", "not enough values to unpack (expected " + std::to_string(names.size()) +
-                                            ", got " + std::to_string(values.size()) + ")");
+      throw TemplateError("ValueError", "not enough values to unpack (expected " +
+                                            std::to_string(names.size()) + ", got " +
+                                            std::to_string(values.size()) + ")");
     }
     for (size_t i = 0; i < names.size(); ++i) assign(*names[i], std::move(values[i]), scope);
     return;
@@ -324,7 +353,8 @@ void Interpreter::assign(const Expr& target, Value value, const ScopePtr& scope)
     const auto& attr = static_cast<const AttrExpr&>(target);
     Value object = eval(*attr.object, scope);
     if (!object.is_namespace()) {
-      throw TemplateError("TemplateRuntimeError", "cannot assign attribute on non-namespace object");
+      throw TemplateError("TemplateRuntimeError",
+                          "cannot assign attribute on non-namespace object");
     }
     object.namespace_attributes().set(Value(attr.name), std::move(value));
     return;
@@ -343,7 +373,9 @@ Value Interpreter::make_macro(const MacroStmt& stmt, const ScopePtr& scope) {
   std::weak_ptr<Scope> weak_scope = scope;
   return Value::callable(stmt.name, [&stmt, weak_scope](Interpreter& in, CallArgs& args) {
     ScopePtr defining_scope = weak_scope.lock();
-    if (!defining_scope) throw TemplateError("TemplateRuntimeError", "macro '" + stmt.name + "' called after its render ended");
+    if (!defining_scope)
+      throw TemplateError("TemplateRuntimeError",
+                          "macro '" + stmt.name + "' called after its render ended");
     const Value* caller = args.keyword_arg("caller");
     return in.call_macro(stmt, defining_scope, args, caller);
   });
@@ -353,7 +385,8 @@ Value Interpreter::call_macro(const MacroStmt& stmt, const ScopePtr& defining_sc
                               const Value* caller) {
   if (++call_depth_ > kMaxCallDepth) {
     --call_depth_;
-    throw TemplateError("RecursionError", "maximum recursion depth exceeded in macro '" + stmt.name + "'");
+    throw TemplateError("RecursionError",
+                        "maximum recursion depth exceeded in macro '" + stmt.name + "'");
   }
   struct Exit {
     int& depth;
@@ -364,18 +397,22 @@ Value Interpreter::call_macro(const MacroStmt& stmt, const ScopePtr& defining_sc
   for (size_t i = 0; i < params.size(); ++i) {
     const Value* keyword = args.keyword_arg(params[i].name);
     if (i < args.positional.size()) {
-      if (keyword) throw type_error("macro '" + stmt.name + "' got multiple values for argument '" + params[i].name + "'");
+      if (keyword)
+        throw type_error("macro '" + stmt.name + "' got multiple values for argument '" +
+                         params[i].name + "'");
       local->vars[params[i].name] = args.positional[i];
     } else if (keyword) {
       local->vars[params[i].name] = *keyword;
     } else if (params[i].default_value) {
       local->vars[params[i].name] = eval(*params[i].default_value, local);
     } else {
-      local->vars[params[i].name] = Value::undefined("parameter '" + params[i].name + "' was not provided");
+      local->vars[params[i].name] =
+          Value::undefined("parameter '" + params[i].name + "' was not provided");
     }
   }
   List varargs;
-  for (size_t i = params.size(); i < args.positional.size(); ++i) varargs.push_back(args.positional[i]);
+  for (size_t i = params.size(); i < args.positional.size(); ++i)
+    varargs.push_back(args.positional[i]);
   Dict kwargs;
   for (const auto& [name, value] : args.keyword) {
     if (name == "caller") continue;
@@ -423,17 +460,22 @@ CallArgs Interpreter::eval_args(const Arguments& args, const ScopePtr& scope) {
 
 Value Interpreter::eval_inner(const Expr& expr, const ScopePtr& scope) {
   switch (expr.kind) {
-    case Expr::Kind::kLiteral: return static_cast<const LiteralExpr&>(expr).value;
-    case Expr::Kind::kName: return lookup(static_cast<const NameExpr&>(expr).name, scope);
+    case Expr::Kind::kLiteral:
+      return static_cast<const LiteralExpr&>(expr).value;
+    case Expr::Kind::kName:
+      return lookup(static_cast<const NameExpr&>(expr).name, scope);
     case Expr::Kind::kList:
     case Expr::Kind::kTuple: {
       List items;
-      for (const auto& e : static_cast<const SequenceExpr&>(expr).items) items.push_back(eval(*e, scope));
-      return expr.kind == Expr::Kind::kList ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+      for (const auto& e : static_cast<const SequenceExpr&>(expr).items)
+        items.push_back(eval(*e, scope));
+      return expr.kind == Expr::Kind::kList ? Value::list(std::move(items))
+                                            : Value::tuple(std::move(items));
     }
     case Expr::Kind::kDict: {
       Dict d;
-      for (const auto& [k, v] : static_cast<const DictExpr&>(expr).items) d.set(eval(*k, scope), eval(*v, scope));
+      for (const auto& [k, v] : static_cast<const DictExpr&>(expr).items)
+        d.set(eval(*k, scope), eval(*v, scope));
       return Value::dict(std::move(d));
     }
     case Expr::Kind::kAttr: {
@@ -450,7 +492,8 @@ Value Interpreter::eval_inner(const Expr& expr, const ScopePtr& scope) {
       }
       return get_item(object, eval(*e.index, scope));
     }
-    case Expr::Kind::kSlice: throw TemplateError("TemplateSyntaxError", "a slice outside a subscript");
+    case Expr::Kind::kSlice:
+      throw TemplateError("TemplateSyntaxError", "a slice outside a subscript");
     case Expr::Kind::kCall: {
       const auto& e = static_cast<const CallExpr&>(expr);
       Value callee = eval(*e.callee, scope);
@@ -481,8 +524,10 @@ Value Interpreter::eval_inner(const Expr& expr, const ScopePtr& scope) {
       if (e.op == "not") return Value(!v.truthy());
       return negate(v, e.op == "-");
     }
-    case Expr::Kind::kBinary: return eval_binary(static_cast<const BinaryExpr&>(expr), scope);
-    case Expr::Kind::kCompare: return eval_compare(static_cast<const CompareExpr&>(expr), scope);
+    case Expr::Kind::kBinary:
+      return eval_binary(static_cast<const BinaryExpr&>(expr), scope);
+    case Expr::Kind::kCompare:
+      return eval_compare(static_cast<const CompareExpr&>(expr), scope);
     case Expr::Kind::kCondition: {
       const auto& e = static_cast<const ConditionExpr&>(expr);
       if (eval(*e.condition, scope).truthy()) return eval(*e.then, scope);
@@ -506,10 +551,14 @@ Value Interpreter::eval_compare(const CompareExpr& expr, const ScopePtr& scope) 
   for (const auto& [op, right_expr] : expr.rest) {
     Value right = eval(*right_expr, scope);
     bool ok;
-    if (op == "==") ok = left == right;
-    else if (op == "!=") ok = !(left == right);
-    else if (op == "in") ok = contains(right, left);
-    else if (op == "notin") ok = !contains(right, left);
+    if (op == "==")
+      ok = left == right;
+    else if (op == "!=")
+      ok = !(left == right);
+    else if (op == "in")
+      ok = contains(right, left);
+    else if (op == "notin")
+      ok = !contains(right, left);
     else {
       if (left.is_undefined()) fail_undefined(left);
       if (right.is_undefined()) fail_undefined(right);
@@ -517,7 +566,8 @@ Value Interpreter::eval_compare(const CompareExpr& expr, const ScopePtr& scope) 
       try {
         c = compare(left, right);
       } catch (const TemplateError&) {
-        throw type_error("'" + op + "' not supported between instances of '" + left.type_name() + "' and '" + right.type_name() + "'");
+        throw type_error("'" + op + "' not supported between instances of '" + left.type_name() +
+                         "' and '" + right.type_name() + "'");
       }
       ok = op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0;
     }
@@ -529,25 +579,29 @@ Value Interpreter::eval_compare(const CompareExpr& expr, const ScopePtr& scope) 
 
 Value Interpreter::call(const Value& callee, CallArgs& args) {
   if (callee.is_undefined()) fail_undefined(callee);
-  if (!callee.is_callable()) throw type_error("'" + callee.type_name() + "' object is not callable");
+  if (!callee.is_callable())
+    throw type_error("'" + callee.type_name() + "' object is not callable");
   return callee.as_callable().call(*this, args);
 }
 
 Value Interpreter::apply_filter(std::string_view name, CallArgs& args) {
   Builtin filter = find_filter(name);
-  if (filter == nullptr) throw TemplateError("TemplateAssertionError", "No filter named '" + std::string(name) + "'.");
+  if (filter == nullptr)
+    throw TemplateError("TemplateAssertionError", "No filter named '" + std::string(name) + "'.");
   return filter(*this, args);
 }
 
 bool Interpreter::apply_test(std::string_view name, CallArgs& args) {
   TestFn test = find_test(name);
-  if (test == nullptr) throw TemplateError("TemplateRuntimeError", "No test named '" + std::string(name) + "'.");
+  if (test == nullptr)
+    throw TemplateError("TemplateRuntimeError", "No test named '" + std::string(name) + "'.");
   return test(*this, args);
 }
 
 Value Interpreter::get_attribute(const Value& object, std::string_view name) {
   switch (object.kind()) {
-    case Value::Kind::kUndefined: fail_undefined(object);
+    case Value::Kind::kUndefined:
+      fail_undefined(object);
     case Value::Kind::kDict: {
       Value method = find_method(object, name);
       if (!is_no_method(method)) return method;
@@ -558,7 +612,8 @@ Value Interpreter::get_attribute(const Value& object, std::string_view name) {
       if (const Value* v = object.namespace_attributes().find(name)) return *v;
       break;
     case Value::Kind::kTuple:  // groupby's (grouper, list) pairs are named tuples in Jinja2
-      if (object.as_list().size() == 2 && (name == "grouper" || name == "list")) return object.as_list()[name == "list"];
+      if (object.as_list().size() == 2 && (name == "grouper" || name == "list"))
+        return object.as_list()[name == "list"];
       break;
     case Value::Kind::kCallable:
       if (const auto& attribute = object.as_callable().attribute) {
@@ -576,7 +631,8 @@ Value Interpreter::get_attribute(const Value& object, std::string_view name) {
 
 Value Interpreter::get_item(const Value& object, const Value& key) {
   switch (object.kind()) {
-    case Value::Kind::kUndefined: fail_undefined(object);
+    case Value::Kind::kUndefined:
+      fail_undefined(object);
     case Value::Kind::kDict:
       if (const Value* v = object.as_dict().find(key)) return *v;
       break;
@@ -592,7 +648,8 @@ Value Interpreter::get_item(const Value& object, const Value& key) {
         return object.as_list()[i];
       }
       break;
-    default: break;
+    default:
+      break;
   }
   if (key.is_string()) return get_attribute(object, key.as_string());
   return missing_attribute(object, key);

@@ -39,13 +39,15 @@ class Interpreter {
   Flow exec(const Body& body, const ScopePtr& scope, std::string& out);
   Flow exec_stmt(const Stmt& stmt, const ScopePtr& scope, std::string& out);
   Flow exec_for(const ForStmt& stmt, const ScopePtr& scope, std::string& out);
-  void run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out, int64_t depth);
+  void run_loop(const ForStmt& stmt, List items, const ScopePtr& scope, std::string& out,
+                int64_t depth);
   struct LoopFrame;
   Value loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t i);
   void exec_set(const SetStmt& stmt, const ScopePtr& scope);
   void assign(const Expr& target, Value value, const ScopePtr& scope);
   Value make_macro(const MacroStmt& stmt, const ScopePtr& scope);
-  Value call_macro(const MacroStmt& stmt, const ScopePtr& defining_scope, CallArgs& args, const Value* caller);
+  Value call_macro(const MacroStmt& stmt, const ScopePtr& defining_scope, CallArgs& args,
+                   const Value* caller);
 
   Value eval(const Expr& expr, const ScopePtr& scope);
   Value eval_inner(const Expr& expr, const ScopePtr& scope);

@@ -10,14 +10,18 @@ namespace {
 
 Value from_rapidjson(const rapidjson::Value& v) {
   switch (v.GetType()) {
-    case rapidjson::kNullType: return Value::none();
-    case rapidjson::kFalseType: return Value(false);
-    case rapidjson::kTrueType: return Value(true);
+    case rapidjson::kNullType:
+      return Value::none();
+    case rapidjson::kFalseType:
+      return Value(false);
+    case rapidjson::kTrueType:
+      return Value(true);
     case rapidjson::kNumberType:
       if (v.IsInt64()) return Value(static_cast<int64_t>(v.GetInt64()));
       if (v.IsUint64()) return Value(static_cast<double>(v.GetUint64()));
       return Value(v.GetDouble());
-    case rapidjson::kStringType: return Value(std::string(v.GetString(), v.GetStringLength()));
+    case rapidjson::kStringType:
+      return Value(std::string(v.GetString(), v.GetStringLength()));
     case rapidjson::kArrayType: {
       List items;
       items.reserve(v.Size());
@@ -27,7 +31,8 @@ Value from_rapidjson(const rapidjson::Value& v) {
     case rapidjson::kObjectType: {
       Dict d;
       for (const auto& m : v.GetObject()) {
-        d.set(Value(std::string(m.name.GetString(), m.name.GetStringLength())), from_rapidjson(m.value));
+        d.set(Value(std::string(m.name.GetString(), m.name.GetStringLength())),
+              from_rapidjson(m.value));
       }
       return Value::dict(std::move(d));
     }
@@ -41,7 +46,8 @@ Value value_from_json_text(std::string_view text, std::string_view where) {
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
   if (doc.HasParseError()) {
-    throw Error(std::string(where) + ": invalid JSON at offset " + std::to_string(doc.GetErrorOffset()) + ": " +
+    throw Error(std::string(where) + ": invalid JSON at offset " +
+                std::to_string(doc.GetErrorOffset()) + ": " +
                 rapidjson::GetParseError_En(doc.GetParseError()));
   }
   return from_rapidjson(doc);
@@ -49,11 +55,16 @@ Value value_from_json_text(std::string_view text, std::string_view where) {
 
 Value value_from_json(const Json& json) {
   switch (json.type()) {
-    case Json::Type::kNull: return Value::none();
-    case Json::Type::kBool: return Value(json.as_bool());
-    case Json::Type::kInt: return Value(json.as_int());
-    case Json::Type::kDouble: return Value(json.as_double());
-    case Json::Type::kString: return Value(json.as_string());
+    case Json::Type::kNull:
+      return Value::none();
+    case Json::Type::kBool:
+      return Value(json.as_bool());
+    case Json::Type::kInt:
+      return Value(json.as_int());
+    case Json::Type::kDouble:
+      return Value(json.as_double());
+    case Json::Type::kString:
+      return Value(json.as_string());
     case Json::Type::kArray: {
       List items;
       for (const Json& e : json.as_array()) items.push_back(value_from_json(e));
@@ -61,7 +72,8 @@ Value value_from_json(const Json& json) {
     }
     case Json::Type::kObject: {
       Dict d;
-      for (const auto& [k, v] : json.as_object()) d.items.emplace_back(Value(k), value_from_json(v));
+      for (const auto& [k, v] : json.as_object())
+        d.items.emplace_back(Value(k), value_from_json(v));
       return Value::dict(std::move(d));
     }
   }

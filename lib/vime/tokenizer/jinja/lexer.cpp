@@ -11,7 +11,8 @@ namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_name_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
 }
 bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
 
@@ -50,24 +51,46 @@ std::string unescape(std::string_view body, int line) {
     }
     char e = body[++i];
     switch (e) {
-      case '\n': break;
-      case '\\': out += '\\'; break;
-      case '\'': out += '\''; break;
-      case '"': out += '"'; break;
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'v': out += '\v'; break;
+      case '\n':
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '\'':
+        out += '\'';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'v':
+        out += '\v';
+        break;
       case 'x':
       case 'u':
       case 'U': {
         size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
         long cp = hex_value(i + 1, digits);
         if (cp < 0 || cp > 0x10FFFF) {
-          throw TemplateError("TemplateSyntaxError", std::string("truncated \\") + e + " escape", line);
+          throw TemplateError("TemplateSyntaxError", std::string("truncated \\") + e + " escape",
+                              line);
         }
         utf8::append(out, static_cast<char32_t>(cp));
         i += digits;
@@ -76,7 +99,8 @@ std::string unescape(std::string_view body, int line) {
       default:
         if (e >= '0' && e <= '7') {
           int value = 0, n = 0;
-          while (n < 3 && i < body.size() && body[i] >= '0' && body[i] <= '7') value = value * 8 + (body[i++] - '0'), ++n;
+          while (n < 3 && i < body.size() && body[i] >= '0' && body[i] <= '7')
+            value = value * 8 + (body[i++] - '0'), ++n;
           --i;
           utf8::append(out, static_cast<char32_t>(value));
         } else {
@@ -133,8 +157,8 @@ class Lexer {
   [[noreturn]] void fail_unexpected_char() const {
     size_t next = pos_;
     utf8::next(src_, next);
-    fail("unexpected char " + string_repr(std::string_view(src_).substr(pos_, next - pos_)) + " at " +
-         std::to_string(utf8::count(std::string_view(src_).substr(0, pos_))));
+    fail("unexpected char " + string_repr(std::string_view(src_).substr(pos_, next - pos_)) +
+         " at " + std::to_string(utf8::count(std::string_view(src_).substr(0, pos_))));
   }
 
   static int count_newlines(std::string_view s) {
@@ -144,7 +168,8 @@ class Lexer {
   }
 
   size_t find_tag() const {
-    for (size_t i = src_.find('{', pos_); i != std::string::npos && i + 1 < src_.size(); i = src_.find('{', i + 1)) {
+    for (size_t i = src_.find('{', pos_); i != std::string::npos && i + 1 < src_.size();
+         i = src_.find('{', i + 1)) {
       char next = src_[i + 1];
       if (next == '{' || next == '%' || next == '#') return i;
     }
@@ -167,7 +192,8 @@ class Lexer {
       if (line_start > 0 || line_starting_) {
         bool only_blanks = line_start < text.size();
         for (size_t i = line_start; i < text.size() && only_blanks; ++i) {
-          only_blanks = text[i] == ' ' || text[i] == '\t' || text[i] == '\v' || text[i] == '\f' || text[i] == '\r';
+          only_blanks = text[i] == ' ' || text[i] == '\t' || text[i] == '\v' || text[i] == '\f' ||
+                        text[i] == '\r';
         }
         if (only_blanks) text.resize(line_start);
       }
@@ -204,7 +230,8 @@ class Lexer {
   void finish_tag_end(char sign, bool trims) {
     if (sign == '-') {
       skip_whitespace();
-    } else if (sign != '+' && trims && options_.trim_blocks && pos_ < src_.size() && src_[pos_] == '\n') {
+    } else if (sign != '+' && trims && options_.trim_blocks && pos_ < src_.size() &&
+               src_[pos_] == '\n') {
       ++pos_;
       ++line_;
     }
@@ -248,7 +275,8 @@ class Lexer {
   }
 
   void lex_tag(bool is_block) {
-    tokens_.push_back(Token{is_block ? Token::Type::kBlockBegin : Token::Type::kVariableBegin, "", 0, 0, line_});
+    tokens_.push_back(
+        Token{is_block ? Token::Type::kBlockBegin : Token::Type::kVariableBegin, "", 0, 0, line_});
     std::string balance;
     while (true) {
       if (pos_ >= src_.size()) return;  // the parser reports the missing end of the tag
@@ -256,15 +284,21 @@ class Lexer {
         char sign = 0;
         size_t len = 0;
         if (is_block) {
-          if (at("+%}")) sign = '+', len = 3;
-          else if (at("-%}")) sign = '-', len = 3;
-          else if (at("%}")) len = 2;
+          if (at("+%}"))
+            sign = '+', len = 3;
+          else if (at("-%}"))
+            sign = '-', len = 3;
+          else if (at("%}"))
+            len = 2;
         } else {
-          if (at("-}}")) sign = '-', len = 3;
-          else if (at("}}")) len = 2;
+          if (at("-}}"))
+            sign = '-', len = 3;
+          else if (at("}}"))
+            len = 2;
         }
         if (len > 0) {
-          tokens_.push_back(Token{is_block ? Token::Type::kBlockEnd : Token::Type::kVariableEnd, "", 0, 0, line_});
+          tokens_.push_back(Token{is_block ? Token::Type::kBlockEnd : Token::Type::kVariableEnd, "",
+                                  0, 0, line_});
           pos_ += len;
           finish_tag_end(sign, is_block);
           return;
@@ -326,7 +360,8 @@ class Lexer {
     };
     if (float_end != std::string::npos) {
       std::string text = without_underscores(src_.substr(start, float_end - start));
-      tokens_.push_back(Token{Token::Type::kFloat, text, 0, std::strtod(text.c_str(), nullptr), line_});
+      tokens_.push_back(
+          Token{Token::Type::kFloat, text, 0, std::strtod(text.c_str(), nullptr), line_});
       pos_ = float_end;
       return;
     }
@@ -345,14 +380,19 @@ class Lexer {
     };
     if (base == 10 && src_[start] == '0') {
       end = start + 1;  // "0(_?0)*"
-      while (end < src_.size() && (src_[end] == '0' || (src_[end] == '_' && end + 1 < src_.size() && src_[end + 1] == '0'))) ++end;
+      while (end < src_.size() && (src_[end] == '0' || (src_[end] == '_' && end + 1 < src_.size() &&
+                                                        src_[end + 1] == '0')))
+        ++end;
     } else {
-      while (end < src_.size() && (valid(src_[end]) || (src_[end] == '_' && end + 1 < src_.size() && valid(src_[end + 1])))) ++end;
+      while (end < src_.size() && (valid(src_[end]) || (src_[end] == '_' && end + 1 < src_.size() &&
+                                                        valid(src_[end + 1]))))
+        ++end;
       if (end == digits_start) fail("invalid integer literal");
     }
     std::string text = without_underscores(src_.substr(digits_start, end - digits_start));
     tokens_.push_back(Token{Token::Type::kInteger, src_.substr(start, end - start),
-                            static_cast<int64_t>(std::strtoull(text.c_str(), nullptr, base)), 0, line_});
+                            static_cast<int64_t>(std::strtoull(text.c_str(), nullptr, base)), 0,
+                            line_});
     pos_ = end;
   }
 
@@ -376,12 +416,14 @@ class Lexer {
       }
     }
     char c = src_[pos_];
-    if (std::string_view("+-/*%~[](){}=.:|,;<>").find(c) == std::string_view::npos) fail_unexpected_char();
+    if (std::string_view("+-/*%~[](){}=.:|,;<>").find(c) == std::string_view::npos)
+      fail_unexpected_char();
     if (c == '(' || c == '[' || c == '{') {
       balance += c == '(' ? ')' : c == '[' ? ']' : '}';
     } else if (c == ')' || c == ']' || c == '}') {
       if (balance.empty()) fail(std::string("unexpected '") + c + "'");
-      if (balance.back() != c) fail(std::string("unexpected '") + c + "', expected '" + balance.back() + "'");
+      if (balance.back() != c)
+        fail(std::string("unexpected '") + c + "', expected '" + balance.back() + "'");
       balance.pop_back();
     }
     tokens_.push_back(Token{Token::Type::kOperator, std::string(1, c), 0, 0, line_});

@@ -12,7 +12,19 @@
 namespace vime::tokenizer::jinja {
 
 struct Token {
-  enum class Type { kData, kVariableBegin, kVariableEnd, kBlockBegin, kBlockEnd, kName, kString, kInteger, kFloat, kOperator, kEnd };
+  enum class Type {
+    kData,
+    kVariableBegin,
+    kVariableEnd,
+    kBlockBegin,
+    kBlockEnd,
+    kName,
+    kString,
+    kInteger,
+    kFloat,
+    kOperator,
+    kEnd
+  };
   Type type;
   std::string text;  // data, name, operator, or the decoded string literal
   int64_t integer = 0;

@@ -13,8 +13,8 @@ int64_t integer_of(const Value& v) { return v.is_bool() ? int64_t{v.as_bool()} :
 bool is_integral(const Value& v) { return v.is_int() || v.is_bool(); }
 
 [[noreturn]] void unsupported(std::string_view op, const Value& a, const Value& b) {
-  throw type_error("unsupported operand type(s) for " + std::string(op) + ": '" + a.type_name() + "' and '" +
-                   b.type_name() + "'");
+  throw type_error("unsupported operand type(s) for " + std::string(op) + ": '" + a.type_name() +
+                   "' and '" + b.type_name() + "'");
 }
 
 Value repeat(const Value& seq, int64_t times) {
@@ -24,8 +24,10 @@ Value repeat(const Value& seq, int64_t times) {
     return Value(std::move(out));
   }
   List out;
-  for (int64_t i = 0; i < times; ++i) out.insert(out.end(), seq.as_list().begin(), seq.as_list().end());
-  return seq.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
+  for (int64_t i = 0; i < times; ++i)
+    out.insert(out.end(), seq.as_list().begin(), seq.as_list().end());
+  return seq.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out))
+                                           : Value::list(std::move(out));
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
@@ -52,7 +54,8 @@ Value negate(const Value& v, bool minus) {
   if (v.is_undefined()) fail_undefined(v);
   if (v.is_float()) return Value(minus ? -v.as_float() : v.as_float());
   if (is_integral(v)) return Value(minus ? -integer_of(v) : integer_of(v));
-  throw type_error(std::string("bad operand type for unary ") + (minus ? "-" : "+") + ": '" + v.type_name() + "'");
+  throw type_error(std::string("bad operand type for unary ") + (minus ? "-" : "+") + ": '" +
+                   v.type_name() + "'");
 }
 
 Value binary_operation(std::string_view op, const Value& a, const Value& b) {
@@ -68,10 +71,12 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
     if (a.is_sequence() && a.kind() == b.kind()) {
       List out = a.as_list();
       out.insert(out.end(), b.as_list().begin(), b.as_list().end());
-      return a.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
+      return a.kind() == Value::Kind::kTuple ? Value::tuple(std::move(out))
+                                             : Value::list(std::move(out));
     }
     if (a.is_string() || a.is_sequence()) {
-      throw type_error("can only concatenate " + a.type_name() + " (not \"" + b.type_name() + "\") to " + a.type_name());
+      throw type_error("can only concatenate " + a.type_name() + " (not \"" + b.type_name() +
+                       "\") to " + a.type_name());
     }
     unsupported("+", a, b);
   }
@@ -86,25 +91,34 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
     if ((a.is_string() || a.is_sequence()) && is_integral(b)) return repeat(a, integer_of(b));
     if ((b.is_string() || b.is_sequence()) && is_integral(a)) return repeat(b, integer_of(a));
     if (a.is_string() || a.is_sequence() || b.is_string() || b.is_sequence()) {
-      throw type_error("can't multiply sequence by non-int of type '" + (a.is_number() ? a : b).type_name() + "'");
+      throw type_error("can't multiply sequence by non-int of type '" +
+                       (a.is_number() ? a : b).type_name() + "'");
     }
     unsupported("*", a, b);
   }
   if (op == "/") {
     if (!numbers) unsupported("/", a, b);
-    if (b.to_double() == 0) throw TemplateError("ZeroDivisionError", ints ? "division by zero" : "float division by zero");
+    if (b.to_double() == 0)
+      throw TemplateError("ZeroDivisionError",
+                          ints ? "division by zero" : "float division by zero");
     return Value(a.to_double() / b.to_double());
   }
   if (op == "//") {
     if (!numbers) unsupported("//", a, b);
-    if (b.to_double() == 0) throw TemplateError("ZeroDivisionError", ints ? "integer division or modulo by zero" : "float floor division by zero");
+    if (b.to_double() == 0)
+      throw TemplateError("ZeroDivisionError", ints ? "integer division or modulo by zero"
+                                                    : "float floor division by zero");
     if (ints) return Value(floor_div(integer_of(a), integer_of(b)));
     return Value(std::floor(a.to_double() / b.to_double()));
   }
   if (op == "%") {
-    if (a.is_string()) return Value(percent_format(a.as_string(), b.kind() == Value::Kind::kTuple ? b.as_list() : List{b}));
+    if (a.is_string())
+      return Value(
+          percent_format(a.as_string(), b.kind() == Value::Kind::kTuple ? b.as_list() : List{b}));
     if (!numbers) unsupported("%", a, b);
-    if (b.to_double() == 0) throw TemplateError("ZeroDivisionError", ints ? "integer division or modulo by zero" : "float modulo");
+    if (b.to_double() == 0)
+      throw TemplateError("ZeroDivisionError",
+                          ints ? "integer division or modulo by zero" : "float modulo");
     if (ints) {
       int64_t x = integer_of(a), y = integer_of(b);
       return Value(x - floor_div(x, y) * y);
@@ -125,7 +139,8 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
 
 bool contains(const Value& container, const Value& item) {
   switch (container.kind()) {
-    case Value::Kind::kUndefined: return false;
+    case Value::Kind::kUndefined:
+      return false;
     case Value::Kind::kString:
       if (item.is_undefined()) fail_undefined(item);
       if (!item.is_string()) {
@@ -138,9 +153,12 @@ bool contains(const Value& container, const Value& item) {
         if (v == item) return true;
       }
       return false;
-    case Value::Kind::kDict: return container.as_dict().find(item) != nullptr;
-    case Value::Kind::kNamespace: return container.namespace_attributes().find(item) != nullptr;
-    default: throw type_error("argument of type '" + container.type_name() + "' is not iterable");
+    case Value::Kind::kDict:
+      return container.as_dict().find(item) != nullptr;
+    case Value::Kind::kNamespace:
+      return container.namespace_attributes().find(item) != nullptr;
+    default:
+      throw type_error("argument of type '" + container.type_name() + "' is not iterable");
   }
 }
 
@@ -158,24 +176,34 @@ std::string percent_format(const std::string& format, const List& args) {
     }
     if (++i >= format.size()) throw TemplateError("ValueError", "incomplete format");
     std::string spec = "%";
-    while (i < format.size() && std::string_view("-+ #0123456789.").find(format[i]) != std::string_view::npos) spec += format[i++];
+    while (i < format.size() &&
+           std::string_view("-+ #0123456789.").find(format[i]) != std::string_view::npos)
+      spec += format[i++];
     if (i >= format.size()) throw TemplateError("ValueError", "incomplete format");
     char conv = format[i];
     char buf[512];
     switch (conv) {
-      case '%': out += '%'; break;
+      case '%':
+        out += '%';
+        break;
       case 's':
       case 'r': {
         std::string text = conv == 's' ? take().str() : take().repr();
-        std::snprintf(buf, sizeof buf, (spec + "s").c_str(), text.c_str());  // width, "-" and precision
+        std::snprintf(buf, sizeof buf, (spec + "s").c_str(),
+                      text.c_str());  // width, "-" and precision
         out += spec == "%" ? text : std::string(buf);
         break;
       }
       case 'd':
       case 'i': {
         const Value& v = take();
-        if (!v.is_number()) throw type_error("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
-        std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(v.is_float() ? std::trunc(v.as_float()) : v.is_bool() ? v.as_bool() : v.as_int()));
+        if (!v.is_number())
+          throw type_error("%" + std::string(1, conv) + " format: a real number is required, not " +
+                           v.type_name());
+        std::snprintf(buf, sizeof buf, (spec + "lld").c_str(),
+                      static_cast<long long>(v.is_float()  ? std::trunc(v.as_float())
+                                             : v.is_bool() ? v.as_bool()
+                                                           : v.as_int()));
         out += buf;
         break;
       }
@@ -193,15 +221,21 @@ std::string percent_format(const std::string& format, const List& args) {
       case 'X':
       case 'o': {
         const Value& v = take();
-        if (!v.is_int() && !v.is_bool()) throw type_error("%" + std::string(1, conv) + " format: an integer is required, not " + v.type_name());
-        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), static_cast<long long>(v.is_bool() ? v.as_bool() : v.as_int()));
+        if (!v.is_int() && !v.is_bool())
+          throw type_error("%" + std::string(1, conv) + " format: an integer is required, not " +
+                           v.type_name());
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(),
+                      static_cast<long long>(v.is_bool() ? v.as_bool() : v.as_int()));
         out += buf;
         break;
       }
-      default: throw TemplateError("ValueError", std::string("unsupported format character '") + conv + "'");
+      default:
+        throw TemplateError("ValueError",
+                            std::string("unsupported format character '") + conv + "'");
     }
   }
-  if (next_arg < args.size()) throw type_error("not all arguments converted during string formatting");
+  if (next_arg < args.size())
+    throw type_error("not all arguments converted during string formatting");
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Python's arithmetic and containment on template values: + - * / // % ** ~ and `in`, with the
-// TypeError texts Python gives. Undefined operands raise UndefinedError, as Jinja2's Undefined does.
+// TypeError texts Python gives. Undefined operands raise UndefinedError, as Jinja2's Undefined
+// does.
 #pragma once
 
 #include <string_view>

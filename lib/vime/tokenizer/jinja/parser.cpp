@@ -26,8 +26,12 @@ class Parser {
   const Token& current() const { return tokens_[pos_]; }
   const Token& look() const { return tokens_[pos_ + 1 < tokens_.size() ? pos_ + 1 : pos_]; }
   const Token& advance() { return tokens_[pos_ < tokens_.size() - 1 ? pos_++ : pos_]; }
-  bool is_op(std::string_view op) const { return current().type == Type::kOperator && current().text == op; }
-  bool is_name(std::string_view name) const { return current().type == Type::kName && current().text == name; }
+  bool is_op(std::string_view op) const {
+    return current().type == Type::kOperator && current().text == op;
+  }
+  bool is_name(std::string_view name) const {
+    return current().type == Type::kName && current().text == name;
+  }
   bool skip_op(std::string_view op) {
     if (!is_op(op)) return false;
     advance();
@@ -41,16 +45,26 @@ class Parser {
 
   static std::string describe(const Token& t) {
     switch (t.type) {
-      case Type::kData: return "template data";
-      case Type::kVariableBegin: return "begin of print statement";
-      case Type::kVariableEnd: return "end of print statement";
-      case Type::kBlockBegin: return "begin of statement block";
-      case Type::kBlockEnd: return "end of statement block";
-      case Type::kEnd: return "end of template";
-      case Type::kString: return "string";
-      case Type::kInteger: return "integer";
-      case Type::kFloat: return "float";
-      default: return t.text;
+      case Type::kData:
+        return "template data";
+      case Type::kVariableBegin:
+        return "begin of print statement";
+      case Type::kVariableEnd:
+        return "end of print statement";
+      case Type::kBlockBegin:
+        return "begin of statement block";
+      case Type::kBlockEnd:
+        return "end of statement block";
+      case Type::kEnd:
+        return "end of template";
+      case Type::kString:
+        return "string";
+      case Type::kInteger:
+        return "integer";
+      case Type::kFloat:
+        return "float";
+      default:
+        return t.text;
     }
   }
 
@@ -59,24 +73,31 @@ class Parser {
   }
 
   void expect_op(std::string_view op) {
-    if (!skip_op(op)) fail("expected token '" + std::string(op) + "', got '" + describe(current()) + "'");
+    if (!skip_op(op))
+      fail("expected token '" + std::string(op) + "', got '" + describe(current()) + "'");
   }
   const Token& expect_name() {
-    if (current().type != Type::kName) fail("expected token 'name', got '" + describe(current()) + "'");
+    if (current().type != Type::kName)
+      fail("expected token 'name', got '" + describe(current()) + "'");
     return advance();
   }
   void expect_name(std::string_view name) {
-    if (!skip_name(name)) fail("expected token '" + std::string(name) + "', got '" + describe(current()) + "'");
+    if (!skip_name(name))
+      fail("expected token '" + std::string(name) + "', got '" + describe(current()) + "'");
   }
   void expect_block_end() {
-    if (current().type == Type::kEnd) fail("unexpected end of template, expected 'end of statement block'.");
-    if (current().type != Type::kBlockEnd) fail("expected token 'end of statement block', got '" + describe(current()) + "'");
+    if (current().type == Type::kEnd)
+      fail("unexpected end of template, expected 'end of statement block'.");
+    if (current().type != Type::kBlockEnd)
+      fail("expected token 'end of statement block', got '" + describe(current()) + "'");
     advance();
   }
 
   struct DepthGuard {
     explicit DepthGuard(Parser& p) : parser(p) {
-      if (++parser.depth_ > kMaxNesting) parser.fail("template nesting too deep (more than " + std::to_string(kMaxNesting) + " levels)");
+      if (++parser.depth_ > kMaxNesting)
+        parser.fail("template nesting too deep (more than " + std::to_string(kMaxNesting) +
+                    " levels)");
     }
     ~DepthGuard() { --parser.depth_; }
     Parser& parser;
@@ -102,8 +123,10 @@ class Parser {
       } else if (t.type == Type::kVariableBegin) {
         advance();
         ExprPtr e = parse_tuple(true, false);
-        if (current().type == Type::kEnd) fail("unexpected end of template, expected 'end of print statement'.");
-        if (current().type != Type::kVariableEnd) fail("expected token 'end of print statement', got '" + describe(current()) + "'");
+        if (current().type == Type::kEnd)
+          fail("unexpected end of template, expected 'end of print statement'.");
+        if (current().type != Type::kVariableEnd)
+          fail("expected token 'end of print statement', got '" + describe(current()) + "'");
         advance();
         body.push_back(std::make_unique<PrintStmt>(std::move(e), t.line));
       } else if (t.type == Type::kBlockBegin) {
@@ -122,26 +145,34 @@ class Parser {
 
   // Jinja2's _fail_ut_eof: what was found, which end tags were expected, which block is open.
   [[noreturn]] void fail_unknown_tag_or_eof(const std::string* tag) const {
-    std::string message = tag ? "Encountered unknown tag '" + *tag + "'." : "Unexpected end of template.";
+    std::string message =
+        tag ? "Encountered unknown tag '" + *tag + "'." : "Unexpected end of template.";
     if (!end_token_stack_.empty()) {
       std::string looking;
-      for (const std::string& t : end_token_stack_.back()) looking += (looking.empty() ? "'" : " or '") + t + "'";
+      for (const std::string& t : end_token_stack_.back())
+        looking += (looking.empty() ? "'" : " or '") + t + "'";
       bool expected_somewhere = false;
       for (const auto& level : end_token_stack_) {
-        for (const std::string& t : level) expected_somewhere = expected_somewhere || (tag && t == *tag);
+        for (const std::string& t : level)
+          expected_somewhere = expected_somewhere || (tag && t == *tag);
       }
       if (expected_somewhere) {
-        message += " You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for " + looking + ".";
+        message +=
+            " You probably made a nesting mistake. Jinja is expecting this tag, but currently "
+            "looking for " +
+            looking + ".";
       } else {
         message += " Jinja was looking for the following tags: " + looking + ".";
       }
     }
-    if (!tag_stack_.empty()) message += " The innermost block that needs to be closed is '" + tag_stack_.back() + "'.";
+    if (!tag_stack_.empty())
+      message += " The innermost block that needs to be closed is '" + tag_stack_.back() + "'.";
     fail(message);
   }
 
   // Parses statements until one of `end_tags`; leaves the stream on that tag's name.
-  Body parse_statements(std::initializer_list<std::string_view> end_tags, bool drop_needle = false) {
+  Body parse_statements(std::initializer_list<std::string_view> end_tags,
+                        bool drop_needle = false) {
     skip_op(":");
     expect_block_end();
     Body body = subparse(end_tags);
@@ -156,19 +187,27 @@ class Parser {
     int line = current().line;
     tag_stack_.push_back(tag);
     StmtPtr stmt;
-    if (tag == "for") stmt = parse_for();
-    else if (tag == "if") stmt = parse_if();
-    else if (tag == "set") stmt = parse_set();
-    else if (tag == "macro") stmt = parse_macro();
-    else if (tag == "call") stmt = parse_call_block();
-    else if (tag == "filter") stmt = parse_filter_block();
-    else if (tag == "with") stmt = parse_with();
+    if (tag == "for")
+      stmt = parse_for();
+    else if (tag == "if")
+      stmt = parse_if();
+    else if (tag == "set")
+      stmt = parse_set();
+    else if (tag == "macro")
+      stmt = parse_macro();
+    else if (tag == "call")
+      stmt = parse_call_block();
+    else if (tag == "filter")
+      stmt = parse_filter_block();
+    else if (tag == "with")
+      stmt = parse_with();
     else if (tag == "print") {
       advance();
       stmt = std::make_unique<PrintStmt>(parse_tuple(true, false), line);
     } else if (tag == "break" || tag == "continue") {
       advance();
-      stmt = std::make_unique<LoopControlStmt>(tag == "break" ? Stmt::Kind::kBreak : Stmt::Kind::kContinue, line);
+      stmt = std::make_unique<LoopControlStmt>(
+          tag == "break" ? Stmt::Kind::kBreak : Stmt::Kind::kContinue, line);
     } else if (tag == "generation") {
       advance();
       auto scope = std::make_unique<ScopeStmt>(line);
@@ -216,11 +255,13 @@ class Parser {
       const Token& name = advance();
       advance();
       const Token& attr = expect_name();
-      target = std::make_unique<AttrExpr>(std::make_unique<NameExpr>(name.text, name.line), attr.text, name.line);
+      target = std::make_unique<AttrExpr>(std::make_unique<NameExpr>(name.text, name.line),
+                                          attr.text, name.line);
     } else {
       target = parse_assign_target({});
     }
-    if (skip_op("=")) return std::make_unique<SetStmt>(std::move(target), parse_tuple(true, false), line);
+    if (skip_op("="))
+      return std::make_unique<SetStmt>(std::move(target), parse_tuple(true, false), line);
     auto node = std::make_unique<SetBlockStmt>(line);
     node->target = std::move(target);
     while (is_op("|")) {
@@ -289,7 +330,8 @@ class Parser {
       if (e.kind == Expr::Kind::kLiteral) fail("can't assign to 'const'", line);
       if (e.kind != Expr::Kind::kName) fail("can't assign to this expression", line);
       const std::string& name = static_cast<const NameExpr&>(e).name;
-      if (name == "true" || name == "false" || name == "none" || name == "True" || name == "False" || name == "None") {
+      if (name == "true" || name == "false" || name == "none" || name == "True" ||
+          name == "False" || name == "None") {
         fail("can't assign to 'const'", line);
       }
     };
@@ -311,8 +353,10 @@ class Parser {
     return false;
   }
 
-  // A comma-separated list becomes a tuple; `simplified` parses primaries only (assignment targets).
-  ExprPtr parse_tuple(bool with_condexpr, bool simplified, std::initializer_list<std::string_view> extra_end = {},
+  // A comma-separated list becomes a tuple; `simplified` parses primaries only (assignment
+  // targets).
+  ExprPtr parse_tuple(bool with_condexpr, bool simplified,
+                      std::initializer_list<std::string_view> extra_end = {},
                       bool explicit_parentheses = false) {
     int line = current().line;
     std::vector<ExprPtr> items;
@@ -392,8 +436,8 @@ class Parser {
     while (true) {
       std::string op;
       if (current().type == Type::kOperator &&
-          (current().text == "==" || current().text == "!=" || current().text == "<" || current().text == "<=" ||
-           current().text == ">" || current().text == ">=")) {
+          (current().text == "==" || current().text == "!=" || current().text == "<" ||
+           current().text == "<=" || current().text == ">" || current().text == ">=")) {
         op = advance().text;
       } else if (skip_name("in")) {
         op = "in";
@@ -425,7 +469,8 @@ class Parser {
   ExprPtr parse_concat() {
     int line = current().line;
     ExprPtr left = parse_math2();
-    while (skip_op("~")) left = std::make_unique<BinaryExpr>("~", std::move(left), parse_math2(), line);
+    while (skip_op("~"))
+      left = std::make_unique<BinaryExpr>("~", std::move(left), parse_math2(), line);
     return left;
   }
 
@@ -470,9 +515,12 @@ class Parser {
     switch (t.type) {
       case Type::kName: {
         advance();
-        if (t.text == "true" || t.text == "True") return std::make_unique<LiteralExpr>(Value(true), t.line);
-        if (t.text == "false" || t.text == "False") return std::make_unique<LiteralExpr>(Value(false), t.line);
-        if (t.text == "none" || t.text == "None") return std::make_unique<LiteralExpr>(Value::none(), t.line);
+        if (t.text == "true" || t.text == "True")
+          return std::make_unique<LiteralExpr>(Value(true), t.line);
+        if (t.text == "false" || t.text == "False")
+          return std::make_unique<LiteralExpr>(Value(false), t.line);
+        if (t.text == "none" || t.text == "None")
+          return std::make_unique<LiteralExpr>(Value::none(), t.line);
         return std::make_unique<NameExpr>(t.text, t.line);
       }
       case Type::kString: {
@@ -480,8 +528,12 @@ class Parser {
         while (current().type == Type::kString) text += advance().text;
         return std::make_unique<LiteralExpr>(Value(std::move(text)), t.line);
       }
-      case Type::kInteger: advance(); return std::make_unique<LiteralExpr>(Value(t.integer), t.line);
-      case Type::kFloat: advance(); return std::make_unique<LiteralExpr>(Value(t.floating), t.line);
+      case Type::kInteger:
+        advance();
+        return std::make_unique<LiteralExpr>(Value(t.integer), t.line);
+      case Type::kFloat:
+        advance();
+        return std::make_unique<LiteralExpr>(Value(t.floating), t.line);
       case Type::kOperator:
         if (t.text == "(") {
           advance();
@@ -492,7 +544,8 @@ class Parser {
         if (t.text == "[") return parse_list();
         if (t.text == "{") return parse_dict();
         [[fallthrough]];
-      default: fail("unexpected '" + describe(t) + "'");
+      default:
+        fail("unexpected '" + describe(t) + "'");
     }
   }
 
@@ -552,9 +605,11 @@ class Parser {
     if (t.text == ".") {
       const Token& attr = current();
       advance();
-      if (attr.type == Type::kName) return std::make_unique<AttrExpr>(std::move(node), attr.text, t.line);
+      if (attr.type == Type::kName)
+        return std::make_unique<AttrExpr>(std::move(node), attr.text, t.line);
       if (attr.type != Type::kInteger) fail("expected name or number", attr.line);
-      return std::make_unique<ItemExpr>(std::move(node), std::make_unique<LiteralExpr>(Value(attr.integer), attr.line), t.line);
+      return std::make_unique<ItemExpr>(
+          std::move(node), std::make_unique<LiteralExpr>(Value(attr.integer), attr.line), t.line);
     }
     std::vector<ExprPtr> args;
     while (!is_op("]")) {
@@ -626,7 +681,8 @@ class Parser {
     const Token& name = expect_name();
     std::string full = name.text;
     while (skip_op(".")) full += "." + expect_name().text;
-    if (find_filter(full) == nullptr) throw TemplateError("TemplateAssertionError", "No filter named '" + full + "'.", name.line);
+    if (find_filter(full) == nullptr)
+      throw TemplateError("TemplateAssertionError", "No filter named '" + full + "'.", name.line);
     auto node = std::make_unique<FilterExpr>(std::move(operand), full, name.line);
     if (is_op("(")) node->args = parse_call_args();
     return node;
@@ -638,11 +694,13 @@ class Parser {
     const Token& name = expect_name();
     std::string full = name.text;
     while (skip_op(".")) full += "." + expect_name().text;
-    if (find_test(full) == nullptr) throw TemplateError("TemplateAssertionError", "No test named '" + full + "'.", name.line);
+    if (find_test(full) == nullptr)
+      throw TemplateError("TemplateAssertionError", "No test named '" + full + "'.", name.line);
     auto node = std::make_unique<TestExpr>(std::move(operand), full, line);
     const Token& t = current();
-    bool starts_argument = t.type == Type::kName || t.type == Type::kString || t.type == Type::kInteger ||
-                           t.type == Type::kFloat || (t.type == Type::kOperator && (t.text == "[" || t.text == "{"));
+    bool starts_argument = t.type == Type::kName || t.type == Type::kString ||
+                           t.type == Type::kInteger || t.type == Type::kFloat ||
+                           (t.type == Type::kOperator && (t.text == "[" || t.text == "{"));
     if (is_op("(")) {
       node->args = parse_call_args();
     } else if (starts_argument && !is_name("else") && !is_name("or") && !is_name("and")) {
@@ -656,7 +714,7 @@ class Parser {
   const std::vector<Token>& tokens_;
   size_t pos_ = 0;
   int depth_ = 0;
-  std::vector<std::string> tag_stack_;                    // the statements being parsed
+  std::vector<std::string> tag_stack_;                     // the statements being parsed
   std::vector<std::vector<std::string>> end_token_stack_;  // the end tags each open body waits for
 };
 

@@ -44,14 +44,29 @@ void dump_string(std::string_view s, bool ensure_ascii, std::string& out) {
   for (size_t pos = 0; pos < s.size();) {
     char32_t cp = utf8::next(s, pos);
     switch (cp) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\f': out += "\\f"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\b':
+        out += "\\b";
+        continue;
+      case '\f':
+        out += "\\f";
+        continue;
+      default:
+        break;
     }
     if (cp < 0x20 || (cp == 0x7F && ensure_ascii)) {  // ensure_ascii escapes all but ' '..'~'
       append_hex(out, "\\u", cp, 4);
@@ -92,11 +107,16 @@ void dump_sequence(const List& items, const JsonDumpOptions& o, int depth, std::
 
 std::string json_key(const Value& key) {
   switch (key.kind()) {
-    case Value::Kind::kString: return key.as_string();
-    case Value::Kind::kNone: return "null";
-    case Value::Kind::kBool: return key.as_bool() ? "true" : "false";
-    case Value::Kind::kInt: return std::to_string(key.as_int());
-    case Value::Kind::kFloat: return json_float(key.as_float());
+    case Value::Kind::kString:
+      return key.as_string();
+    case Value::Kind::kNone:
+      return "null";
+    case Value::Kind::kBool:
+      return key.as_bool() ? "true" : "false";
+    case Value::Kind::kInt:
+      return std::to_string(key.as_int());
+    case Value::Kind::kFloat:
+      return json_float(key.as_float());
     default:
       throw type_error("keys must be str, int, float, bool or None, not " + key.type_name());
   }
@@ -126,16 +146,31 @@ void dump_dict(const Dict& d, const JsonDumpOptions& o, int depth, std::string& 
 }
 
 void dump(const Value& v, const JsonDumpOptions& o, int depth, std::string& out) {
-  if (depth > 500) throw TemplateError("RecursionError", "maximum recursion depth exceeded in tojson");
+  if (depth > 500)
+    throw TemplateError("RecursionError", "maximum recursion depth exceeded in tojson");
   switch (v.kind()) {
-    case Value::Kind::kNone: out += "null"; return;
-    case Value::Kind::kBool: out += v.as_bool() ? "true" : "false"; return;
-    case Value::Kind::kInt: out += std::to_string(v.as_int()); return;
-    case Value::Kind::kFloat: out += json_float(v.as_float()); return;
-    case Value::Kind::kString: dump_string(v.as_string(), o.ensure_ascii, out); return;
+    case Value::Kind::kNone:
+      out += "null";
+      return;
+    case Value::Kind::kBool:
+      out += v.as_bool() ? "true" : "false";
+      return;
+    case Value::Kind::kInt:
+      out += std::to_string(v.as_int());
+      return;
+    case Value::Kind::kFloat:
+      out += json_float(v.as_float());
+      return;
+    case Value::Kind::kString:
+      dump_string(v.as_string(), o.ensure_ascii, out);
+      return;
     case Value::Kind::kList:
-    case Value::Kind::kTuple: dump_sequence(v.as_list(), o, depth, out); return;
-    case Value::Kind::kDict: dump_dict(v.as_dict(), o, depth, out); return;
+    case Value::Kind::kTuple:
+      dump_sequence(v.as_list(), o, depth, out);
+      return;
+    case Value::Kind::kDict:
+      dump_dict(v.as_dict(), o, depth, out);
+      return;
     default:
       throw type_error("Object of type " + v.type_name() + " is not JSON serializable");
   }

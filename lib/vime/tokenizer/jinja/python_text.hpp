@@ -14,13 +14,15 @@ std::string float_repr(double v);             // repr(1.0) == "1.0", repr(1e16) 
 std::string string_repr(std::string_view s);  // repr("it's") == "\"it's\""
 
 struct JsonDumpOptions {
-  bool ensure_ascii = false;        // transformers' default (json.dumps' own is true)
-  std::optional<std::string> indent;  // None, or the per-level indent text (an int n means n spaces)
+  bool ensure_ascii = false;  // transformers' default (json.dumps' own is true)
+  // None, or the per-level indent text (an int n means n spaces).
+  std::optional<std::string> indent;
   std::optional<std::string> item_separator;  // default ", " without indent, "," with
   std::optional<std::string> key_separator;   // default ": "
   bool sort_keys = false;
 };
-// Throws TemplateError(TypeError) for values JSON cannot hold (Undefined, callables), as json.dumps does.
+// Throws TemplateError(TypeError) for values JSON cannot hold (Undefined, callables), as json.dumps
+// does.
 std::string json_dumps(const Value& v, const JsonDumpOptions& options);
 
 }  // namespace vime::tokenizer::jinja

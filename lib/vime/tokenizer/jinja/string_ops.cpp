@@ -109,7 +109,8 @@ bool has_cased(std::string_view s) {
   return false;
 }
 
-std::vector<std::string> split(std::string_view s, std::optional<std::string_view> sep, int64_t maxsplit, bool from_right) {
+std::vector<std::string> split(std::string_view s, std::optional<std::string_view> sep,
+                               int64_t maxsplit, bool from_right) {
   std::vector<std::string> parts;
   if (sep) {
     if (sep->empty()) return {std::string(s)};
@@ -155,13 +156,15 @@ std::vector<std::string> split(std::string_view s, std::optional<std::string_vie
     return parts;
   }
   if (!from_right) {
-    for (int64_t i = 0; i < maxsplit; ++i) parts.emplace_back(s.substr(words[i].first, words[i].second - words[i].first));
+    for (int64_t i = 0; i < maxsplit; ++i)
+      parts.emplace_back(s.substr(words[i].first, words[i].second - words[i].first));
     parts.emplace_back(s.substr(words[maxsplit].first));
     return parts;
   }
   size_t n = words.size();
   parts.emplace_back(s.substr(0, words[n - maxsplit - 1].second));
-  for (size_t i = n - maxsplit; i < n; ++i) parts.emplace_back(s.substr(words[i].first, words[i].second - words[i].first));
+  for (size_t i = n - maxsplit; i < n; ++i)
+    parts.emplace_back(s.substr(words[i].first, words[i].second - words[i].first));
   return parts;
 }
 
@@ -171,8 +174,8 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
   while (pos < s.size()) {
     size_t at = pos;
     char32_t cp = utf8::next(s, pos);
-    bool is_break = cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C || cp == 0x1C || cp == 0x1D ||
-                    cp == 0x1E || cp == 0x85 || cp == 0x2028 || cp == 0x2029;
+    bool is_break = cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C || cp == 0x1C ||
+                    cp == 0x1D || cp == 0x1E || cp == 0x85 || cp == 0x2028 || cp == 0x2029;
     if (!is_break) continue;
     if (cp == '\r' && pos < s.size() && s[pos] == '\n') ++pos;
     lines.emplace_back(s.substr(start, (keepends ? pos : at) - start));
@@ -182,7 +185,8 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
   return lines;
 }
 
-std::string replace(std::string_view s, std::string_view old, std::string_view replacement, int64_t count) {
+std::string replace(std::string_view s, std::string_view old, std::string_view replacement,
+                    int64_t count) {
   std::string out;
   if (old.empty()) {
     // Python inserts the replacement before every code point and at the end.
@@ -220,7 +224,8 @@ int64_t find_substring(std::string_view s, std::string_view sub, bool from_right
 int64_t count_substring(std::string_view s, std::string_view sub) {
   if (sub.empty()) return static_cast<int64_t>(utf8::count(s)) + 1;
   int64_t n = 0;
-  for (size_t at = s.find(sub); at != std::string_view::npos; at = s.find(sub, at + sub.size())) ++n;
+  for (size_t at = s.find(sub); at != std::string_view::npos; at = s.find(sub, at + sub.size()))
+    ++n;
   return n;
 }
 

@@ -5,8 +5,11 @@
 
 namespace vime::tokenizer::jinja {
 
-Template::Template(std::string_view source, const LexerOptions& options) : body_(parse(tokenize(source, options))) {}
+Template::Template(std::string_view source, const LexerOptions& options)
+    : body_(parse(tokenize(source, options))) {}
 
-std::string Template::render(const Dict& context) const { return Interpreter(context).render(body_); }
+std::string Template::render(const Dict& context) const {
+  return Interpreter(context).render(body_);
+}
 
 }  // namespace vime::tokenizer::jinja

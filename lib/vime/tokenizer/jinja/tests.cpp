@@ -21,7 +21,8 @@ bool integral_of(const Value& v, int64_t& out) {
 
 bool t_odd(Interpreter&, CallArgs& a) {
   int64_t i;
-  if (!integral_of(subject(a), i)) throw type_error("not all arguments converted during string formatting");
+  if (!integral_of(subject(a), i))
+    throw type_error("not all arguments converted during string formatting");
   return i % 2 != 0;
 }
 bool t_even(Interpreter& in, CallArgs& a) { return !t_odd(in, a); }
@@ -31,8 +32,12 @@ bool t_divisibleby(Interpreter&, CallArgs& a) {
 }
 bool t_defined(Interpreter&, CallArgs& a) { return !subject(a).is_undefined(); }
 bool t_undefined(Interpreter&, CallArgs& a) { return subject(a).is_undefined(); }
-bool t_filter(Interpreter&, CallArgs& a) { return subject(a).is_string() && find_filter(subject(a).as_string()) != nullptr; }
-bool t_test(Interpreter&, CallArgs& a) { return subject(a).is_string() && find_test(subject(a).as_string()) != nullptr; }
+bool t_filter(Interpreter&, CallArgs& a) {
+  return subject(a).is_string() && find_filter(subject(a).as_string()) != nullptr;
+}
+bool t_test(Interpreter&, CallArgs& a) {
+  return subject(a).is_string() && find_test(subject(a).as_string()) != nullptr;
+}
 bool t_none(Interpreter&, CallArgs& a) { return subject(a).is_none(); }
 bool t_boolean(Interpreter&, CallArgs& a) { return subject(a).is_bool(); }
 bool t_false(Interpreter&, CallArgs& a) { return subject(a).is_bool() && !subject(a).as_bool(); }
@@ -69,7 +74,8 @@ bool t_sameas(Interpreter&, CallArgs& a) {
   if (x.is_dict()) return &x.as_dict() == &y.as_dict();
   if (x.is_namespace()) return &x.namespace_attributes() == &y.namespace_attributes();
   if (x.is_callable()) return &x.as_callable() == &y.as_callable();
-  return x == y;  // small ints and interned strings: CPython's `is` agrees for the values templates compare
+  // Numbers and strings: CPython's `is` agrees with == for the small values templates compare.
+  return x == y;
 }
 bool t_escaped(Interpreter&, CallArgs&) { return false; }
 bool t_in(Interpreter&, CallArgs& a) { return contains(arg(a, 1, "seq"), subject(a)); }
@@ -87,16 +93,45 @@ bool t_lt(Interpreter&, CallArgs& a) { return ordered(a) < 0; }
 bool t_le(Interpreter&, CallArgs& a) { return ordered(a) <= 0; }
 
 const std::map<std::string_view, TestFn, std::less<>> kTests = {
-    {"odd", t_odd},           {"even", t_even},       {"divisibleby", t_divisibleby}, {"defined", t_defined},
-    {"undefined", t_undefined}, {"filter", t_filter}, {"test", t_test},               {"none", t_none},
-    {"boolean", t_boolean},   {"false", t_false},     {"true", t_true},               {"integer", t_integer},
-    {"float", t_float},       {"lower", t_lower},     {"upper", t_upper},             {"string", t_string},
-    {"mapping", t_mapping},   {"number", t_number},   {"sequence", t_sequence},       {"iterable", t_iterable},
-    {"callable", t_callable}, {"sameas", t_sameas},   {"escaped", t_escaped},         {"in", t_in},
-    {"==", t_eq},             {"eq", t_eq},           {"equalto", t_eq},              {"!=", t_ne},
-    {"ne", t_ne},             {">", t_gt},            {"gt", t_gt},                   {"greaterthan", t_gt},
-    {">=", t_ge},             {"ge", t_ge},           {"<", t_lt},                    {"lt", t_lt},
-    {"lessthan", t_lt},       {"<=", t_le},           {"le", t_le},
+    {"odd", t_odd},
+    {"even", t_even},
+    {"divisibleby", t_divisibleby},
+    {"defined", t_defined},
+    {"undefined", t_undefined},
+    {"filter", t_filter},
+    {"test", t_test},
+    {"none", t_none},
+    {"boolean", t_boolean},
+    {"false", t_false},
+    {"true", t_true},
+    {"integer", t_integer},
+    {"float", t_float},
+    {"lower", t_lower},
+    {"upper", t_upper},
+    {"string", t_string},
+    {"mapping", t_mapping},
+    {"number", t_number},
+    {"sequence", t_sequence},
+    {"iterable", t_iterable},
+    {"callable", t_callable},
+    {"sameas", t_sameas},
+    {"escaped", t_escaped},
+    {"in", t_in},
+    {"==", t_eq},
+    {"eq", t_eq},
+    {"equalto", t_eq},
+    {"!=", t_ne},
+    {"ne", t_ne},
+    {">", t_gt},
+    {"gt", t_gt},
+    {"greaterthan", t_gt},
+    {">=", t_ge},
+    {"ge", t_ge},
+    {"<", t_lt},
+    {"lt", t_lt},
+    {"lessthan", t_lt},
+    {"<=", t_le},
+    {"le", t_le},
 };
 
 }  // namespace

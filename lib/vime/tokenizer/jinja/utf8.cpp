@@ -64,26 +64,32 @@ bool is_space(char32_t cp) {
 }
 
 bool is_word_char(char32_t c) {
-  if (c < 0x80) return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  if (c < 0xC0) return c == 0xAA || c == 0xB2 || c == 0xB3 || c == 0xB5 || c == 0xB9 || c == 0xBA || (c >= 0xBC && c <= 0xBE);
+  if (c < 0x80)
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  if (c < 0xC0)
+    return c == 0xAA || c == 0xB2 || c == 0xB3 || c == 0xB5 || c == 0xB9 || c == 0xBA ||
+           (c >= 0xBC && c <= 0xBE);
   if (c == 0xD7 || c == 0xF7) return false;
   if (c >= 0x300 && c <= 0x36F) return false;    // combining marks
   if (c >= 0x2000 && c <= 0x206F) return false;  // general punctuation, spaces, format characters
-  if (c >= 0x20A0 && c <= 0x214F) return c == 0x2102 || c == 0x2107 || (c >= 0x210A && c <= 0x2113) || c == 0x2115 ||
-                                         (c >= 0x2119 && c <= 0x211D) || c == 0x2124 || c == 0x2126 || c == 0x2128 ||
-                                         (c >= 0x212A && c <= 0x212D) || (c >= 0x212F && c <= 0x2139) ||
-                                         (c >= 0x213C && c <= 0x213F) || (c >= 0x2145 && c <= 0x2149) || c == 0x214E;
-  if (c >= 0x2190 && c <= 0x245F) return false;  // arrows, math operators, technical, control pictures
+  if (c >= 0x20A0 && c <= 0x214F)
+    return c == 0x2102 || c == 0x2107 || (c >= 0x210A && c <= 0x2113) || c == 0x2115 ||
+           (c >= 0x2119 && c <= 0x211D) || c == 0x2124 || c == 0x2126 || c == 0x2128 ||
+           (c >= 0x212A && c <= 0x212D) || (c >= 0x212F && c <= 0x2139) ||
+           (c >= 0x213C && c <= 0x213F) || (c >= 0x2145 && c <= 0x2149) || c == 0x214E;
+  if (c >= 0x2190 && c <= 0x245F)
+    return false;  // arrows, math operators, technical, control pictures
   if (c >= 0x2500 && c <= 0x2BFF) return false;  // box drawing, shapes, dingbats, symbols
   if (c >= 0x2E00 && c <= 0x2E7F) return false;
   if (c >= 0x3000 && c <= 0x303F) return c >= 0x3005 && c <= 0x3007;
   if (c >= 0xFE00 && c <= 0xFE0F) return false;  // variation selectors
   if (c >= 0xFE30 && c <= 0xFE4F) return false;
   if (c >= 0xFF00 && c <= 0xFF65) {
-    return (c >= 0xFF10 && c <= 0xFF19) || (c >= 0xFF21 && c <= 0xFF3A) || (c >= 0xFF41 && c <= 0xFF5A);
+    return (c >= 0xFF10 && c <= 0xFF19) || (c >= 0xFF21 && c <= 0xFF3A) ||
+           (c >= 0xFF41 && c <= 0xFF5A);
   }
   if (c >= 0x1F000 && c <= 0x1FAFF) return false;  // emoji and pictographs
-  if (c >= 0xE0000) return false;                  // tags, variation selectors supplement, private use
+  if (c >= 0xE0000) return false;  // tags, variation selectors supplement, private use
   return !is_space(c);
 }
 
@@ -109,7 +115,9 @@ std::string_view strip(std::string_view text, std::string_view chars, bool left,
   if (right) {
     while (end > begin) {
       size_t start = end - 1;  // back up to the first byte of the last code point
-      while (start > begin && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80 && end - start < 4) --start;
+      while (start > begin && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80 &&
+             end - start < 4)
+        --start;
       size_t pos = start;
       char32_t cp = next(text, pos);
       if (pos != end) {  // not one well-formed code point: treat the last byte alone

@@ -22,7 +22,8 @@ bool is_space(char32_t cp);
 // and symbols by block for the scripts chat data uses.
 bool is_word_char(char32_t cp);
 
-// Python's str.strip/lstrip/rstrip: `chars` empty means whitespace, otherwise any of its code points.
+// Python's str.strip/lstrip/rstrip: `chars` empty means whitespace, otherwise any of its code
+// points.
 std::string_view strip(std::string_view text, std::string_view chars, bool left, bool right,
                        bool whitespace_default = true);
 

@@ -47,40 +47,59 @@ const std::string& Value::undefined_hint() const {
   const auto* hint = std::get_if<SharedString>(&data_);
   return hint != nullptr && *hint ? **hint : kNone;
 }
-Value Value::list(List items) { return Value(Kind::kList, std::make_shared<List>(std::move(items))); }
-Value Value::tuple(List items) { return Value(Kind::kTuple, std::make_shared<List>(std::move(items))); }
+Value Value::list(List items) {
+  return Value(Kind::kList, std::make_shared<List>(std::move(items)));
+}
+Value Value::tuple(List items) {
+  return Value(Kind::kTuple, std::make_shared<List>(std::move(items)));
+}
 Value Value::dict(Dict d) { return Value(Kind::kDict, std::make_shared<Dict>(std::move(d))); }
 Value Value::namespace_object(Dict attributes) {
   return Value(Kind::kNamespace, std::make_shared<Dict>(std::move(attributes)));
 }
 Value Value::callable(std::string name, std::function<Value(Interpreter&, CallArgs&)> fn,
                       std::function<Value(std::string_view)> attribute) {
-  return Value(Kind::kCallable,
-               std::make_shared<Callable>(Callable{std::move(name), std::move(fn), std::move(attribute)}));
+  return Value(Kind::kCallable, std::make_shared<Callable>(Callable{std::move(name), std::move(fn),
+                                                                    std::move(attribute)}));
 }
 
 double Value::to_double() const {
   switch (kind_) {
-    case Kind::kBool: return as_bool() ? 1.0 : 0.0;
-    case Kind::kInt: return static_cast<double>(as_int());
-    case Kind::kFloat: return as_float();
-    default: throw type_error("must be real number, not " + type_name());
+    case Kind::kBool:
+      return as_bool() ? 1.0 : 0.0;
+    case Kind::kInt:
+      return static_cast<double>(as_int());
+    case Kind::kFloat:
+      return as_float();
+    default:
+      throw type_error("must be real number, not " + type_name());
   }
 }
 
 std::string Value::type_name() const {
   switch (kind_) {
-    case Kind::kUndefined: return "Undefined";
-    case Kind::kNone: return "NoneType";
-    case Kind::kBool: return "bool";
-    case Kind::kInt: return "int";
-    case Kind::kFloat: return "float";
-    case Kind::kString: return "str";
-    case Kind::kList: return "list";
-    case Kind::kTuple: return "tuple";
-    case Kind::kDict: return "dict";
-    case Kind::kNamespace: return "Namespace";
-    case Kind::kCallable: return "function";
+    case Kind::kUndefined:
+      return "Undefined";
+    case Kind::kNone:
+      return "NoneType";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kString:
+      return "str";
+    case Kind::kList:
+      return "list";
+    case Kind::kTuple:
+      return "tuple";
+    case Kind::kDict:
+      return "dict";
+    case Kind::kNamespace:
+      return "Namespace";
+    case Kind::kCallable:
+      return "function";
   }
   return "object";
 }
@@ -88,23 +107,34 @@ std::string Value::type_name() const {
 bool Value::truthy() const {
   switch (kind_) {
     case Kind::kUndefined:
-    case Kind::kNone: return false;
-    case Kind::kBool: return as_bool();
-    case Kind::kInt: return as_int() != 0;
-    case Kind::kFloat: return as_float() != 0.0;
-    case Kind::kString: return !as_string().empty();
+    case Kind::kNone:
+      return false;
+    case Kind::kBool:
+      return as_bool();
+    case Kind::kInt:
+      return as_int() != 0;
+    case Kind::kFloat:
+      return as_float() != 0.0;
+    case Kind::kString:
+      return !as_string().empty();
     case Kind::kList:
-    case Kind::kTuple: return !as_list().empty();
-    case Kind::kDict: return !as_dict().items.empty();
-    default: return true;
+    case Kind::kTuple:
+      return !as_list().empty();
+    case Kind::kDict:
+      return !as_dict().items.empty();
+    default:
+      return true;
   }
 }
 
 std::string Value::str() const {
   switch (kind_) {
-    case Kind::kUndefined: return "";
-    case Kind::kString: return as_string();
-    default: return repr();
+    case Kind::kUndefined:
+      return "";
+    case Kind::kString:
+      return as_string();
+    default:
+      return repr();
   }
 }
 
@@ -118,12 +148,18 @@ void Value::append_str(std::string& out) const {
 
 std::string Value::repr() const {
   switch (kind_) {
-    case Kind::kUndefined: return "Undefined";
-    case Kind::kNone: return "None";
-    case Kind::kBool: return as_bool() ? "True" : "False";
-    case Kind::kInt: return std::to_string(as_int());
-    case Kind::kFloat: return float_repr(as_float());
-    case Kind::kString: return string_repr(as_string());
+    case Kind::kUndefined:
+      return "Undefined";
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return as_bool() ? "True" : "False";
+    case Kind::kInt:
+      return std::to_string(as_int());
+    case Kind::kFloat:
+      return float_repr(as_float());
+    case Kind::kString:
+      return string_repr(as_string());
     case Kind::kList:
     case Kind::kTuple: {
       const List& items = as_list();
@@ -146,19 +182,25 @@ std::string Value::repr() const {
       out += "}";
       return kind_ == Kind::kDict ? out : "<Namespace " + out + ">";
     }
-    case Kind::kCallable: return "<function " + as_callable().name + ">";
+    case Kind::kCallable:
+      return "<function " + as_callable().name + ">";
   }
   return "";
 }
 
 size_t Value::length() const {
   switch (kind_) {
-    case Kind::kUndefined: return 0;
-    case Kind::kString: return utf8::count(as_string());
+    case Kind::kUndefined:
+      return 0;
+    case Kind::kString:
+      return utf8::count(as_string());
     case Kind::kList:
-    case Kind::kTuple: return as_list().size();
-    case Kind::kDict: return as_dict().items.size();
-    default: throw type_error("object of type '" + type_name() + "' has no len()");
+    case Kind::kTuple:
+      return as_list().size();
+    case Kind::kDict:
+      return as_dict().items.size();
+    default:
+      throw type_error("object of type '" + type_name() + "' has no len()");
   }
 }
 
@@ -166,16 +208,21 @@ bool operator==(const Value& a, const Value& b) {
   using Kind = Value::Kind;
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.to_double() == b.to_double();
-    auto as_integer = [](const Value& v) { return v.is_bool() ? int64_t{v.as_bool()} : v.as_int(); };
+    auto as_integer = [](const Value& v) {
+      return v.is_bool() ? int64_t{v.as_bool()} : v.as_int();
+    };
     return as_integer(a) == as_integer(b);
   }
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Kind::kUndefined:
-    case Kind::kNone: return true;
-    case Kind::kString: return a.as_string() == b.as_string();
+    case Kind::kNone:
+      return true;
+    case Kind::kString:
+      return a.as_string() == b.as_string();
     case Kind::kList:
-    case Kind::kTuple: return a.as_list() == b.as_list();
+    case Kind::kTuple:
+      return a.as_list() == b.as_list();
     case Kind::kDict: {
       const Dict& x = a.as_dict();
       const Dict& y = b.as_dict();
@@ -186,23 +233,29 @@ bool operator==(const Value& a, const Value& b) {
       }
       return true;
     }
-    case Kind::kNamespace: return &a.namespace_attributes() == &b.namespace_attributes();
-    case Kind::kCallable: return &a.as_callable() == &b.as_callable();
-    default: return false;
+    case Kind::kNamespace:
+      return &a.namespace_attributes() == &b.namespace_attributes();
+    case Kind::kCallable:
+      return &a.as_callable() == &b.as_callable();
+    default:
+      return false;
   }
 }
 
 int compare(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (!a.is_float() && !b.is_float()) {
-      auto as_integer = [](const Value& v) { return v.is_bool() ? int64_t{v.as_bool()} : v.as_int(); };
+      auto as_integer = [](const Value& v) {
+        return v.is_bool() ? int64_t{v.as_bool()} : v.as_int();
+      };
       int64_t x = as_integer(a), y = as_integer(b);
       return x < y ? -1 : x > y ? 1 : 0;
     }
     double x = a.to_double(), y = b.to_double();
     return x < y ? -1 : x > y ? 1 : 0;
   }
-  if (a.is_string() && b.is_string()) return a.as_string().compare(b.as_string()) < 0 ? -1 : a.as_string() == b.as_string() ? 0 : 1;
+  if (a.is_string() && b.is_string())
+    return a.as_string().compare(b.as_string()) < 0 ? -1 : a.as_string() == b.as_string() ? 0 : 1;
   if (a.kind() == b.kind() && a.is_sequence()) {
     const List& x = a.as_list();
     const List& y = b.as_list();

@@ -45,7 +45,19 @@ struct Callable {
 
 class Value {
  public:
-  enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kTuple, kDict, kNamespace, kCallable };
+  enum class Kind {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,
+    kTuple,
+    kDict,
+    kNamespace,
+    kCallable
+  };
 
   Value() : kind_(Kind::kUndefined) {}
   static Value undefined(std::string hint = {});  // hint: "'x' is undefined" for error messages
@@ -57,7 +69,8 @@ class Value {
   Value(double v) : kind_(Kind::kFloat), data_(v) {}
   // Strings are shared, as Python's are: reading message.content does not copy the text.
   Value(const char* v) : Value(std::string(v)) {}
-  Value(std::string v) : kind_(Kind::kString), data_(std::make_shared<const std::string>(std::move(v))) {}
+  Value(std::string v)
+      : kind_(Kind::kString), data_(std::make_shared<const std::string>(std::move(v))) {}
   Value(std::string_view v) : Value(std::string(v)) {}
   static Value list(List items);
   static Value tuple(List items);
@@ -72,7 +85,9 @@ class Value {
   bool is_bool() const { return kind_ == Kind::kBool; }
   bool is_int() const { return kind_ == Kind::kInt; }
   bool is_float() const { return kind_ == Kind::kFloat; }
-  bool is_number() const { return kind_ == Kind::kInt || kind_ == Kind::kFloat || kind_ == Kind::kBool; }
+  bool is_number() const {
+    return kind_ == Kind::kInt || kind_ == Kind::kFloat || kind_ == Kind::kBool;
+  }
   bool is_string() const { return kind_ == Kind::kString; }
   bool is_sequence() const { return kind_ == Kind::kList || kind_ == Kind::kTuple; }
   bool is_dict() const { return kind_ == Kind::kDict; }
@@ -92,18 +107,19 @@ class Value {
 
   // Python's type name ("str", "dict", "NoneType", ...), for error messages as Python writes them.
   std::string type_name() const;
-  bool truthy() const;  // Python's bool(); Undefined is false
-  std::string str() const;   // Python's str(); Undefined prints as ""
+  bool truthy() const;                      // Python's bool(); Undefined is false
+  std::string str() const;                  // Python's str(); Undefined prints as ""
   void append_str(std::string& out) const;  // out += str(), without a copy for strings
-  std::string repr() const;  // Python's repr()
-  size_t length() const;     // len(); throws for types without one
+  std::string repr() const;                 // Python's repr()
+  size_t length() const;                    // len(); throws for types without one
 
   friend bool operator==(const Value& a, const Value& b);  // Python ==, 1 == 1.0 == True
 
  private:
   using SharedString = std::shared_ptr<const std::string>;
-  using Data = std::variant<std::monostate, bool, int64_t, double, SharedString, std::shared_ptr<List>,
-                            std::shared_ptr<Dict>, std::shared_ptr<Callable>>;
+  using Data =
+      std::variant<std::monostate, bool, int64_t, double, SharedString, std::shared_ptr<List>,
+                   std::shared_ptr<Dict>, std::shared_ptr<Callable>>;
   Value(Kind kind, Data data) : kind_(kind), data_(std::move(data)) {}
   Kind kind_;
   Data data_;

@@ -1,4 +1,5 @@
 // vime reward: grade a JSONL file with a reward model, the tool reward-plugin authors use.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -6,6 +7,7 @@
 #include "commands.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
+#include "vime/reward/reward_dispatch.hpp"
 #include "vime/reward/reward_file.hpp"
 
 namespace vime::app {
@@ -61,6 +63,17 @@ int run_reward(const Arguments& argv) {
   if (options.input.empty()) throw UsageError("--input IN.jsonl is required (see vime reward --help)");
   if (options.output.empty()) throw UsageError("--output OUT.jsonl is required (see vime reward --help)");
   Args args = core::parse_args(rest);
+  if (args.is_set("rm_type") && !args.is_set("custom_rm_path")) {
+    std::string type = args.get_string("rm_type");
+    if (type.starts_with("boxed_")) type = type.substr(6);
+    const auto& known = reward::builtin_rm_types();
+    if (std::find(known.begin(), known.end(), type) == known.end()) {
+      std::string list;
+      for (const auto& t : known) list += (list.empty() ? "" : ", ") + t;
+      throw UsageError("--rm-type " + args.get_string("rm_type") + ": unknown reward model (built-in: " +
+                       list + ", optionally prefixed boxed_)");
+    }
+  }
   auto report = reward::grade_file(args, options);
   for (size_t k = 0; k < report.bad.size() && k < 20; ++k) {
     std::fprintf(stderr, "vime reward: line %lld skipped: %s\n",

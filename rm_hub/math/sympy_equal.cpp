@@ -20,11 +20,19 @@ using boost::multiprecision::cpp_int;
 using boost::multiprecision::cpp_rational;
 using Complex = std::complex<double>;
 
-constexpr size_t kPoints = 4;
-// Values the symbols take: complex, both half-planes, so branch differences show.
-constexpr double kPointRe[3][kPoints] = {{0.37, -1.13, 0.83, 1.71}, {-0.61, 0.93, 1.29, -0.27},
+// Every expression is evaluated in kWorlds "worlds" x kPointsPerWorld points. Symbols take complex
+// values (both half-planes, so branch differences show), one per point. World 0 is the real one;
+// in the others pi is another number and every square root of a rational is replaced by a Galois
+// conjugate (sqrt(p) -> +-sqrt(p), one sign per prime and world). Identities sympy proves
+// (2*sqrt(3) = sqrt(12), 2*pi = pi + pi) hold in every world; a decimal that merely approximates
+// pi or sqrt(2) matches in world 0 only, as sympy never equates a Float with an irrational.
+constexpr size_t kPointsPerWorld = 4;
+constexpr size_t kWorlds = 6;
+constexpr size_t kPoints = kPointsPerWorld * kWorlds;
+constexpr double kPiInWorld[kWorlds] = {M_PI, 2.2360679, 3.7182818, 1.6180339, 4.4721359, 2.6457513};
+constexpr double kPointRe[3][kPointsPerWorld] = {{0.37, -1.13, 0.83, 1.71}, {-0.61, 0.93, 1.29, -0.27},
                                          {1.07, 0.44, -0.79, 0.58}};
-constexpr double kPointIm[3][kPoints] = {{0.71, 0.29, -1.37, 0.22}, {0.48, -0.86, 0.17, -1.11},
+constexpr double kPointIm[3][kPointsPerWorld] = {{0.71, 0.29, -1.37, 0.22}, {0.48, -0.86, 0.17, -1.11},
                                          {-0.33, 1.21, 0.66, -0.94}};
 
 struct NotEvaluable {};  // sympy would raise (or produce nan/zoo): the answers are not equal
@@ -177,6 +185,40 @@ std::optional<cpp_int> exact_root(const cpp_int& n, unsigned k) {
   return std::nullopt;
 }
 
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The sign sqrt(n) takes in each world: the product over the primes of odd exponent in n (and -1
+// for negative n) of that prime's sign in the world.
+std::array<double, kWorlds> conjugation_signs(cpp_int n) {
+  std::vector<uint64_t> odd_primes;
+  if (n < 0) {
+    odd_primes.push_back(~0ull);
+    n = -n;
+  }
+  for (uint64_t p = 2; p < 100000 && cpp_int(p) * p <= n; ++p) {
+    int exponent = 0;
+    while (n % p == 0) {
+      n /= p;
+      ++exponent;
+    }
+    if (exponent % 2 == 1) odd_primes.push_back(p);
+  }
+  if (n > 1) odd_primes.push_back(static_cast<uint64_t>(n & cpp_int(~0ull)));
+  std::array<double, kWorlds> signs;
+  signs.fill(1.0);
+  for (uint64_t p : odd_primes) {
+    uint64_t h = mix(p);
+    for (size_t w = 1; w < kWorlds; ++w)
+      if ((h >> w) & 1) signs[w] = -signs[w];
+  }
+  return signs;
+}
+
 Value power(const Value& a, const Value& b) {
   Value r = combine(a, b);
   if (a.exact && b.exact) {
@@ -218,6 +260,11 @@ Value power(const Value& a, const Value& b) {
     } else {
       r.v[k] = std::pow(a.v[k], b.v[k]);
     }
+  }
+  if (a.exact && b.exact && denominator(b.q) == 2) {
+    // A square root of a rational: conjugate it in the other worlds.
+    auto signs = conjugation_signs(numerator(a.q) * denominator(a.q));
+    for (size_t k = kPointsPerWorld; k < kPoints; ++k) r.v[k] *= signs[k / kPointsPerWorld];
   }
   if (r.float_power) {
     // Tag the Float power by its base and exponent: the same power on both sides still cancels
@@ -375,7 +422,7 @@ class Parser {
       Value r;
       r.exact = false;
       r.symbolic = true;
-      r.v.fill(Complex(M_PI, 0.0));
+      for (size_t k = 0; k < kPoints; ++k) r.v[k] = Complex(kPiInWorld[k / kPointsPerWorld], 0.0);
       return r;
     }
     if (n == "ln" || n == "log") {
@@ -421,7 +468,9 @@ class Parser {
     Value r;
     r.exact = false;
     r.symbolic = true;
-    for (size_t k = 0; k < kPoints; ++k) r.v[k] = Complex(kPointRe[index][k], kPointIm[index][k]);
+    for (size_t k = 0; k < kPoints; ++k) {
+      r.v[k] = Complex(kPointRe[index][k % kPointsPerWorld], kPointIm[index][k % kPointsPerWorld]);
+    }
     return r;
   }
 

@@ -117,6 +117,12 @@ def math_pairs():
         for ans in rng.sample(answers, min(3, len(answers))):
             other = rng.choice(gts)
             pairs.append({"response": RESPONSE_TEMPLATES[0].replace("ANS", ans), "label": other})
+    # Labels as JSON numbers: slime grades str(label), and a falsy label (0, "") never matches.
+    for resp, label in [("\\boxed{0.5}", 0.5), ("\\boxed{\\frac{1}{2}}", 0.5), ("\\boxed{2}", 2.0),
+                        ("\\boxed{2.0}", 2.0), ("\\boxed{0}", 0), ("\\boxed{0}", 0.0), ("\\boxed{10^{16}}", 1e16),
+                        ("\\boxed{1e+16}", 1e16), ("\\boxed{-3}", -3), ("\\boxed{0.1}", 0.1), ("\\boxed{True}", True),
+                        ("\\boxed{1}", True), ("\\boxed{1234567.5}", 1234567.5), ("\\boxed{1e-05}", 0.00001)]:
+        pairs.append({"response": resp, "label": label})
     pairs.append({"response": "\\boxed{42}", "label": ""})
     pairs.append({"response": "no box here 42", "label": "42"})
     pairs.append({"response": "\\boxed{}", "label": "0"})

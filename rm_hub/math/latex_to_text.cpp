@@ -65,8 +65,15 @@ class Renderer {
   // Renders `{...}` starting after the '{' up to its '}' (or the end).
   std::string render_group_body() {
     std::string out;
+    if (depth_ >= kMaxDepth) {  // pathological nesting: keep the rest as plain text
+      out.assign(s_.substr(i_));
+      i_ = s_.size();
+      return out;
+    }
+    ++depth_;
     while (!at_end() && s_[i_] != '}') render_one(out, false);
     if (!at_end()) ++i_;  // '}'
+    --depth_;
     return out;
   }
 
@@ -146,7 +153,16 @@ class Renderer {
   void render_one(std::string& out, bool top_level) {
     char c = s_[i_];
     switch (c) {
-      case '\\': render_macro(out); return;
+      case '\\':
+        if (depth_ >= kMaxDepth) {  // \frac\frac\frac...: keep the rest as plain text
+          out.append(s_.substr(i_));
+          i_ = s_.size();
+          return;
+        }
+        ++depth_;
+        render_macro(out);
+        --depth_;
+        return;
       case '{': ++i_; out += render_group_body(); return;
       case '}': ++i_; if (!top_level) out.push_back('}'); return;
       case '$': ++i_; return;
@@ -159,8 +175,10 @@ class Renderer {
     }
   }
 
+  static constexpr int kMaxDepth = 256;
   std::string_view s_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -359,6 +359,14 @@ class Parser {
   }
 
   Value unary() {
+    // "----5" and "2**2**2..." recurse here without passing through expr(): bound them too.
+    if (++unary_depth_ > 400) throw NotEvaluable{};
+    Value v = unary_inner();
+    --unary_depth_;
+    return v;
+  }
+
+  Value unary_inner() {
     if (is_op("-")) {
       ++pos_;
       Value u = unary();
@@ -477,6 +485,7 @@ class Parser {
   std::vector<Token> t_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int unary_depth_ = 0;
   std::map<std::string, size_t> symbols_;
 };
 

@@ -1,5 +1,8 @@
 #include "math/latex_to_text.hpp"
 
+#include <utf8proc.h>
+
+#include <cstdlib>
 #include <string_view>
 #include <unordered_map>
 
@@ -28,19 +31,97 @@ const std::unordered_map<std::string_view, std::string_view>& symbol_macros() {
       {"psi", "ψ"},      {"omega", "ω"},     {"Delta", "Δ"},      {"Omega", "Ω"},
       {"Sigma", "Σ"},    {"Pi", "Π"},        {"Gamma", "Γ"},      {"Theta", "Θ"},
       {"log", "log"},    {"ln", "ln"},       {"exp", "exp"},      {"sin", "sin"},
-      {"cos", "cos"},    {"tan", "tan"},     {"cot", "cot"},      {"sec", "sec"},
-      {"csc", "csc"},    {"arcsin", "arcsin"}, {"arccos", "arccos"}, {"arctan", "arctan"},
-      {"max", "max"},    {"min", "min"},     {"gcd", "gcd"},      {"lim", "lim"},
-      {"det", "det"},    {"mid", "|"},       {"vert", "|"},       {"sim", "∼"},
+      {"cos", "cos"},    {"tan", "tan"},     {"arcsin", "arcsin"}, {"arccos", "arccos"}, {"arctan", "arctan"},
+      {"max", "max"},    {"min", "min"},     {"lim", "lim"},
+      {"mid", "|"},       {"vert", "|"},       {"sim", "∼"},
       {"equiv", "≡"},    {"perp", "⊥"},      {"parallel", "∥"},   {"subset", "⊂"},
       {"subseteq", "⊆"}, {"setminus", "∖"},  {"forall", "∀"},     {"exists", "∃"},
       {"rightarrow", "→"}, {"Rightarrow", "⇒"}, {"star", "⋆"},    {"ast", "∗"},
-      {"bullet", "∙"},   {"triangle", "△"},  {"sqcup", "⊔"},      {"hbar", "ℏ"},
+      {"bullet", "∙"},   {"sqcup", "⊔"},      {"hbar", "ℏ"},
       {"ell", "ℓ"},      {"partial", "∂"},   {"nabla", "∇"},      {"sum", "∑"},
       {"prod", "∏"},     {"int", "∫"},       {"oint", "∮"},       {"neg", "¬"},
       {"land", "∧"},     {"lor", "∨"},       {"wedge", "∧"},      {"vee", "∨"},
+      {"varnothing", "∅"}, {"notin", "∉"},   {"ni", "∋"},         {"supset", "⊃"},
+      {"supseteq", "⊇"}, {"subsetneq", "⊊"}, {"bigcup", "⋃"},     {"bigcap", "⋂"},
+      {"leqslant", "⩽"}, {"geqslant", "⩾"},  {"nmid", "∤"},       {"dagger", "†"},
+      {"vdots", "⋮"},    {"ddots", "⋱"},     {"aleph", "ℵ"},      {"wp", "℘"},
+      {"Leftrightarrow", "⇔"}, {"leftarrow", "←"}, {"mapsto", "↦"}, {"uparrow", "↑"},
+      {"propto", "∝"},   {"simeq", "≃"},     {"cong", "≅"},       {"doteq", "≐"},
+      {"oplus", "⊕"},    {"otimes", "⊗"},    {"odot", "⊙"},       {"vartheta", "ϑ"},
+      {"varpi", "ϖ"},    {"varrho", "ϱ"},    {"varsigma", "ς"},   {"upsilon", "υ"},
+      {"Upsilon", "Υ"},  {"Xi", "Ξ"},        {"Psi", "Ψ"},        {"Phi", "Φ"},
+      {"Lambda", "Λ"},   {"omicron", "ο"},   {"textasciitilde", "~"}, {"textbackslash", "\\"},
+      {"textdollar", "$"}, {"o", "ø"},       {"O", "Ø"},          {"ss", "ß"},
+      {"ae", "æ"},       {"i", "ı"},         {"j", "ȷ"},          {"l", "ł"},
+      {"L", "Ł"},        {"AA", "Å"},        {"aa", "å"},         {"textdegree", "°"},
+      {"backslash", "\\"}, {"square", "□"}, {"blacksquare", "▪"}, {"smallsetminus", "∖"},
+      {"measuredangle", "∡"}, {"ll", "≪"},   {"gg", "≫"},         {"iint", "∬"},
+      {"sup", "sup"},    {"inf", "inf"},     {"sinh", "sinh"},    {"cosh", "cosh"},
+      {"tanh", "tanh"},  {"limsup", "lim sup"}, {"liminf", "lim inf"}, {"vspace", "\n"},
   };
   return table;
+}
+
+// Accents pylatexenc renders as a combining mark after the argument.
+std::string_view accent_mark(std::string_view name) {
+  static const std::unordered_map<std::string_view, std::string_view> marks = {
+      {"bar", "\u0305"},   {"hat", "\u0302"},   {"vec", "\u20d7"},  {"tilde", "\u0303"},
+      {"dot", "\u0307"},   {"ddot", "\u0308"},  {"check", "\u030c"}, {"breve", "\u0306"},
+      {"acute", "\u0301"}, {"grave", "\u0300"},
+  };
+  auto it = marks.find(name);
+  return it == marks.end() ? std::string_view() : it->second;
+}
+
+std::string encode(char32_t cp) {
+  std::string out;
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+  return out;
+}
+
+// \mathbb, \mathbf, \mathit: the Unicode mathematical alphanumerics pylatexenc uses.
+std::string math_alphabet(std::string_view font, const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    bool upper = c >= 'A' && c <= 'Z', lower = c >= 'a' && c <= 'z';
+    if (font == "mathbb") {
+      static const std::unordered_map<char, std::string_view> special = {
+          {'C', "ℂ"}, {'H', "ℍ"}, {'N', "ℕ"}, {'P', "ℙ"}, {'Q', "ℚ"}, {'R', "ℝ"}, {'Z', "ℤ"}};
+      if (auto it = special.find(c); it != special.end()) {
+        out += it->second;
+      } else if (upper) {
+        out += encode(0x1D538 + static_cast<char32_t>(c - 'A'));
+      } else if (lower) {
+        out += encode(0x1D552 + static_cast<char32_t>(c - 'a'));
+      } else {
+        out.push_back(c);
+      }
+    } else if (font == "mathbf") {
+      if (upper) out += encode(0x1D400 + static_cast<char32_t>(c - 'A'));
+      else if (lower) out += encode(0x1D41A + static_cast<char32_t>(c - 'a'));
+      else out.push_back(c);
+    } else {  // mathit
+      if (c == 'h') out += "ℎ";
+      else if (upper) out += encode(0x1D434 + static_cast<char32_t>(c - 'A'));
+      else if (lower) out += encode(0x1D44E + static_cast<char32_t>(c - 'a'));
+      else out.push_back(c);
+    }
+  }
+  return out;
 }
 
 class Renderer {
@@ -140,8 +221,33 @@ class Renderer {
       out += "√(" + render_argument() + ")";
       return;
     }
-    if (name == "mbox") {
+    if (name == "mbox" || name == "hspace") {
       render_argument();
+      return;
+    }
+    if (name == "vspace") {
+      render_argument();
+      out += "\n";
+      return;
+    }
+    if (auto accent = accent_mark(name); !accent.empty()) {
+      // The mark goes after every character, then NFC composes what it can (\tilde{a} -> ã).
+      std::string arg = render_argument(), marked;
+      for (size_t k = 0; k < arg.size(); k += utf8_char_size(arg, k)) {
+        marked += arg.substr(k, utf8_char_size(arg, k));
+        marked += accent;
+      }
+      auto* nfc = utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(marked.c_str()));
+      if (nfc != nullptr) {
+        out += reinterpret_cast<const char*>(nfc);
+        std::free(nfc);
+      } else {
+        out += marked;
+      }
+      return;
+    }
+    if (name == "mathbb" || name == "mathbf" || name == "mathit") {
+      out += math_alphabet(name, render_argument());
       return;
     }
     auto& table = symbol_macros();

@@ -172,6 +172,58 @@ def math_random_pairs():
     return pairs
 
 
+# Answer forms seen in MATH/AIME-style data, in classes of (mostly) equivalent spellings.
+FORM_CLASSES = [
+    ["(-\\infty, 2) \\cup (3, \\infty)", "(-\\infty,2)\\cup(3,\\infty)", "(-inf, 2) U (3, inf)", "x<2 \\text{ or } x>3"],
+    ["[1, 5)", "[1,5)", "1 \\le x < 5", "[1,5]"],
+    ["3 \\times 10^5", "300000", "3\\cdot 10^{5}", "3e5", "300,000"],
+    ["\\pm 2", "2, -2", "-2, 2", "\\pm2", "2"],
+    ["3+4i", "4i+3", "3 + 4 i", "3-4i", "(3+4i)"],
+    ["\\sqrt[3]{2}", "2^{1/3}", "2^(1/3)", "1.26"],
+    ["\\log_2 8", "3", "\\log_{2}8", "\\ln 8/\\ln 2"],
+    ["e^2", "e^{2}", "7.389", "e*e", "ee"],
+    ["\\frac{1}{2}x^2", "\\frac{x^2}{2}", "0.5x^2", "x^2/2", "\\frac12 x^2"],
+    ["\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", "(1,2)", "\\left(\\begin{array}{c}1\\\\2\\end{array}\\right)"],
+    ["\\text{(A)}", "A", "(A)", "\\textbf{(A)}", "\\text{A}"],
+    ["1,234.5", "1234.5", "1{,}234.5", "\\frac{2469}{2}"],
+    ["-\\frac{\\sqrt{3}}{3}", "-\\frac{1}{\\sqrt{3}}", "-\\frac{\\sqrt3}{3}", "\\frac{-\\sqrt{3}}{3}", "-0.577"],
+    ["\\frac{3\\sqrt{2}}{4}", "\\frac{3}{4}\\sqrt{2}", "\\frac{3}{2\\sqrt{2}}", "0.75\\sqrt{2}", "\\frac{3\\sqrt2}{4}"],
+    ["2\\pi r", "2 \\pi r", "2r\\pi", "\\pi r 2", "\\tau r"],
+    ["x^2 + 2x + 1", "(x+1)^2", "x^2+2x+1", "1+2x+x^2", "(x+1)(x+1)"],
+    ["\\dfrac{7}{12}", "7/12", "\\frac{14}{24}", "0.5833", "\\tfrac7{12}"],
+    ["18\\%", "18", "0.18", "18 \\%", "18 percent"],
+    ["30^\\circ", "30", "30 degrees", "\\frac{\\pi}{6}", "30^{\\circ}"],
+    ["\\$1.50", "1.50", "1.5", "\\$1.5", "150 cents"],
+    ["\\{-1, 1\\}", "-1, 1", "1, -1", "\\{1,-1\\}", "\\pm 1"],
+    ["y = -2x + 4", "y=-2x+4", "-2x+4", "y = 4 - 2x", "2x + y = 4"],
+    ["\\frac{a+b}{2}", "\\frac{b+a}{2}", "(a+b)/2", "0.5a+0.5b", "\\frac{a}{2}+\\frac{b}{2}"],
+    ["\\sqrt{a^2+b^2}", "\\sqrt{b^2+a^2}", "(a^2+b^2)^{1/2}", "a+b"],
+    ["10", "10.0", "ten", "\\text{10}", "10\\text{ apples}", "1\\,0", "10!", "\\overline{10}"],
+    ["\\text{Tuesday}", "Tuesday", "tuesday", "Tue", "\\text{Tues}", "Thursday"],
+    ["\\text{even}", "even", "\\text{Even}", "odd", "\\mathrm{even}"],
+    ["\\infty", "\\infty", "+\\infty", "infinity", "\\text{infinite}"],
+    ["-\\infty", "-\\infty", "-inf", "- \\infty"],
+    ["\\emptyset", "\\varnothing", "\\{\\}", "none", "\\text{no solution}"],
+    ["0.\\overline{3}", "\\frac{1}{3}", "0.333", "1/3", "0.\\bar{3}"],
+    ["4\\sqrt{3} - 6", "-6+4\\sqrt{3}", "4\\sqrt3-6", "2(2\\sqrt{3}-3)", "0.928"],
+    ["\\frac{1}{\\sqrt{2}}", "\\frac{\\sqrt{2}}{2}", "\\frac{\\sqrt2}2", "2^{-1/2}", "0.7071"],
+    ["1/4", "\\frac14", "0.25", "25\\%", ".25", "\\frac{1}{4}"],
+    ["m+n", "n+m", "m + n", "mn", "m - n"],
+    ["2^{2009}", "2^2009", "2^{2008}\\cdot 2", "4^{1004.5}"],
+]
+
+
+def math_forms_pairs():
+    pairs = []
+    for cls in FORM_CLASSES:
+        for gt in cls:
+            for ans in cls:
+                pairs.append({"response": "Thus \\boxed{" + ans + "}", "label": gt})
+            other = rng.choice(FORM_CLASSES)
+            pairs.append({"response": "Thus \\boxed{" + rng.choice(other) + "}", "label": gt})
+    return pairs
+
+
 def deepscaler_pairs():
     pairs = []
     wrappers = [
@@ -283,7 +335,7 @@ def gpqa_pairs():
 
 def grade(grader, pair):
     resp, label, meta = pair["response"], pair["label"], pair.get("metadata")
-    if grader in ("math", "math_random"):
+    if grader in ("math", "math_random", "math_forms"):
         return 1 if math_utils.grade_answer_verl(resp, label) else 0
     if grader == "deepscaler":
         return deepscaler.get_deepscaler_rule_based_reward(resp, label)
@@ -298,7 +350,7 @@ def grade(grader, pair):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for grader, make in [("math", math_pairs), ("math_random", math_random_pairs), ("deepscaler", deepscaler_pairs), ("dapo", dapo_pairs),
+    for grader, make in [("math", math_pairs), ("math_random", math_random_pairs), ("math_forms", math_forms_pairs), ("deepscaler", deepscaler_pairs), ("dapo", dapo_pairs),
                          ("f1", f1_pairs), ("gpqa", gpqa_pairs)]:
         pairs = make()
         path = os.path.join(OUT, grader + ".jsonl")

@@ -56,6 +56,7 @@ TEST_CASE("rm goldens: vime agrees with slime's graders", "[rm_goldens]") {
     int min_pairs;
   };
   const File files[] = {{"math.jsonl", "math", 500},         {"math_random.jsonl", "math", 1500},
+                        {"math_forms.jsonl", "math", 1000},
                         {"deepscaler.jsonl", "deepscaler", 500}, {"dapo.jsonl", "dapo", 500},
                         {"f1.jsonl", "f1", 500},             {"gpqa.jsonl", "gpqa", 500}};
   for (const auto& f : files) {

@@ -76,6 +76,13 @@ TEST_CASE("LaTeX renders like pylatexenc", "[rm_math]") {
   CHECK(latex_to_text("\\mbox{a}") == "");
   CHECK(latex_to_text("x^{2}") == "x^2");
   CHECK(latex_to_text("\\frac{2\\pi}{3}") == "2π/3");
+  CHECK(latex_to_text("\\varnothing") == "∅");
+  CHECK(latex_to_text("\\tilde{a}") == "ã");            // mark, then NFC
+  CHECK(latex_to_text("\\bar{3}") == "3\u0305");        // no composed form: stays combining
+  CHECK(latex_to_text("\\mathbb{Z}") == "ℤ");
+  CHECK(latex_to_text("\\mathbf{x1}") == "\U0001D4311");
+  CHECK(latex_to_text("\\hspace{1cm}x") == "x");
+  CHECK(latex_to_text("\\gcd") == "");                   // pylatexenc knows no \gcd
 }
 
 TEST_CASE("sympy normalisation", "[rm_math]") {

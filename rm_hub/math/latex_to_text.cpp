@@ -273,6 +273,19 @@ class Renderer {
       case '}': ++i_; if (!top_level) out.push_back('}'); return;
       case '$': ++i_; return;
       case '~': ++i_; out += "\xc2\xa0"; return;
+      case '-':
+        // TeX ligatures, which pylatexenc applies: --- is an em dash, -- an en dash.
+        if (s_.substr(i_, 3) == "---") {
+          out += "—";
+          i_ += 3;
+        } else if (s_.substr(i_, 2) == "--") {
+          out += "–";
+          i_ += 2;
+        } else {
+          out.push_back('-');
+          ++i_;
+        }
+        return;
       default: {
         size_t n = utf8_char_size(s_, i_);
         out.append(s_.substr(i_, n));

@@ -45,6 +45,35 @@ struct Token {
   std::string text;
 };
 
+bool known_name(const std::string& n) {
+  static const char* kKnown[] = {"sqrt", "pi", "ln", "log", "oo", "re", "im", "li", "ff", "rf", "id", "zoo", "nan"};
+  for (const char* k : kKnown)
+    if (n == k) return true;
+  return false;
+}
+
+// sympy's split_symbols: a name it does not know ("xy", "x2") becomes one token per letter and per
+// digit run, which implicit multiplication then joins at the same precedence as '/' (10/xy is
+// 10/x*y).
+void push_name(std::vector<Token>& out, const std::string& n) {
+  if (known_name(n) || n.find('_') != std::string::npos || utf8_length(n) == 1) {
+    out.push_back({Tok::kName, n});
+    return;
+  }
+  size_t i = 0;
+  while (i < n.size()) {
+    if (n[i] >= '0' && n[i] <= '9') {
+      size_t start = i;
+      while (i < n.size() && n[i] >= '0' && n[i] <= '9') ++i;
+      out.push_back({Tok::kNumber, n.substr(start, i - start)});
+    } else {
+      size_t len = utf8_char_size(n, i);
+      out.push_back({Tok::kName, n.substr(i, len)});
+      i += len;
+    }
+  }
+}
+
 std::vector<Token> tokenize(std::string_view s) {
   std::vector<Token> out;
   size_t i = 0;
@@ -71,7 +100,16 @@ std::vector<Token> tokenize(std::string_view s) {
         }
       }
       if (i < s.size() && (s[i] == 'j' || s[i] == 'J')) throw NotEvaluable{};  // imaginary literal
-      out.push_back({Tok::kNumber, std::string(s.substr(start, i - start))});
+      std::string number(s.substr(start, i - start));
+      bool is_integer = number.find_first_of(".eE") == std::string::npos;
+      size_t zeros = number.find_first_not_of("0_");
+      if (is_integer && number[0] == '0' && zeros != std::string::npos) {
+        // Python allows no leading zeros in integers: "05" is the tokens 0 and 5 (0*5 for sympy).
+        out.push_back({Tok::kNumber, number.substr(0, zeros)});
+        i = start + zeros;
+        continue;
+      }
+      out.push_back({Tok::kNumber, number});
       continue;
     }
     char32_t cp = decode_utf8(s, i);
@@ -85,7 +123,7 @@ std::vector<Token> tokenize(std::string_view s) {
           break;
         }
       }
-      out.push_back({Tok::kName, std::string(s.substr(start, i - start))});
+      push_name(out, std::string(s.substr(start, i - start)));
       continue;
     }
     if (s.substr(i, 2) == "**" || s.substr(i, 2) == "//") {
@@ -168,7 +206,13 @@ Value div(const Value& a, const Value& b) {
     r.v.fill(Complex(static_cast<double>(r.q), 0.0));
     return r;
   }
-  for (size_t k = 0; k < kPoints; ++k) r.v[k] = a.v[k] / b.v[k];
+  // sympy rounds like Python's operators on its numbers: Float / x divides once, but an exact
+  // Integer or Rational divided by a Float is multiplied by the Float's reciprocal (so 7/3.0 is
+  // not 7/3 in sympy).
+  const bool by_reciprocal = !a.has_float && !a.symbolic && b.has_float && !b.symbolic;
+  for (size_t k = 0; k < kPoints; ++k) {
+    r.v[k] = by_reciprocal ? a.v[k] * (Complex(1.0, 0.0) / b.v[k]) : a.v[k] / b.v[k];
+  }
   return r;
 }
 
@@ -245,20 +289,52 @@ Value power(const Value& a, const Value& b) {
     }
   }
   r.exact = false;
-  const bool integer_exponent = b.exact && denominator(b.q) == 1;
+  // A Float exponent of integral value raises numbers like an integer (2^3.0 = 8.0); on a symbol
+  // it stays apart (sympy does not equate x^3.0 with x^3).
+  const bool integer_exponent =
+      (b.exact && denominator(b.q) == 1) ||
+      (!b.exact && !b.symbolic && !a.symbolic && b.v[0].imag() == 0 &&
+       std::fabs(b.v[0].real()) <= 4096 && b.v[0].real() == std::nearbyint(b.v[0].real()));
+  const bool numbers_only = !a.symbolic && !b.symbolic;
   if (integer_exponent) {
     // x^2, 0.5^2: no new irrational
   } else if (a.has_float || b.has_float) {
-    r.float_power = true;
+    // A Float power of numbers is just a Float (2^0.5, sqrt(0.25)); one involving a symbol or an
+    // irrational (x^0.5) stays a term of its own that never merges with x^(1/2).
+    if (!numbers_only) r.float_power = true;
   } else {
     r.symbolic = true;  // an irrational like 2^(1/2)
   }
-  for (size_t k = 0; k < kPoints; ++k) {
-    if (a.v[k] == Complex(0, 0)) {
-      if (b.v[k].real() <= 0) throw NotEvaluable{};
-      r.v[k] = 0;
+  long long n = 0;
+  if (integer_exponent) {
+    if (b.exact) {
+      if (abs(numerator(b.q)) > 4096) throw NotEvaluable{};
+      n = static_cast<long long>(numerator(b.q));
     } else {
-      r.v[k] = std::pow(a.v[k], b.v[k]);
+      n = static_cast<long long>(b.v[0].real());
+    }
+  }
+  for (size_t k = 0; k < kPoints; ++k) {
+    const Complex base = a.v[k], exponent = b.v[k];
+    if (integer_exponent) {
+      if (base == Complex(0, 0) && n < 0) throw NotEvaluable{};
+      Complex result(1.0, 0.0), factor = base;
+      for (long long m = n < 0 ? -n : n; m > 0; m >>= 1) {  // exact for small integer powers
+        if (m & 1) result *= factor;
+        factor *= factor;
+      }
+      r.v[k] = n < 0 ? Complex(1.0, 0.0) / result : result;
+    } else if (base == Complex(0, 0)) {
+      if (b.symbolic) {
+        r.v[k] = std::exp(exponent) * 0.377;  // 0**b stays a term of its own in sympy
+      } else {
+        if (exponent.real() <= 0) throw NotEvaluable{};
+        r.v[k] = 0;
+      }
+    } else if (base.imag() == 0 && base.real() > 0 && exponent.imag() == 0) {
+      r.v[k] = Complex(std::pow(base.real(), exponent.real()), 0.0);
+    } else {
+      r.v[k] = std::pow(base, exponent);
     }
   }
   if (a.exact && b.exact && denominator(b.q) == 2) {
@@ -450,34 +526,26 @@ class Parser {
     static const char* kSympyNames[] = {"oo", "re", "im", "li", "ff", "rf", "id", "zoo", "nan"};
     for (const char* known : kSympyNames)
       if (n == known) throw NotEvaluable{};
-    if (n.find('_') != std::string::npos || utf8_length(n) == 1) return symbol(n);
-    // split_symbols: "xy" -> x*y, "x2" -> x*2.
-    Value v = from_rational(1);
-    size_t i = 0;
-    while (i < n.size()) {
-      if (n[i] >= '0' && n[i] <= '9') {
-        size_t start = i;
-        while (i < n.size() && n[i] >= '0' && n[i] <= '9') ++i;
-        v = mul(v, from_rational(cpp_rational(cpp_int(n.substr(start, i - start)))));
-      } else {
-        size_t len = utf8_char_size(n, i);
-        v = mul(v, symbol(n.substr(i, len)));
-        i += len;
-      }
-    }
-    return v;
+    return symbol(n);  // one letter or a name with '_' (the tokenizer split the rest)
   }
 
   Value symbol(const std::string& n) {
     auto it = symbols_.find(n);
     size_t index = it != symbols_.end() ? it->second : symbols_.size();
     if (it == symbols_.end()) symbols_[n] = index;
-    if (index >= 3) throw NotEvaluable{};
+    if (index >= 64) throw NotEvaluable{};
     Value r;
     r.exact = false;
     r.symbolic = true;
     for (size_t k = 0; k < kPoints; ++k) {
-      r.v[k] = Complex(kPointRe[index][k % kPointsPerWorld], kPointIm[index][k % kPointsPerWorld]);
+      size_t point = k % kPointsPerWorld;
+      if (index < 3) {
+        r.v[k] = Complex(kPointRe[index][point], kPointIm[index][point]);
+      } else {  // names split into many letters ("pisqrt"): more symbols, pseudo-random points
+        uint64_t h = mix(index * 131 + point);
+        r.v[k] = Complex(0.3 + static_cast<double>(h & 0xFFFF) / 65536.0 * 1.4,
+                         static_cast<double>((h >> 16) & 0xFFFF) / 65536.0 * 2.0 - 1.0);
+      }
     }
     return r;
   }

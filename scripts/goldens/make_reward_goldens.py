@@ -379,7 +379,44 @@ def gpqa_pairs():
     return pairs
 
 
+# Random text soup for the text graders (letters, answer cues, think markers, labels of every JSON
+# type, metadata variants), from its own generator so adding it changes no other golden.
+trng = random.Random(5)
+TEXT_WORDS = ["Answer", "answer", ":", " ", "is", "the", "A", "B", "C", "D", "E", "a", "b", "option", "choice", "final", "correct", "Paris",
+     "paris", "London", "</think>", "\n", ".", ",", "(", ")", "42", "7", "=", "\\boxed{", "}", "$", "\\text{", "x", "an ", "yes", "no",
+     "dollars", "1,000", "-", "Ünïcode", "é", "!", "?", "'s", "\t", "###Response", "\\frac{1}{2}", "0.5", "K", "Z"]
+def random_text(n): return "".join(trng.choice(TEXT_WORDS) + (" " if trng.random() < 0.5 else "") for _ in range(trng.randint(0, n)))
+TEXT_LABELS = ["A", "b", "C", "Paris", "42", "7", " d ", 0, 1, 3, 2.5, -1, True, "", "London", "x"]
+TEXT_METAS = [{}, {"choices": ["London", "Paris", "Rome"]}, {"choices": {"A": "x", "B": "Paris"}}, {"valid_letters": ["A", "B"]},
+         {"correct_letter": " c "}, {"correct_letter": 3}, {"answer_text": "Paris"}, {"correct_answer": 0}, {"choices": []},
+         {"valid_letters": []}, {"choices": ["1", "2", "3", "4", "5", "6"]}]
+
+
+def text_fuzz_pairs():
+    """One list per grader: (gpqa, f1, dapo, deepscaler), 1500 rows each."""
+    out = {"gpqa": [], "f1": [], "dapo": [], "deepscaler": []}
+    for _ in range(1500):
+        resp = random_text(14)
+        label, meta = trng.choice(TEXT_LABELS), trng.choice(TEXT_METAS)
+        out["gpqa"].append({"response": resp, "label": label, "metadata": meta})
+        out["f1"].append({"response": resp, "label": random_text(6)})
+        out["dapo"].append({"response": resp, "label": trng.choice(["42", "7", "1000", "-3", "42.0", "1,000"])})
+        out["deepscaler"].append({"response": resp, "label": trng.choice(["42", 7, "\\boxed{42}", "", "x", 0.5, "\\frac{1}{2}"])})
+    return out
+
+
+_TEXT_FUZZ = None
+
+
+def text_fuzz(grader):
+    global _TEXT_FUZZ
+    if _TEXT_FUZZ is None:
+        _TEXT_FUZZ = text_fuzz_pairs()
+    return lambda: _TEXT_FUZZ[grader]
+
+
 def grade(grader, pair):
+    grader = grader.replace("_fuzz", "") if grader != "math_fuzz" else "math"
     resp, label, meta = pair["response"], pair["label"], pair.get("metadata")
     if grader in ("math", "math_random", "math_forms", "math_fuzz"):
         return 1 if math_utils.grade_answer_verl(resp, label) else 0
@@ -398,7 +435,9 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for grader, make in [("math", math_pairs), ("math_random", math_random_pairs), ("math_forms", math_forms_pairs),
                          ("math_fuzz", math_fuzz_pairs), ("deepscaler", deepscaler_pairs), ("dapo", dapo_pairs),
-                         ("f1", f1_pairs), ("gpqa", gpqa_pairs)]:
+                         ("f1", f1_pairs), ("gpqa", gpqa_pairs),
+                         ("gpqa_fuzz", text_fuzz("gpqa")), ("f1_fuzz", text_fuzz("f1")),
+                         ("dapo_fuzz", text_fuzz("dapo")), ("deepscaler_fuzz", text_fuzz("deepscaler"))]:
         pairs = make()
         path = os.path.join(OUT, grader + ".jsonl")
         tmp = path + ".tmp"

@@ -63,7 +63,11 @@ TEST_CASE("rm goldens: vime agrees with slime's graders", "[rm_goldens]") {
                         {"deepscaler.jsonl", "deepscaler", 500, 1.0},
                         {"dapo.jsonl", "dapo", 500, 1.0},
                         {"f1.jsonl", "f1", 500, 1.0},
-                        {"gpqa.jsonl", "gpqa", 500, 1.0}};
+                        {"gpqa.jsonl", "gpqa", 500, 1.0},
+                        {"gpqa_fuzz.jsonl", "gpqa", 1500, 1.0},
+                        {"f1_fuzz.jsonl", "f1", 1500, 1.0},
+                        {"dapo_fuzz.jsonl", "dapo", 1500, 1.0},
+                        {"deepscaler_fuzz.jsonl", "deepscaler", 1500, 1.0}};
   for (const auto& f : files) {
     Agreement a = check_golden(f.name, f.rm_type);
     INFO(f.name << ": " << a.agree << "/" << a.total << " agree");

@@ -73,6 +73,9 @@ int run_reward(const Arguments& argv) {
       throw UsageError("--rm-type " + args.get_string("rm_type") + ": unknown reward model (built-in: " +
                        list + ", optionally prefixed boxed_)");
     }
+    if (type == "remote_rm" && !args.is_set("rm_url")) {
+      throw UsageError("--rm-type remote_rm needs --rm-url (the reward service's URL)");
+    }
   }
   auto report = reward::grade_file(args, options);
   for (size_t k = 0; k < report.bad.size() && k < 20; ++k) {

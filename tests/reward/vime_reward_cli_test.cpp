@@ -119,6 +119,9 @@ TEST_CASE("vime reward usage errors exit 2", "[reward_cli]") {
   auto unknown = run_vime("reward --rm-type maths --input " + in.string() + " --output " + out);
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.output, Catch::Contains("--rm-type maths") && Catch::Contains("math"));
+  auto no_url = run_vime("reward --rm-type remote_rm --input " + in.string() + " --output " + out);
+  CHECK(no_url.exit_code == 2);
+  CHECK_THAT(no_url.output, Catch::Contains("--rm-url"));
   auto bad_dir = run_vime("reward --rm-type f1 --input " + in.string() + " --output /nonexistent/o.jsonl");
   CHECK(bad_dir.exit_code == 2);
   auto help = run_vime("reward --help");

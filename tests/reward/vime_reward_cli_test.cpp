@@ -60,8 +60,8 @@ TEST_CASE("vime reward grades a file and reports bad lines by number", "[reward_
 TEST_CASE("vime reward with dapo and --reward-key", "[reward_cli]") {
   TempDir dir;
   auto in = dir.write("in.jsonl",
-                      "{\"response\": \"Answer: 42\", \"label\": \"42\"}\n"
-                      "{\"response\": \"Answer: 7\", \"label\": \"42\"}\n");
+                      "\xEF\xBB\xBF{\"response\": \"Answer: 42\", \"label\": \"42\"}\r\n"
+                      "{\"response\": \"Answer: 7\", \"label\": \"42\"}\r\n");  // BOM, CRLF
   auto out = dir.path() / "out.jsonl";
   auto r = run_vime("reward --rm-type dapo --reward-key score --input " + in.string() +
                     " --output " + out.string());

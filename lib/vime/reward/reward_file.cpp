@@ -102,6 +102,7 @@ RewardFileReport grade_file(const Args& args, const RewardFileOptions& options) 
   int64_t number = 0;
   while (std::getline(in, text)) {
     ++number;
+    if (number == 1 && text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 BOM
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.find_first_not_of(" \t") == std::string::npos) {
       ++report.blank;

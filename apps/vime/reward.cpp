@@ -13,7 +13,8 @@
 namespace vime::app {
 namespace {
 
-constexpr const char* kUsage = R"(usage: vime reward (--rm-type TYPE | --custom-rm-path LIB.so[:sym]) [--reward-key K]
+constexpr const char* kUsage =
+    R"(usage: vime reward (--rm-type TYPE | --custom-rm-path LIB.so[:sym]) [--reward-key K]
                    --input IN.jsonl --output OUT.jsonl [--workers N] [other slime flags]
 
 Grades every line of IN.jsonl, an object with "response" (a string), "label" (any JSON) and optional
@@ -60,8 +61,10 @@ int run_reward(const Arguments& argv) {
       rest.push_back(a);
     }
   }
-  if (options.input.empty()) throw UsageError("--input IN.jsonl is required (see vime reward --help)");
-  if (options.output.empty()) throw UsageError("--output OUT.jsonl is required (see vime reward --help)");
+  if (options.input.empty())
+    throw UsageError("--input IN.jsonl is required (see vime reward --help)");
+  if (options.output.empty())
+    throw UsageError("--output OUT.jsonl is required (see vime reward --help)");
   Args args = core::parse_args(rest);
   if (args.is_set("rm_type") && !args.is_set("custom_rm_path")) {
     std::string type = args.get_string("rm_type");
@@ -70,8 +73,9 @@ int run_reward(const Arguments& argv) {
     if (std::find(known.begin(), known.end(), type) == known.end()) {
       std::string list;
       for (const auto& t : known) list += (list.empty() ? "" : ", ") + t;
-      throw UsageError("--rm-type " + args.get_string("rm_type") + ": unknown reward model (built-in: " +
-                       list + ", optionally prefixed boxed_)");
+      throw UsageError("--rm-type " + args.get_string("rm_type") +
+                       ": unknown reward model (built-in: " + list +
+                       ", optionally prefixed boxed_)");
     }
     if (type == "remote_rm" && !args.is_set("rm_url")) {
       throw UsageError("--rm-type remote_rm needs --rm-url (the reward service's URL)");

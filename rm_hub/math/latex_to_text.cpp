@@ -13,51 +13,184 @@ namespace {
 
 const std::unordered_map<std::string_view, std::string_view>& symbol_macros() {
   static const std::unordered_map<std::string_view, std::string_view> table = {
-      {"pi", "π"},       {"infty", "∞"},     {"cdot", "·"},       {"times", "×"},
-      {"cup", "∪"},      {"cap", "∩"},       {"le", "≤"},         {"leq", "≤"},
-      {"ge", "≥"},       {"geq", "≥"},       {"neq", "≠"},        {"ne", ""},
-      {"pm", "±"},       {"mp", "∓"},        {"div", "÷"},        {"circ", "∘"},
-      {"angle", "∠"},    {"in", "∈"},        {"to", "→"},         {"ldots", "…"},
-      {"dots", "…"},     {"cdots", "⋯"},     {"approx", "≈"},     {"emptyset", "∅"},
-      {"lbrace", "{"},   {"rbrace", "}"},    {"langle", "⟨"},     {"rangle", "⟩"},
-      {"prime", "'"},    {"quad", "  "},     {"qquad", "    "},   {"left", ""},
-      {"right", ""},     {"displaystyle", ""}, {"degree", ""},    {"lfloor", "⌊"},
-      {"rfloor", "⌋"},   {"lceil", "⌈"},     {"rceil", "⌉"},      {"alpha", "α"},
-      {"beta", "β"},     {"gamma", "γ"},     {"delta", "δ"},      {"epsilon", "ϵ"},
-      {"varepsilon", "ε"}, {"zeta", "ζ"},    {"eta", "η"},        {"theta", "θ"},
-      {"iota", "ι"},     {"kappa", "κ"},     {"lambda", "λ"},     {"mu", "μ"},
-      {"nu", "ν"},       {"xi", "ξ"},        {"rho", "ρ"},        {"sigma", "σ"},
-      {"tau", "τ"},      {"phi", "ϕ"},       {"varphi", "φ"},     {"chi", "χ"},
-      {"psi", "ψ"},      {"omega", "ω"},     {"Delta", "Δ"},      {"Omega", "Ω"},
-      {"Sigma", "Σ"},    {"Pi", "Π"},        {"Gamma", "Γ"},      {"Theta", "Θ"},
-      {"log", "log"},    {"ln", "ln"},       {"exp", "exp"},      {"sin", "sin"},
-      {"cos", "cos"},    {"tan", "tan"},     {"arcsin", "arcsin"}, {"arccos", "arccos"}, {"arctan", "arctan"},
-      {"max", "max"},    {"min", "min"},     {"lim", "lim"},
-      {"mid", "|"},       {"vert", "|"},       {"sim", "∼"},
-      {"equiv", "≡"},    {"perp", "⊥"},      {"parallel", "∥"},   {"subset", "⊂"},
-      {"subseteq", "⊆"}, {"setminus", "∖"},  {"forall", "∀"},     {"exists", "∃"},
-      {"rightarrow", "→"}, {"Rightarrow", "⇒"}, {"star", "⋆"},    {"ast", "∗"},
-      {"bullet", "∙"},   {"sqcup", "⊔"},      {"hbar", "ℏ"},
-      {"ell", "ℓ"},      {"partial", "∂"},   {"nabla", "∇"},      {"sum", "∑"},
-      {"prod", "∏"},     {"int", "∫"},       {"oint", "∮"},       {"neg", "¬"},
-      {"land", "∧"},     {"lor", "∨"},       {"wedge", "∧"},      {"vee", "∨"},
-      {"varnothing", "∅"}, {"notin", "∉"},   {"ni", "∋"},         {"supset", "⊃"},
-      {"supseteq", "⊇"}, {"subsetneq", "⊊"}, {"bigcup", "⋃"},     {"bigcap", "⋂"},
-      {"leqslant", "⩽"}, {"geqslant", "⩾"},  {"nmid", "∤"},       {"dagger", "†"},
-      {"vdots", "⋮"},    {"ddots", "⋱"},     {"aleph", "ℵ"},      {"wp", "℘"},
-      {"Leftrightarrow", "⇔"}, {"leftarrow", "←"}, {"mapsto", "↦"}, {"uparrow", "↑"},
-      {"propto", "∝"},   {"simeq", "≃"},     {"cong", "≅"},       {"doteq", "≐"},
-      {"oplus", "⊕"},    {"otimes", "⊗"},    {"odot", "⊙"},       {"vartheta", "ϑ"},
-      {"varpi", "ϖ"},    {"varrho", "ϱ"},    {"varsigma", "ς"},   {"upsilon", "υ"},
-      {"Upsilon", "Υ"},  {"Xi", "Ξ"},        {"Psi", "Ψ"},        {"Phi", "Φ"},
-      {"Lambda", "Λ"},   {"omicron", "ο"},   {"textasciitilde", "~"}, {"textbackslash", "\\"},
-      {"textdollar", "$"}, {"o", "ø"},       {"O", "Ø"},          {"ss", "ß"},
-      {"ae", "æ"},       {"i", "ı"},         {"j", "ȷ"},          {"l", "ł"},
-      {"L", "Ł"},        {"AA", "Å"},        {"aa", "å"},         {"textdegree", "°"},
-      {"backslash", "\\"}, {"square", "□"}, {"blacksquare", "▪"}, {"smallsetminus", "∖"},
-      {"measuredangle", "∡"}, {"ll", "≪"},   {"gg", "≫"},         {"iint", "∬"},
-      {"sup", "sup"},    {"inf", "inf"},     {"sinh", "sinh"},    {"cosh", "cosh"},
-      {"tanh", "tanh"},  {"limsup", "lim sup"}, {"liminf", "lim inf"}, {"vspace", "\n"},
+      {"pi", "π"},
+      {"infty", "∞"},
+      {"cdot", "·"},
+      {"times", "×"},
+      {"cup", "∪"},
+      {"cap", "∩"},
+      {"le", "≤"},
+      {"leq", "≤"},
+      {"ge", "≥"},
+      {"geq", "≥"},
+      {"neq", "≠"},
+      {"ne", ""},
+      {"pm", "±"},
+      {"mp", "∓"},
+      {"div", "÷"},
+      {"circ", "∘"},
+      {"angle", "∠"},
+      {"in", "∈"},
+      {"to", "→"},
+      {"ldots", "…"},
+      {"dots", "…"},
+      {"cdots", "⋯"},
+      {"approx", "≈"},
+      {"emptyset", "∅"},
+      {"lbrace", "{"},
+      {"rbrace", "}"},
+      {"langle", "⟨"},
+      {"rangle", "⟩"},
+      {"prime", "'"},
+      {"quad", "  "},
+      {"qquad", "    "},
+      {"left", ""},
+      {"right", ""},
+      {"displaystyle", ""},
+      {"degree", ""},
+      {"lfloor", "⌊"},
+      {"rfloor", "⌋"},
+      {"lceil", "⌈"},
+      {"rceil", "⌉"},
+      {"alpha", "α"},
+      {"beta", "β"},
+      {"gamma", "γ"},
+      {"delta", "δ"},
+      {"epsilon", "ϵ"},
+      {"varepsilon", "ε"},
+      {"zeta", "ζ"},
+      {"eta", "η"},
+      {"theta", "θ"},
+      {"iota", "ι"},
+      {"kappa", "κ"},
+      {"lambda", "λ"},
+      {"mu", "μ"},
+      {"nu", "ν"},
+      {"xi", "ξ"},
+      {"rho", "ρ"},
+      {"sigma", "σ"},
+      {"tau", "τ"},
+      {"phi", "ϕ"},
+      {"varphi", "φ"},
+      {"chi", "χ"},
+      {"psi", "ψ"},
+      {"omega", "ω"},
+      {"Delta", "Δ"},
+      {"Omega", "Ω"},
+      {"Sigma", "Σ"},
+      {"Pi", "Π"},
+      {"Gamma", "Γ"},
+      {"Theta", "Θ"},
+      {"log", "log"},
+      {"ln", "ln"},
+      {"exp", "exp"},
+      {"sin", "sin"},
+      {"cos", "cos"},
+      {"tan", "tan"},
+      {"arcsin", "arcsin"},
+      {"arccos", "arccos"},
+      {"arctan", "arctan"},
+      {"max", "max"},
+      {"min", "min"},
+      {"lim", "lim"},
+      {"mid", "|"},
+      {"vert", "|"},
+      {"sim", "∼"},
+      {"equiv", "≡"},
+      {"perp", "⊥"},
+      {"parallel", "∥"},
+      {"subset", "⊂"},
+      {"subseteq", "⊆"},
+      {"setminus", "∖"},
+      {"forall", "∀"},
+      {"exists", "∃"},
+      {"rightarrow", "→"},
+      {"Rightarrow", "⇒"},
+      {"star", "⋆"},
+      {"ast", "∗"},
+      {"bullet", "∙"},
+      {"sqcup", "⊔"},
+      {"hbar", "ℏ"},
+      {"ell", "ℓ"},
+      {"partial", "∂"},
+      {"nabla", "∇"},
+      {"sum", "∑"},
+      {"prod", "∏"},
+      {"int", "∫"},
+      {"oint", "∮"},
+      {"neg", "¬"},
+      {"land", "∧"},
+      {"lor", "∨"},
+      {"wedge", "∧"},
+      {"vee", "∨"},
+      {"varnothing", "∅"},
+      {"notin", "∉"},
+      {"ni", "∋"},
+      {"supset", "⊃"},
+      {"supseteq", "⊇"},
+      {"subsetneq", "⊊"},
+      {"bigcup", "⋃"},
+      {"bigcap", "⋂"},
+      {"leqslant", "⩽"},
+      {"geqslant", "⩾"},
+      {"nmid", "∤"},
+      {"dagger", "†"},
+      {"vdots", "⋮"},
+      {"ddots", "⋱"},
+      {"aleph", "ℵ"},
+      {"wp", "℘"},
+      {"Leftrightarrow", "⇔"},
+      {"leftarrow", "←"},
+      {"mapsto", "↦"},
+      {"uparrow", "↑"},
+      {"propto", "∝"},
+      {"simeq", "≃"},
+      {"cong", "≅"},
+      {"doteq", "≐"},
+      {"oplus", "⊕"},
+      {"otimes", "⊗"},
+      {"odot", "⊙"},
+      {"vartheta", "ϑ"},
+      {"varpi", "ϖ"},
+      {"varrho", "ϱ"},
+      {"varsigma", "ς"},
+      {"upsilon", "υ"},
+      {"Upsilon", "Υ"},
+      {"Xi", "Ξ"},
+      {"Psi", "Ψ"},
+      {"Phi", "Φ"},
+      {"Lambda", "Λ"},
+      {"omicron", "ο"},
+      {"textasciitilde", "~"},
+      {"textbackslash", "\\"},
+      {"textdollar", "$"},
+      {"o", "ø"},
+      {"O", "Ø"},
+      {"ss", "ß"},
+      {"ae", "æ"},
+      {"i", "ı"},
+      {"j", "ȷ"},
+      {"l", "ł"},
+      {"L", "Ł"},
+      {"AA", "Å"},
+      {"aa", "å"},
+      {"textdegree", "°"},
+      {"backslash", "\\"},
+      {"square", "□"},
+      {"blacksquare", "▪"},
+      {"smallsetminus", "∖"},
+      {"measuredangle", "∡"},
+      {"ll", "≪"},
+      {"gg", "≫"},
+      {"iint", "∬"},
+      {"sup", "sup"},
+      {"inf", "inf"},
+      {"sinh", "sinh"},
+      {"cosh", "cosh"},
+      {"tanh", "tanh"},
+      {"limsup", "lim sup"},
+      {"liminf", "lim inf"},
+      {"vspace", "\n"},
   };
   return table;
 }
@@ -65,7 +198,7 @@ const std::unordered_map<std::string_view, std::string_view>& symbol_macros() {
 // Accents pylatexenc renders as a combining mark after the argument.
 std::string_view accent_mark(std::string_view name) {
   static const std::unordered_map<std::string_view, std::string_view> marks = {
-      {"bar", "\u0305"},   {"hat", "\u0302"},   {"vec", "\u20d7"},  {"tilde", "\u0303"},
+      {"bar", "\u0305"},   {"hat", "\u0302"},   {"vec", "\u20d7"},   {"tilde", "\u0303"},
       {"dot", "\u0307"},   {"ddot", "\u0308"},  {"check", "\u030c"}, {"breve", "\u0306"},
       {"acute", "\u0301"}, {"grave", "\u0300"},
   };
@@ -111,14 +244,21 @@ std::string math_alphabet(std::string_view font, const std::string& text) {
         out.push_back(c);
       }
     } else if (font == "mathbf") {
-      if (upper) out += encode(0x1D400 + static_cast<char32_t>(c - 'A'));
-      else if (lower) out += encode(0x1D41A + static_cast<char32_t>(c - 'a'));
-      else out.push_back(c);
+      if (upper)
+        out += encode(0x1D400 + static_cast<char32_t>(c - 'A'));
+      else if (lower)
+        out += encode(0x1D41A + static_cast<char32_t>(c - 'a'));
+      else
+        out.push_back(c);
     } else {  // mathit
-      if (c == 'h') out += "ℎ";
-      else if (upper) out += encode(0x1D434 + static_cast<char32_t>(c - 'A'));
-      else if (lower) out += encode(0x1D44E + static_cast<char32_t>(c - 'a'));
-      else out.push_back(c);
+      if (c == 'h')
+        out += "ℎ";
+      else if (upper)
+        out += encode(0x1D434 + static_cast<char32_t>(c - 'A'));
+      else if (lower)
+        out += encode(0x1D44E + static_cast<char32_t>(c - 'a'));
+      else
+        out.push_back(c);
     }
   }
   return out;
@@ -197,12 +337,32 @@ class Renderer {
       char c = s_[i_];
       i_ += utf8_char_size(s_, i_);
       switch (c) {
-        case '\\': out += "\n"; break;
-        case ',': case ';': case ':': case ' ': case '>': out += " "; break;
-        case '!': break;
-        case '%': case '$': case '{': case '}': case '&': case '#': case '_': out.push_back(c); break;
-        case '|': out += "‖"; break;
-        default: break;
+        case '\\':
+          out += "\n";
+          break;
+        case ',':
+        case ';':
+        case ':':
+        case ' ':
+        case '>':
+          out += " ";
+          break;
+        case '!':
+          break;
+        case '%':
+        case '$':
+        case '{':
+        case '}':
+        case '&':
+        case '#':
+        case '_':
+          out.push_back(c);
+          break;
+        case '|':
+          out += "‖";
+          break;
+        default:
+          break;
       }
       return;
     }
@@ -269,10 +429,21 @@ class Renderer {
         render_macro(out);
         --depth_;
         return;
-      case '{': ++i_; out += render_group_body(); return;
-      case '}': ++i_; if (!top_level) out.push_back('}'); return;
-      case '$': ++i_; return;
-      case '~': ++i_; out += "\xc2\xa0"; return;
+      case '{':
+        ++i_;
+        out += render_group_body();
+        return;
+      case '}':
+        ++i_;
+        if (!top_level) out.push_back('}');
+        return;
+      case '$':
+        ++i_;
+        return;
+      case '~':
+        ++i_;
+        out += "\xc2\xa0";
+        return;
       case '-':
         // TeX ligatures, which pylatexenc applies: --- is an em dash, -- an en dash.
         if (s_.substr(i_, 3) == "---") {

@@ -176,7 +176,11 @@ bool are_equal_under_sympy(std::string_view ground_truth_normalized,
                            std::string_view given_normalized) {
   std::string expr;  // "(gt)-(given)", appended piecewise (GCC 12 warns falsely on "(" + string)
   expr.reserve(ground_truth_normalized.size() + given_normalized.size() + 5);
-  expr.append("(").append(ground_truth_normalized).append(")-(").append(given_normalized).append(")");
+  expr.append("(")
+      .append(ground_truth_normalized)
+      .append(")-(")
+      .append(given_normalized)
+      .append(")");
   if (!should_allow_eval(expr)) return false;
   try {
     Parser parser(tokenize(replace_all(expr, "^", "**")));
@@ -204,4 +208,3 @@ bool are_equal_under_sympy(std::string_view ground_truth_normalized,
 }
 
 }  // namespace vime::rm
-

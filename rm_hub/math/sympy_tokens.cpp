@@ -6,7 +6,8 @@ namespace vime::rm::sympy {
 namespace {
 
 bool known_name(const std::string& n) {
-  static const char* kKnown[] = {"sqrt", "pi", "ln", "log", "oo", "re", "im", "li", "ff", "rf", "id", "zoo", "nan"};
+  static const char* kKnown[] = {"sqrt", "pi", "ln", "log", "oo",  "re", "im",
+                                 "li",   "ff", "rf", "id",  "zoo", "nan"};
   for (const char* k : kKnown)
     if (n == k) return true;
   return false;

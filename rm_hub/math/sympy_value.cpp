@@ -141,7 +141,8 @@ Value power(const Value& a, const Value& b) {
       auto rn = exact_root(numerator(a.q), k);
       auto rd = exact_root(denominator(a.q), k);
       if (rn && rd) {
-        return power(from_rational(cpp_rational(*rn, *rd)), from_rational(cpp_rational(numerator(e))));
+        return power(from_rational(cpp_rational(*rn, *rd)),
+                     from_rational(cpp_rational(numerator(e))));
       }
     }
   }

@@ -24,16 +24,17 @@ using Complex = std::complex<double>;
 constexpr size_t kPointsPerWorld = 4;
 constexpr size_t kWorlds = 6;
 constexpr size_t kPoints = kPointsPerWorld * kWorlds;
-constexpr double kPiInWorld[kWorlds] = {M_PI, 2.2360679, 3.7182818, 1.6180339, 4.4721359, 2.6457513};
-constexpr double kPointRe[3][kPointsPerWorld] = {{0.37, -1.13, 0.83, 1.71}, {-0.61, 0.93, 1.29, -0.27},
-                                         {1.07, 0.44, -0.79, 0.58}};
-constexpr double kPointIm[3][kPointsPerWorld] = {{0.71, 0.29, -1.37, 0.22}, {0.48, -0.86, 0.17, -1.11},
-                                         {-0.33, 1.21, 0.66, -0.94}};
+constexpr double kPiInWorld[kWorlds] = {M_PI,      2.2360679, 3.7182818,
+                                        1.6180339, 4.4721359, 2.6457513};
+constexpr double kPointRe[3][kPointsPerWorld] = {
+    {0.37, -1.13, 0.83, 1.71}, {-0.61, 0.93, 1.29, -0.27}, {1.07, 0.44, -0.79, 0.58}};
+constexpr double kPointIm[3][kPointsPerWorld] = {
+    {0.71, 0.29, -1.37, 0.22}, {0.48, -0.86, 0.17, -1.11}, {-0.33, 1.21, 0.66, -0.94}};
 
 struct Value {
-  bool exact = true;           // q holds the value exactly (integers, fractions)
-  bool symbolic = false;       // depends on a symbol or an irrational (sqrt, pi)
-  bool has_float = false;      // a decimal (sympy Float) took part
+  bool exact = true;       // q holds the value exactly (integers, fractions)
+  bool symbolic = false;   // depends on a symbol or an irrational (sqrt, pi)
+  bool has_float = false;  // a decimal (sympy Float) took part
   // A non-integer power involving a Float and a symbol (x^0.5): sympy keeps it as a term that
   // never cancels against x^(1/2).
   bool float_power = false;

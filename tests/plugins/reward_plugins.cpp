@@ -1,18 +1,19 @@
 // Reward plugins the reward dispatch tests load: one per-sample, one per-group.
-#include <vime/hooks.hpp>
-
 #include <algorithm>
+#include <vime/hooks.hpp>
 
 // 1 when the response ends with the label text.
 vime::Json ends_with_label(const vime::Args& /*args*/, const vime::Sample& sample) {
-  const std::string label = sample.label.is_string() ? sample.label.as_string() : sample.label.dump();
+  const std::string label =
+      sample.label.is_string() ? sample.label.as_string() : sample.label.dump();
   return sample.response.ends_with(label) ? 1 : 0;
 }
 VIME_REWARD_PLUGIN(ends_with_label)
 
 // Ranks the responses of a group by length: the longest gets group.size() - 1, the shortest 0, and
 // the reward is an object so --reward-key has something to read.
-std::vector<vime::Json> length_rank(const vime::Args& /*args*/, const std::vector<vime::Sample>& group) {
+std::vector<vime::Json> length_rank(const vime::Args& /*args*/,
+                                    const std::vector<vime::Sample>& group) {
   std::vector<vime::Json> out;
   for (const auto& s : group) {
     int rank = 0;

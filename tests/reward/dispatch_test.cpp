@@ -1,7 +1,6 @@
 // Which reward model grades a sample: --rm-type, metadata.rm_type, boxed_, --custom-rm-path (single
 // and --group-rm), a sample's own custom_rm_path, --reward-key, and the errors for the rest.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <thread>
 
@@ -18,7 +17,8 @@ using vime::test::reward_args;
 
 namespace {
 
-Sample sample(const std::string& response, const Json& label, const Json& metadata = Json::object()) {
+Sample sample(const std::string& response, const Json& label,
+              const Json& metadata = Json::object()) {
   Sample s;
   s.response = response;
   s.label = label;
@@ -56,7 +56,8 @@ TEST_CASE("boxed_ grades the boxed content", "[rm_dispatch]") {
 TEST_CASE("unknown and missing reward types are clear errors", "[rm_dispatch]") {
   CHECK_THAT(error_of([] { grade("nope", "x", "y"); }),
              Catch::Contains("'nope' is not implemented") && Catch::Contains("math"));
-  CHECK_THAT(error_of([] { grade("ifbench", "x", "y"); }), Catch::Contains("ifbench is not available"));
+  CHECK_THAT(error_of([] { grade("ifbench", "x", "y"); }),
+             Catch::Contains("ifbench is not available"));
   vime::Args none;
   RewardDispatcher d(none);
   CHECK_THAT(error_of([&] { d.reward(sample("x", "y")); }), Catch::Contains("no reward model"));
@@ -114,7 +115,8 @@ TEST_CASE("one dispatcher grades from many threads", "[rm_dispatch]") {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
         int n = t * 1000 + i;
-        Json r = d.reward(sample("\\boxed{" + std::to_string(n) + "}", std::to_string(n + (i % 2))));
+        Json r =
+            d.reward(sample("\\boxed{" + std::to_string(n) + "}", std::to_string(n + (i % 2))));
         if (r != Json(i % 2 == 0 ? 1 : 0)) ++wrong;
       }
     });

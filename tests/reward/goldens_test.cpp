@@ -2,7 +2,6 @@
 // graders: scripts/goldens/make_reward_goldens.py) graded through the real dispatch and plugins.
 // The target is 100% agreement; a mismatch prints the pair.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <string>
 

@@ -72,7 +72,8 @@ TEST_CASE("gpqa", "[rm_graders]") {
   CHECK(grade("gpqa", "we ruled out A, then B, settled on C", "C").as_double() == 1.0);
   Json ab = Json::object();
   ab["valid_letters"] = Json(Json::Array{"A", "B"});
-  CHECK(grade("gpqa", "Answer: C, but actually A was right, no wait B.", "B", ab).as_double() == 1.0);
+  CHECK(grade("gpqa", "Answer: C, but actually A was right, no wait B.", "B", ab).as_double() ==
+        1.0);
   CHECK(grade("gpqa", "Answer: C", 2, four).as_double() == 1.0);
   CHECK(grade("gpqa", "Answer: D", 2, four).as_double() == 0.0);
   CHECK(grade("gpqa", "Definitely paris.", "Paris").as_double() == 1.0);

@@ -1,8 +1,9 @@
 // The Python str/float semantics the graders are built on (expected values are what CPython 3.11
 // prints).
+#include "common/py_text.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "common/py_text.hpp"
 #include "common/py_value.hpp"
 
 using namespace vime::rm;

@@ -1,7 +1,5 @@
 // --rm-type remote_rm against real HTTP servers on 127.0.0.1: a cpp-httplib server that answers,
 // is slow, or fails with 5xx, and a raw socket server that drops connections without answering.
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -9,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
@@ -70,7 +69,8 @@ class TestServer {
   std::atomic<int> calls_{0};
 };
 
-// Accepts connections; closes the first `drops` right after reading the request, answers later ones.
+// Accepts connections; closes the first `drops` right after reading the request, answers later
+// ones.
 class DroppingServer {
  public:
   explicit DroppingServer(int drops) : drops_(drops) {
@@ -109,8 +109,9 @@ class DroppingServer {
       }
       if (connections_ > drops_) {
         std::string body = "{\"score\": 2}";
-        std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        std::string reply =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
         ::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
       }
       ::close(c);  // for the first `drops`: no reply at all
@@ -165,7 +166,8 @@ TEST_CASE("remote_rm posts prompt, response and label and returns the reply", "[
   // boxed_remote_rm posts the original response, as slime does.
   vime::Args boxed = remote_args(server.url("/echo"));
   boxed.set("rm_type", Json("boxed_remote_rm"), vime::ArgSource::kCommandLine, "--rm-type");
-  CHECK(grade_remote(boxed, "so \\boxed{4}").at("seen").at("response").as_string() == "so \\boxed{4}");
+  CHECK(grade_remote(boxed, "so \\boxed{4}").at("seen").at("response").as_string() ==
+        "so \\boxed{4}");
 }
 
 TEST_CASE("remote_rm retries 5xx answers", "[remote_rm]") {
@@ -194,8 +196,8 @@ TEST_CASE("remote_rm gives up after the last attempt with the cause", "[remote_r
   CHECK_THAT(error_of(remote_args(server.url("/broken"))),
              Catch::Contains("failed after 3 attempts") && Catch::Contains("HTTP 500"));
   CHECK(server.calls() == 3);
-  CHECK_THAT(error_of(remote_args(server.url("/not_json"), 2)), Catch::Contains("not valid JSON") ||
-                                                                    Catch::Contains("JSON"));
+  CHECK_THAT(error_of(remote_args(server.url("/not_json"), 2)),
+             Catch::Contains("not valid JSON") || Catch::Contains("JSON"));
   DroppingServer dead(100);
   CHECK_THAT(error_of(remote_args(dead.url(), 2)), Catch::Contains("failed after 2 attempts"));
   vime::Args no_url = vime::test::reward_args("remote_rm");

@@ -1,6 +1,5 @@
 // `vime reward` end to end: the real binary, real rm_hub plugins, real files.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -26,16 +25,17 @@ std::vector<Json> read_jsonl(const std::filesystem::path& path) {
 
 TEST_CASE("vime reward grades a file and reports bad lines by number", "[reward_cli]") {
   TempDir dir;
-  auto in = dir.write("in.jsonl",
-                      "{\"response\": \"so \\\\boxed{42}\", \"label\": \"42\", \"prompt\": \"q1\"}\n"
-                      "{\"response\": \"so \\\\boxed{41}\", \"label\": 42}\n"
-                      "not json at all\n"
-                      "\n"
-                      "{\"label\": \"42\"}\n"
-                      "{\"response\": \"the brown fox\", \"label\": \"a quick brown fox\", "
-                      "\"metadata\": {\"rm_type\": \"f1\"}}\n"
-                      "[1, 2]\n"
-                      "{\"response\": \"\\\\boxed{\\\\frac{1}{2}}\", \"label\": \"0.5\"}\n");
+  auto in =
+      dir.write("in.jsonl",
+                "{\"response\": \"so \\\\boxed{42}\", \"label\": \"42\", \"prompt\": \"q1\"}\n"
+                "{\"response\": \"so \\\\boxed{41}\", \"label\": 42}\n"
+                "not json at all\n"
+                "\n"
+                "{\"label\": \"42\"}\n"
+                "{\"response\": \"the brown fox\", \"label\": \"a quick brown fox\", "
+                "\"metadata\": {\"rm_type\": \"f1\"}}\n"
+                "[1, 2]\n"
+                "{\"response\": \"\\\\boxed{\\\\frac{1}{2}}\", \"label\": \"0.5\"}\n");
   auto out = dir.path() / "out.jsonl";
   auto r = run_vime("reward --rm-type math --input " + in.string() + " --output " + out.string());
   INFO(r.output);
@@ -122,7 +122,8 @@ TEST_CASE("vime reward usage errors exit 2", "[reward_cli]") {
   auto no_url = run_vime("reward --rm-type remote_rm --input " + in.string() + " --output " + out);
   CHECK(no_url.exit_code == 2);
   CHECK_THAT(no_url.output, Catch::Contains("--rm-url"));
-  auto bad_dir = run_vime("reward --rm-type f1 --input " + in.string() + " --output /nonexistent/o.jsonl");
+  auto bad_dir =
+      run_vime("reward --rm-type f1 --input " + in.string() + " --output /nonexistent/o.jsonl");
   CHECK(bad_dir.exit_code == 2);
   auto help = run_vime("reward --help");
   CHECK(help.exit_code == 0);

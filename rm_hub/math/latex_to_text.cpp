@@ -13,6 +13,9 @@ namespace {
 
 const std::unordered_map<std::string_view, std::string_view>& symbol_macros() {
   static const std::unordered_map<std::string_view, std::string_view> table = {
+      {"lvert", "|"},
+      {"rvert", "|"},
+      {"digamma", "ϝ"},
       {"pi", "π"},
       {"infty", "∞"},
       {"cdot", "·"},
@@ -250,6 +253,19 @@ std::string math_alphabet(std::string_view font, const std::string& text) {
         out += encode(0x1D41A + static_cast<char32_t>(c - 'a'));
       else
         out.push_back(c);
+    } else if (font == "mathcal") {
+      static const std::unordered_map<char, std::string_view> special = {
+          {'B', "ℬ"}, {'E', "ℰ"}, {'F', "ℱ"}, {'H', "ℋ"}, {'I', "ℐ"}, {'L', "ℒ"},
+          {'M', "ℳ"}, {'R', "ℛ"}, {'e', "ℯ"}, {'g', "ℊ"}, {'o', "ℴ"}};
+      if (auto it = special.find(c); it != special.end()) {
+        out += it->second;
+      } else if (upper) {
+        out += encode(0x1D49C + static_cast<char32_t>(c - 'A'));
+      } else if (lower) {
+        out += encode(0x1D4B6 + static_cast<char32_t>(c - 'a'));
+      } else {
+        out.push_back(c);
+      }
     } else {  // mathit
       if (c == 'h')
         out += "ℎ";
@@ -264,9 +280,17 @@ std::string math_alphabet(std::string_view font, const std::string& text) {
   return out;
 }
 
+std::string nfc(const std::string& text) {
+  auto* composed = utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(text.c_str()));
+  if (composed == nullptr) return text;
+  std::string out(reinterpret_cast<const char*>(composed));
+  std::free(composed);
+  return out;
+}
+
 class Renderer {
  public:
-  explicit Renderer(std::string_view s) : s_(s) {}
+  explicit Renderer(std::string_view s, int depth = 0) : s_(s), depth_(depth) {}
 
   std::string render_all() {
     std::string out;
@@ -330,6 +354,39 @@ class Renderer {
     i_ = save;
   }
 
+  // \begin{name}...\end{name}. Matrices render as pylatexenc does: "[ 1 2; 3 4 ]"; other
+  // environments as their text with cells spaced and rows on lines.
+  void render_environment(std::string& out) {
+    skip_spaces();
+    if (at_end() || s_[i_] != '{') return;
+    size_t close = s_.find('}', i_);
+    if (close == std::string_view::npos) return;
+    std::string env(s_.substr(i_ + 1, close - i_ - 1));
+    i_ = close + 1;
+    std::string end_tag = "\\end{" + env + "}";
+    size_t end = s_.find(end_tag, i_);
+    std::string_view body =
+        s_.substr(i_, end == std::string_view::npos ? std::string_view::npos : end - i_);
+    i_ = end == std::string_view::npos ? s_.size() : end + end_tag.size();
+    if (env == "array" && !body.empty() && body.front() == '{') {  // the column spec
+      size_t spec_end = body.find('}');
+      body = spec_end == std::string_view::npos ? std::string_view() : body.substr(spec_end + 1);
+    }
+    const bool matrix = env == "pmatrix" || env == "bmatrix" || env == "array";
+    std::string text = matrix ? "[ " : "";
+    auto rows = split(body, "\\\\");
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (r > 0) text += matrix ? "; " : "\n";
+      auto cells = split(rows[r], "&");
+      for (size_t c = 0; c < cells.size(); ++c) {
+        if (c > 0) text += matrix ? " " : "     ";
+        std::string cell = Renderer(cells[c], depth_ + 1).render_all();
+        text += matrix ? strip(cell) : cell;
+      }
+    }
+    out += matrix ? text + " ]" : text;
+  }
+
   void render_macro(std::string& out) {
     ++i_;  // '\'
     if (at_end()) return;
@@ -381,6 +438,14 @@ class Renderer {
       out += "√(" + render_argument() + ")";
       return;
     }
+    if (name == "begin") {
+      render_environment(out);
+      return;
+    }
+    if (name == "not") {  // \not= -> ≠: a long solidus over the next symbol, composed by NFC
+      out += nfc(render_argument() + "\u0338");
+      return;
+    }
     if (name == "mbox" || name == "hspace") {
       render_argument();
       return;
@@ -397,16 +462,10 @@ class Renderer {
         marked += arg.substr(k, utf8_char_size(arg, k));
         marked += accent;
       }
-      auto* nfc = utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(marked.c_str()));
-      if (nfc != nullptr) {
-        out += reinterpret_cast<const char*>(nfc);
-        std::free(nfc);
-      } else {
-        out += marked;
-      }
+      out += nfc(marked);
       return;
     }
-    if (name == "mathbb" || name == "mathbf" || name == "mathit") {
+    if (name == "mathbb" || name == "mathbf" || name == "mathit" || name == "mathcal") {
       out += math_alphabet(name, render_argument());
       return;
     }

@@ -431,6 +431,23 @@ def grade(grader, pair):
     raise ValueError(grader)
 
 
+# LaTeX snippets rendered by pylatexenc (what slime's _parse_latex calls): a direct oracle for
+# rm_hub/math/latex_to_text.
+LATEX_SNIPPETS = ['\\frac{1}{2}', ' \\frac{x+1}{2}', '\\sqrt{2}', '\\sqrt{x+1}', '\\pi', '2\\sqrt{3}', 'x^{2}', '\\left(1,2\\right)', '\\infty', '\\cdot', '\\times', 'a \\le b', '\\text{hi}', '\\mathbf{x}', '\\dfrac12', '\\{1,2\\}', '\\sqrt[3]{2}', '\\%', '\\cup', '\\ne', '\\pm', '\\alpha', '\\div', '\\log', '\\sin x', '\\,', '\\ ', '\\;', '\\frac{\\sqrt{3}}{2}', '\\frac 1 2', '\\boxed{3}', '\\emph{a}', '\\mathrm{cm}', '\\circ', '\\angle', '\\binom{3}{2}', '\\overline{3}', '\\vec{v}', '\\hat{x}', '\\in', '\\to', '\\lfloor x \\rfloor', '\\ldots', '\\dots', '\\cdots', '\\neq', '\\geq', '\\leq', '\\approx', '\\mp', '\\theta', '\\mathbb{R}', 'x_{1}', '\\textbf{a}', '\\displaystyle 3', '\\tfrac12', '{3}', '\\frac{1}{2}x', 'e^{i\\pi}', '\\exp', '\\ln 2', '\\cos', '\\tan', '\\arcsin', '\\cap', '\\emptyset', '\\sqrt{}', '\\frac{a}{b+c}', '\\frac{-1}{2}', '\\frac{1}{-2}', '\\frac{ab}{c}', '\\frac{1.5}{2}', '\\frac{x^2}{2}', '\\frac{(1)}{2}', '\\sqrt{x^2}', '\\sqrt{ab}', '\\sqrt{2.5}', '\\sqrt{\\frac{1}{2}}', '\\frac{1}{\\sqrt{2}}', '\\cfrac{1}{2}', '\\unknownmacro{3}', '\\mbox{a}', '\\&', '\\#', '\\_', '\\{', '\\}', '\\lbrace', '\\langle', '\\prime', '\\quad', '\\qquad', '\\!', '\\frac12', '\\frac{1}2', '\\sqrt2', '\\sqrt 2', 'x^2', '\\frac{1}{2}\\pi', 'a\\\\b', '\\$', '~', '\\mathit{x}', '\\operatorname{foo}', '\\textit{a}', '\\sqrt{2}x', '3\\cdot 4', '\\sqrt{\\sqrt{2}}', '\\frac{\\frac{1}{2}}{3}', '\\begin{pmatrix}1\\\\2\\end{pmatrix}', '\\dfrac{1}{2}', '\\%5', '5\\%', '10^{\\circ}', '\\degree', '\\frac{1}{2}+\\frac{1}{3}', '\\sqrt{3}/2', '\\frac{a}{b}c', '(\\frac{1}{2}, 3)', '-\\frac{1}{2}', '\\frac{1}{x}', '\\frac{ab}{cd}', '\\frac{a b}{c}', '\\frac{\\pi}{2}', '\\frac{2\\pi}{3}', '\\frac{a+b}{c+d}', '\\frac{a}{b}^2', '\\varnothing', '\\bar{3}', '\\tilde{a}', '\\dot{x}', '\\ddot{x}', '\\mathcal{A}', '\\mathrm{x}', '\\textrm{x}', '\\textit{x}', '\\boldsymbol{x}', '\\underline{3}', '\\widehat{x}', '\\acute{e}', '\\grave{e}', '\\check{x}', '\\breve{x}', '\\not=', '\\nmid', '\\mid', '\\colon', '\\cdotp', '\\lt', '\\gt', '\\leqslant', '\\geqslant', '\\lvert x \\rvert', '\\left', '\\dagger', '\\S', '\\P', '\\copyright', '\\vdots', '\\ddots', '\\ell', '\\Re', '\\Im', '\\aleph', '\\wp', '\\implies', '\\iff', '\\Leftrightarrow', '\\leftarrow', '\\gets', '\\mapsto', '\\uparrow', '\\propto', '\\simeq', '\\cong', '\\doteq', '\\oplus', '\\otimes', '\\odot', '\\bigcup', '\\bigcap', '\\notin', '\\ni', '\\supset', '\\supseteq', '\\subsetneq', '\\hspace{1cm}x', '\\vspace{1cm}', '\\phantom{x}', '\\textstyle 3', '\\scriptstyle 3', '\\limits', '\\nolimits', '\\bmod', '\\pmod{3}', '\\mod', '\\choose', '\\over', '\\atop', '\\tfrac{1}{2}', '\\dbinom{3}{2}', '\\tbinom{3}{2}', '\\varepsilon', '\\vartheta', '\\varpi', '\\varrho', '\\varsigma', '\\upsilon', '\\Upsilon', '\\Xi', '\\Psi', '\\Phi', '\\Lambda', '\\omicron', '\\digamma', '\\textasciitilde', '\\textbackslash', '\\textdollar', '\\textpercent', '\\o', '\\O', '\\ss', '\\ae', '\\i', '\\j', '\\l', '\\L', '\\AA', '\\aa', '\\textdegree', '\\celsius', '\\lbrack', '\\rbrack', '\\backslash', '\\ldotp', '\\square', '\\blacksquare', '\\checkmark', '\\ast', '\\star', '\\wedge', '\\vee', '\\setminus', '\\smallsetminus', '\\measuredangle', '\\triangle', '\\parallel', '\\perp', '\\sim', '\\equiv', '\\le', '\\ge', '\\ll', '\\gg', '\\rightarrow', '\\Rightarrow', '\\partial', '\\nabla', '\\int', '\\iint', '\\oint', '\\sum', '\\prod', '\\lim', '\\max', '\\min', '\\sup', '\\inf', '\\deg', '\\dim', '\\ker', '\\arg', '\\sinh', '\\cosh', '\\tanh', '\\csc', '\\sec', '\\cot', '\\arccos', '\\arctan', '\\lg', '\\det', '\\gcd', '\\Pr', '\\hom', '\\limsup', '\\liminf', '\\operatorname{lcm}', '\\displaystyle', '\\bullet']
+
+
+def write_latex_goldens():
+    from pylatexenc import latex2text
+
+    converter = latex2text.LatexNodes2Text()
+    path = os.path.join(OUT, "latex_to_text.jsonl")
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        for latex in LATEX_SNIPPETS:
+            f.write(json.dumps({"latex": latex, "text": converter.latex_to_text(latex)}, ensure_ascii=False) + "\n")
+    os.replace(path + ".tmp", path)
+    print(f"latex_to_text: {len(LATEX_SNIPPETS)} snippets -> {path}")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for grader, make in [("math", math_pairs), ("math_random", math_random_pairs), ("math_forms", math_forms_pairs),
@@ -448,6 +465,7 @@ def main():
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         os.replace(tmp, path)
         print(f"{grader}: {len(pairs)} pairs -> {path}")
+    write_latex_goldens()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 // vime reward: grade a JSONL file with a reward model, the tool reward-plugin authors use.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -6,12 +7,14 @@
 #include "commands.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
+#include "vime/reward/reward_dispatch.hpp"
 #include "vime/reward/reward_file.hpp"
 
 namespace vime::app {
 namespace {
 
-constexpr const char* kUsage = R"(usage: vime reward (--rm-type TYPE | --custom-rm-path LIB.so[:sym]) [--reward-key K]
+constexpr const char* kUsage =
+    R"(usage: vime reward (--rm-type TYPE | --custom-rm-path LIB.so[:sym]) [--reward-key K]
                    --input IN.jsonl --output OUT.jsonl [--workers N] [other slime flags]
 
 Grades every line of IN.jsonl, an object with "response" (a string), "label" (any JSON) and optional
@@ -58,9 +61,26 @@ int run_reward(const Arguments& argv) {
       rest.push_back(a);
     }
   }
-  if (options.input.empty()) throw UsageError("--input IN.jsonl is required (see vime reward --help)");
-  if (options.output.empty()) throw UsageError("--output OUT.jsonl is required (see vime reward --help)");
+  if (options.input.empty())
+    throw UsageError("--input IN.jsonl is required (see vime reward --help)");
+  if (options.output.empty())
+    throw UsageError("--output OUT.jsonl is required (see vime reward --help)");
   Args args = core::parse_args(rest);
+  if (args.is_set("rm_type") && !args.is_set("custom_rm_path")) {
+    std::string type = args.get_string("rm_type");
+    if (type.starts_with("boxed_")) type = type.substr(6);
+    const auto& known = reward::builtin_rm_types();
+    if (std::find(known.begin(), known.end(), type) == known.end()) {
+      std::string list;
+      for (const auto& t : known) list += (list.empty() ? "" : ", ") + t;
+      throw UsageError("--rm-type " + args.get_string("rm_type") +
+                       ": unknown reward model (built-in: " + list +
+                       ", optionally prefixed boxed_)");
+    }
+    if (type == "remote_rm" && !args.is_set("rm_url")) {
+      throw UsageError("--rm-type remote_rm needs --rm-url (the reward service's URL)");
+    }
+  }
   auto report = reward::grade_file(args, options);
   for (size_t k = 0; k < report.bad.size() && k < 20; ++k) {
     std::fprintf(stderr, "vime reward: line %lld skipped: %s\n",

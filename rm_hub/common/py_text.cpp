@@ -67,7 +67,8 @@ char32_t decode_utf8(std::string_view text, size_t i) {
   utf8proc_int32_t cp = 0;
   auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + i),
                             static_cast<utf8proc_ssize_t>(text.size() - i), &cp);
-  return n < 1 ? static_cast<char32_t>(static_cast<unsigned char>(text[i])) : static_cast<char32_t>(cp);
+  return n < 1 ? static_cast<char32_t>(static_cast<unsigned char>(text[i]))
+               : static_cast<char32_t>(cp);
 }
 
 size_t utf8_char_size(std::string_view text, size_t i) {
@@ -122,8 +123,8 @@ bool contains(std::string_view text, std::string_view needle) {
 bool is_alpha_codepoint(char32_t cp) {
   if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
   auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
-  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT ||
-         cat == UTF8PROC_CATEGORY_LM || cat == UTF8PROC_CATEGORY_LO;
+  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL ||
+         cat == UTF8PROC_CATEGORY_LT || cat == UTF8PROC_CATEGORY_LM || cat == UTF8PROC_CATEGORY_LO;
 }
 
 std::optional<double> python_float(std::string_view text) {

@@ -11,13 +11,14 @@ namespace vime::rm {
 
 std::string replace_all(std::string_view text, std::string_view from, std::string_view to);
 std::vector<std::string> split(std::string_view text, std::string_view sep);  // str.split(sep)
-std::vector<std::string> split_whitespace(std::string_view text);            // str.split()
+std::vector<std::string> split_whitespace(std::string_view text);             // str.split()
 std::string strip(std::string_view text);                                     // str.strip()
-std::string lower(std::string_view text);  // str.lower() for ASCII letters and the common Latin-1/Greek range
+std::string lower(
+    std::string_view text);  // str.lower() for ASCII letters and the common Latin-1/Greek range
 bool contains(std::string_view text, std::string_view needle);
 
-size_t utf8_length(std::string_view text);            // len(str): code points
-size_t utf8_char_size(std::string_view text, size_t i);  // bytes of the code point at byte i
+size_t utf8_length(std::string_view text);                     // len(str): code points
+size_t utf8_char_size(std::string_view text, size_t i);        // bytes of the code point at byte i
 std::string utf8_last_chars(std::string_view text, size_t n);  // text[-n:]
 
 // float(text): accepts what Python does (spaces, sign, inf/nan, 1_000, 1e5); nullopt otherwise.

@@ -71,8 +71,9 @@ std::vector<std::string> Regex::findall(std::string_view text) const {
   while (pos <= text.size() && match_at(impl_->code, text, pos, md)) {
     PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.data);
     uint32_t g = impl_->groups >= 1 ? 1 : 0;
-    out.emplace_back(ov[2 * g] == PCRE2_UNSET ? std::string()
-                                              : std::string(text.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g])));
+    out.emplace_back(ov[2 * g] == PCRE2_UNSET
+                         ? std::string()
+                         : std::string(text.substr(ov[2 * g], ov[2 * g + 1] - ov[2 * g])));
     pos = ov[1] > ov[0] ? ov[1] : ov[1] + 1;
   }
   return out;

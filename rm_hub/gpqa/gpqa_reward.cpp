@@ -2,14 +2,13 @@
 // (slime rm_hub/gpqa.py). The correct letter comes from metadata.correct_letter, a letter label, an
 // integer label (an index) or the label text found among metadata.choices; without a letter, the
 // correct answer's text appearing in the response scores 1.
-#include <vime/hooks.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+#include <vime/hooks.hpp>
 
 #include "common/py_text.hpp"
 #include "common/py_value.hpp"
@@ -84,7 +83,8 @@ Json reward(const vime::Args& /*args*/, const vime::Sample& sample) {
   if (const Json* v = get("valid_letters"); v && python_truthy(*v) && v->is_array()) {
     for (const auto& l : v->as_array()) valid_letters.push_back(upper(python_str(l)));
   } else if (have_choices) {
-    for (size_t i = 0; i < choices->size() && i < 26; ++i) valid_letters.push_back(std::string(1, static_cast<char>('A' + i)));
+    for (size_t i = 0; i < choices->size() && i < 26; ++i)
+      valid_letters.push_back(std::string(1, static_cast<char>('A' + i)));
   } else {
     for (char c = 'A'; c <= 'J'; ++c) valid_letters.push_back(std::string(1, c));
   }
@@ -93,7 +93,8 @@ Json reward(const vime::Args& /*args*/, const vime::Sample& sample) {
   };
 
   std::string correct_letter;  // "" is Python's None / falsy
-  if (const Json* c = get("correct_letter"); c && c->is_string()) correct_letter = upper(strip(c->as_string()));
+  if (const Json* c = get("correct_letter"); c && c->is_string())
+    correct_letter = upper(strip(c->as_string()));
 
   std::optional<std::string> label_text;
   const Json& label = sample.label;
@@ -114,7 +115,8 @@ Json reward(const vime::Args& /*args*/, const vime::Sample& sample) {
     std::string normalized_label = normalize_text(*label_text);
     for (size_t idx = 0; idx < choices->size(); ++idx) {
       if (normalize_text((*choices)[idx]) == normalized_label) {
-        if (idx >= valid_letters.size()) throw vime::Error("gpqa reward: more choices than valid_letters");
+        if (idx >= valid_letters.size())
+          throw vime::Error("gpqa reward: more choices than valid_letters");
         correct_letter = valid_letters[idx];
         if (!get("correct_answer")) correct_answer_set = (*choices)[idx];
         break;
@@ -137,7 +139,8 @@ Json reward(const vime::Args& /*args*/, const vime::Sample& sample) {
     const Json* value = get(key);
     if (value && python_truthy(*value)) {
       candidates.push_back(python_str(*value));
-    } else if (std::string(key) == "correct_answer" && correct_answer_set && !correct_answer_set->empty()) {
+    } else if (std::string(key) == "correct_answer" && correct_answer_set &&
+               !correct_answer_set->empty()) {
       candidates.push_back(*correct_answer_set);
     }
   }
@@ -145,7 +148,8 @@ Json reward(const vime::Args& /*args*/, const vime::Sample& sample) {
       !(utf8_length(*label_text) == 1 && is_valid(upper(*label_text)))) {
     candidates.push_back(*label_text);
   }
-  std::string normalized_response = " " + normalize_text(strip_chain_of_thought(sample.response)) + " ";
+  std::string normalized_response =
+      " " + normalize_text(strip_chain_of_thought(sample.response)) + " ";
   for (const auto& text : candidates) {
     if (text.empty()) continue;
     std::string target = normalize_text(text);

@@ -1,4 +1,5 @@
-// \boxed{...} extraction (slime math_utils.py: last_boxed_only_string, remove_boxed, extract_answer).
+// \boxed{...} extraction (slime math_utils.py: last_boxed_only_string, remove_boxed,
+// extract_answer).
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
-// Hendrycks' MATH answer normalisation (slime math_utils.py: mathd_normalize_answer, _strip_string),
-// string for string, including where it gives up and returns its input.
+// Hendrycks' MATH answer normalisation (slime math_utils.py: mathd_normalize_answer,
+// _strip_string), string for string, including where it gives up and returns its input.
 #pragma once
 
 #include <optional>

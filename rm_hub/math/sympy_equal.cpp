@@ -1,256 +1,20 @@
 #include "math/sympy_equal.hpp"
 
-#include <array>
-#include <boost/multiprecision/cpp_int.hpp>
-#include <cmath>
-#include <complex>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/py_text.hpp"
 #include "math/sympy_normalize.hpp"
+#include "math/sympy_tokens.hpp"
+#include "math/sympy_value.hpp"
 
 namespace vime::rm {
 namespace {
 
-using boost::multiprecision::cpp_int;
-using boost::multiprecision::cpp_rational;
-using Complex = std::complex<double>;
-
-constexpr size_t kPoints = 4;
-// Values the symbols take: complex, both half-planes, so branch differences show.
-constexpr double kPointRe[3][kPoints] = {{0.37, -1.13, 0.83, 1.71}, {-0.61, 0.93, 1.29, -0.27},
-                                         {1.07, 0.44, -0.79, 0.58}};
-constexpr double kPointIm[3][kPoints] = {{0.71, 0.29, -1.37, 0.22}, {0.48, -0.86, 0.17, -1.11},
-                                         {-0.33, 1.21, 0.66, -0.94}};
-
-struct NotEvaluable {};  // sympy would raise (or produce nan/zoo): the answers are not equal
-
-// ---- tokens (Python's tokenizer, as sympy's parse_expr sees them) ----
-
-enum class Tok { kNumber, kName, kOp, kEnd };
-struct Token {
-  Tok type;
-  std::string text;
-};
-
-std::vector<Token> tokenize(std::string_view s) {
-  std::vector<Token> out;
-  size_t i = 0;
-  auto is_digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
-  while (i < s.size()) {
-    char c = s[i];
-    if (c == ' ' || c == '\t') {
-      ++i;
-      continue;
-    }
-    if (is_digit(i) || (c == '.' && is_digit(i + 1))) {
-      size_t start = i;
-      while (is_digit(i) || (s[i] == '_' && is_digit(i + 1))) ++i;
-      if (i < s.size() && s[i] == '.') {
-        ++i;
-        while (is_digit(i) || (s[i] == '_' && is_digit(i + 1))) ++i;
-      }
-      if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-        size_t k = i + 1;
-        if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
-        if (is_digit(k)) {
-          i = k;
-          while (is_digit(i)) ++i;
-        }
-      }
-      if (i < s.size() && (s[i] == 'j' || s[i] == 'J')) throw NotEvaluable{};  // imaginary literal
-      out.push_back({Tok::kNumber, std::string(s.substr(start, i - start))});
-      continue;
-    }
-    char32_t cp = decode_utf8(s, i);
-    if (c == '_' || is_alpha_codepoint(cp)) {
-      size_t start = i;
-      while (i < s.size()) {
-        char32_t d = decode_utf8(s, i);
-        if (s[i] == '_' || is_alpha_codepoint(d) || is_digit(i)) {
-          i += utf8_char_size(s, i);
-        } else {
-          break;
-        }
-      }
-      out.push_back({Tok::kName, std::string(s.substr(start, i - start))});
-      continue;
-    }
-    if (s.substr(i, 2) == "**" || s.substr(i, 2) == "//") {
-      out.push_back({Tok::kOp, std::string(s.substr(i, 2))});
-      i += 2;
-      continue;
-    }
-    if (c == '+' || c == '-' || c == '*' || c == '/' || c == '(' || c == ')' || c == '!' ||
-        c == ',') {
-      out.push_back({Tok::kOp, std::string(1, c)});
-      ++i;
-      continue;
-    }
-    throw NotEvaluable{};  // '=', '<', '[', '|', quotes, other symbols: a syntax error for sympy
-  }
-  out.push_back({Tok::kEnd, ""});
-  return out;
-}
-
-// ---- values ----
-
-struct Value {
-  bool exact = true;           // q holds the value exactly (integers, fractions)
-  bool symbolic = false;       // depends on a symbol or an irrational (sqrt, pi)
-  bool has_float = false;      // a decimal (sympy Float) took part
-  // A non-integer power involving a Float (sqrt(1.25), 2^0.5, x^0.5): sympy evaluates or keeps it
-  // as a Float power that never cancels against the exact radical on the other side.
-  bool float_power = false;
-  cpp_rational q;              // when exact
-  std::array<Complex, kPoints> v{};  // the value at each sample point
-};
-
-Value from_rational(const cpp_rational& q) {
-  Value r;
-  r.q = q;
-  double d = static_cast<double>(q);
-  r.v.fill(Complex(d, 0.0));
-  return r;
-}
-
-Value combine(const Value& a, const Value& b) {
-  Value r;
-  r.exact = a.exact && b.exact;
-  r.symbolic = a.symbolic || b.symbolic;
-  r.has_float = a.has_float || b.has_float;
-  r.float_power = a.float_power || b.float_power;
-  return r;
-}
-
-bool bits_ok(const cpp_rational& q) {
-  return boost::multiprecision::msb(abs(numerator(q)) + 1) < 4096 &&
-         boost::multiprecision::msb(denominator(q)) < 4096;
-}
-
-Value add(const Value& a, const Value& b, int sign) {
-  Value r = combine(a, b);
-  if (r.exact) r.q = sign > 0 ? cpp_rational(a.q + b.q) : cpp_rational(a.q - b.q);
-  for (size_t k = 0; k < kPoints; ++k) r.v[k] = sign > 0 ? a.v[k] + b.v[k] : a.v[k] - b.v[k];
-  if (r.exact) r.v.fill(Complex(static_cast<double>(r.q), 0.0));
-  return r;
-}
-
-Value mul(const Value& a, const Value& b) {
-  Value r = combine(a, b);
-  if (r.exact) {
-    r.q = a.q * b.q;
-    if (!bits_ok(r.q)) throw NotEvaluable{};
-    r.v.fill(Complex(static_cast<double>(r.q), 0.0));
-    return r;
-  }
-  for (size_t k = 0; k < kPoints; ++k) r.v[k] = a.v[k] * b.v[k];
-  return r;
-}
-
-Value div(const Value& a, const Value& b) {
-  if (b.exact && b.q == 0) throw NotEvaluable{};  // zoo
-  Value r = combine(a, b);
-  if (r.exact) {
-    r.q = a.q / b.q;
-    r.v.fill(Complex(static_cast<double>(r.q), 0.0));
-    return r;
-  }
-  for (size_t k = 0; k < kPoints; ++k) r.v[k] = a.v[k] / b.v[k];
-  return r;
-}
-
-// Exact integer k-th root of a non-negative integer, if there is one.
-std::optional<cpp_int> exact_root(const cpp_int& n, unsigned k) {
-  if (n < 0) return std::nullopt;
-  if (n < 2) return n;
-  double guess = std::pow(static_cast<double>(n), 1.0 / k);
-  if (!std::isfinite(guess)) return std::nullopt;
-  cpp_int g(std::llround(guess));
-  for (cpp_int c = (g > 2 ? g - 2 : cpp_int(0)); c <= g + 2; ++c) {
-    if (boost::multiprecision::pow(c, k) == n) return c;
-  }
-  return std::nullopt;
-}
-
-Value power(const Value& a, const Value& b) {
-  Value r = combine(a, b);
-  if (a.exact && b.exact) {
-    const cpp_rational& e = b.q;
-    if (denominator(e) == 1) {
-      cpp_int n = numerator(e);
-      if (abs(n) > 4096) throw NotEvaluable{};
-      if (a.q == 0 && n < 0) throw NotEvaluable{};
-      unsigned un = static_cast<unsigned>(abs(n));
-      cpp_rational base = n < 0 ? cpp_rational(1) / a.q : a.q;
-      cpp_rational p(boost::multiprecision::pow(numerator(base), un),
-                     boost::multiprecision::pow(denominator(base), un));
-      if (!bits_ok(p)) throw NotEvaluable{};
-      return from_rational(p);
-    }
-    // A rational power of a rational that is itself rational (4^(1/2), 8^(2/3)).
-    if (a.q > 0 && denominator(e) <= 64 && abs(numerator(e)) <= 64) {
-      unsigned k = static_cast<unsigned>(denominator(e));
-      auto rn = exact_root(numerator(a.q), k);
-      auto rd = exact_root(denominator(a.q), k);
-      if (rn && rd) {
-        return power(from_rational(cpp_rational(*rn, *rd)), from_rational(cpp_rational(numerator(e))));
-      }
-    }
-  }
-  r.exact = false;
-  const bool integer_exponent = b.exact && denominator(b.q) == 1;
-  if (integer_exponent) {
-    // x^2, 0.5^2: no new irrational
-  } else if (a.has_float || b.has_float) {
-    r.float_power = true;
-  } else {
-    r.symbolic = true;  // an irrational like 2^(1/2)
-  }
-  for (size_t k = 0; k < kPoints; ++k) {
-    if (a.v[k] == Complex(0, 0)) {
-      if (b.v[k].real() <= 0) throw NotEvaluable{};
-      r.v[k] = 0;
-    } else {
-      r.v[k] = std::pow(a.v[k], b.v[k]);
-    }
-  }
-  if (r.float_power) {
-    // Tag the Float power by its base and exponent: the same power on both sides still cancels
-    // (sympy collects identical terms), but it no longer equals an exact radical numerically.
-    double h = std::fmod(std::fabs(a.v[0].real() * 12.9898 + a.v[0].imag() * 4.1414 +
-                                   b.v[0].real() * 78.233 + b.v[0].imag() * 3.7719),
-                         1.0);
-    for (auto& x : r.v) x *= 1.0 + 1e-3 * (1.0 + h);
-  }
-  return r;
-}
-
-Value sqrt_of(const Value& a) { return power(a, from_rational(cpp_rational(1, 2))); }
-
-Value factorial_of(const Value& a) {
-  if (!a.exact || denominator(a.q) != 1 || a.q < 0 || a.q > 200) throw NotEvaluable{};
-  cpp_int f = 1;
-  for (int k = 2; k <= static_cast<int>(numerator(a.q)); ++k) f *= k;
-  return from_rational(cpp_rational(f));
-}
-
-Value from_number(const std::string& text) {
-  std::string clean;
-  for (char c : text)
-    if (c != '_') clean.push_back(c);
-  bool is_integer = clean.find_first_of(".eE") == std::string::npos;
-  if (is_integer) return from_rational(cpp_rational(cpp_int(clean)));
-  Value r;
-  r.exact = false;
-  r.has_float = true;
-  r.v.fill(Complex(std::strtod(clean.c_str(), nullptr), 0.0));
-  return r;
-}
+using namespace sympy;
 
 // ---- parser (Python precedence; implicit multiplication as sympy inserts it) ----
 
@@ -312,6 +76,14 @@ class Parser {
   }
 
   Value unary() {
+    // "----5" and "2**2**2..." recurse here without passing through expr(): bound them too.
+    if (++unary_depth_ > 400) throw NotEvaluable{};
+    Value v = unary_inner();
+    --unary_depth_;
+    return v;
+  }
+
+  Value unary_inner() {
     if (is_op("-")) {
       ++pos_;
       Value u = unary();
@@ -371,63 +143,28 @@ class Parser {
 
   Value name(const std::string& n) {
     if (n == "sqrt") return sqrt_of(call_argument());
-    if (n == "pi") {
-      Value r;
-      r.exact = false;
-      r.symbolic = true;
-      r.v.fill(Complex(M_PI, 0.0));
-      return r;
-    }
-    if (n == "ln" || n == "log") {
-      Value a = call_argument();
-      Value r = a;
-      r.exact = false;
-      r.symbolic = true;
-      for (auto& x : r.v) {
-        if (x == Complex(0, 0)) throw NotEvaluable{};
-        x = std::log(x);
-      }
-      if (a.exact && a.q == 1) return from_rational(0);
-      return r;
-    }
+    if (n == "pi") return pi_value();
+    if (n == "ln" || n == "log") return log_of(call_argument());
     // Other names sympy knows as functions or constants (oo, re, im, li, ff, rf, id, E-like):
     // outside what answers need; refuse rather than guess.
     static const char* kSympyNames[] = {"oo", "re", "im", "li", "ff", "rf", "id", "zoo", "nan"};
     for (const char* known : kSympyNames)
       if (n == known) throw NotEvaluable{};
-    if (n.find('_') != std::string::npos || utf8_length(n) == 1) return symbol(n);
-    // split_symbols: "xy" -> x*y, "x2" -> x*2.
-    Value v = from_rational(1);
-    size_t i = 0;
-    while (i < n.size()) {
-      if (n[i] >= '0' && n[i] <= '9') {
-        size_t start = i;
-        while (i < n.size() && n[i] >= '0' && n[i] <= '9') ++i;
-        v = mul(v, from_rational(cpp_rational(cpp_int(n.substr(start, i - start)))));
-      } else {
-        size_t len = utf8_char_size(n, i);
-        v = mul(v, symbol(n.substr(i, len)));
-        i += len;
-      }
-    }
-    return v;
+    return symbol(n);  // one letter or a name with '_' (the tokenizer split the rest)
   }
 
   Value symbol(const std::string& n) {
     auto it = symbols_.find(n);
     size_t index = it != symbols_.end() ? it->second : symbols_.size();
     if (it == symbols_.end()) symbols_[n] = index;
-    if (index >= 3) throw NotEvaluable{};
-    Value r;
-    r.exact = false;
-    r.symbolic = true;
-    for (size_t k = 0; k < kPoints; ++k) r.v[k] = Complex(kPointRe[index][k], kPointIm[index][k]);
-    return r;
+    if (index >= 64) throw NotEvaluable{};
+    return symbol_value(index);
   }
 
   std::vector<Token> t_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int unary_depth_ = 0;
   std::map<std::string, size_t> symbols_;
 };
 
@@ -437,8 +174,13 @@ bool finite(const Complex& c) { return std::isfinite(c.real()) && std::isfinite(
 
 bool are_equal_under_sympy(std::string_view ground_truth_normalized,
                            std::string_view given_normalized) {
-  std::string expr = "(" + std::string(ground_truth_normalized) + ")-(" +
-                     std::string(given_normalized) + ")";
+  std::string expr;  // "(gt)-(given)", appended piecewise (GCC 12 warns falsely on "(" + string)
+  expr.reserve(ground_truth_normalized.size() + given_normalized.size() + 5);
+  expr.append("(")
+      .append(ground_truth_normalized)
+      .append(")-(")
+      .append(given_normalized)
+      .append(")");
   if (!should_allow_eval(expr)) return false;
   try {
     Parser parser(tokenize(replace_all(expr, "^", "**")));

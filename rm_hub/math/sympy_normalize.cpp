@@ -9,9 +9,9 @@
 namespace vime::rm {
 namespace {
 
-constexpr const char* kUnits[] = {"degree", "cm",  "centimeter", "meter", "mile", "second",
-                                  "minute", "hour", "day",       "week",  "month", "year",
-                                  "foot",   "feet", "inch",      "yard"};
+constexpr const char* kUnits[] = {"degree", "cm",   "centimeter", "meter", "mile",  "second",
+                                  "minute", "hour", "day",        "week",  "month", "year",
+                                  "foot",   "feet", "inch",       "yard"};
 
 std::string parse_latex(std::string_view input) {
   std::string expr = replace_all(input, "\\tfrac", "\\frac");

@@ -1,7 +1,7 @@
-// --rm-type random: 0 or 1 with equal probability (slime: random.randint(0, 1)); for plumbing tests.
-#include <vime/hooks.hpp>
-
+// --rm-type random: 0 or 1 with equal probability (slime: random.randint(0, 1)); for plumbing
+// tests.
 #include <random>
+#include <vime/hooks.hpp>
 
 namespace {
 

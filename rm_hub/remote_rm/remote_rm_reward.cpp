@@ -4,14 +4,13 @@
 // all; the last failure is raised. The timeout per attempt is 120 s (slime's aiohttp total).
 // Tuning keys (from --custom-config-path, for tests and slow servers): remote_rm_max_retries,
 // remote_rm_timeout_s, remote_rm_backoff_scale (multiplies every backoff).
-#include <vime/hooks.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <thread>
+#include <vime/hooks.hpp>
 
 #include "remote_rm/http_post.hpp"
 

@@ -23,7 +23,8 @@ bool flag_set(const Args& args, std::string_view key) { return args.has(key) && 
 // slime: (metadata.get("rm_type") or args.rm_type or "").strip()
 std::string rm_type_of(const Args& args, const Sample& sample) {
   if (sample.metadata.is_object()) {
-    if (const Json* t = sample.metadata.find("rm_type"); t && t->is_string() && !t->as_string().empty()) {
+    if (const Json* t = sample.metadata.find("rm_type");
+        t && t->is_string() && !t->as_string().empty()) {
       return trim(t->as_string());
     }
   }
@@ -59,7 +60,8 @@ RewardDispatcher::RewardDispatcher(const Args& args) : args_(args) {
   const std::string spec = args.get_string("custom_rm_path");
   const bool group = flag_set(args, "group_rm") && args.get_bool("group_rm");
   if (group) {
-    group_fn_ = plugin::load_plugin<PluginKind::kGroupReward>(spec, "--custom-rm-path", "group_reward");
+    group_fn_ =
+        plugin::load_plugin<PluginKind::kGroupReward>(spec, "--custom-rm-path", "group_reward");
   } else {
     custom_fn_ = plugin::load_plugin<PluginKind::kReward>(spec, "--custom-rm-path", "reward");
   }
@@ -82,17 +84,20 @@ plugin::PluginFunction<PluginKind::kReward> RewardDispatcher::builtin(const std:
     std::string list;
     for (const auto& t : known) list += (list.empty() ? "" : ", ") + t;
     if (type == "ifbench") {
-      throw UsageError("--rm-type ifbench is not available in vime yet (it needs the IFBench "
-                       "instruction checkers); use --custom-rm-path with your own plugin");
+      throw UsageError(
+          "--rm-type ifbench is not available in vime yet (it needs the IFBench "
+          "instruction checkers); use --custom-rm-path with your own plugin");
     }
-    throw UsageError("reward model type '" + type + "' is not implemented (built-in: " + list +
-                     ", each optionally prefixed boxed_; or give --custom-rm-path lib.so[:symbol])");
+    throw UsageError(
+        "reward model type '" + type + "' is not implemented (built-in: " + list +
+        ", each optionally prefixed boxed_; or give --custom-rm-path lib.so[:symbol])");
   }
   auto path = plugin::builtin_plugin_path("rm_" + type);
   if (!std::filesystem::exists(path)) {
     throw Error("the built-in reward model '" + type + "' is missing: " + path.string() +
                 " does not exist (build the rm_hub target, or point VIME_PLUGIN_DIR at the "
-                "directory holding librm_" + type + ".so)");
+                "directory holding librm_" +
+                type + ".so)");
   }
   auto fn = plugin::load_plugin<PluginKind::kReward>(path.string(), "--rm-type", "reward");
   loaded_[type] = fn;
@@ -109,12 +114,14 @@ Json RewardDispatcher::reward(const Sample& sample) {
   }
   std::string type = rm_type_of(args_, sample);
   if (type.empty()) {
-    throw UsageError("no reward model: set --rm-type (math, dapo, ...), a sample's metadata "
-                     "rm_type, or --custom-rm-path");
+    throw UsageError(
+        "no reward model: set --rm-type (math, dapo, ...), a sample's metadata "
+        "rm_type, or --custom-rm-path");
   }
   if (type.starts_with(kBoxedPrefix)) {
     std::string inner = type.substr(kBoxedPrefix.size());
-    if (inner == "remote_rm") return builtin(inner)(args_, sample);  // slime posts the original sample
+    if (inner == "remote_rm")
+      return builtin(inner)(args_, sample);  // slime posts the original sample
     Sample boxed = sample;
     boxed.response = boxed_content(sample.response);
     return builtin(inner)(args_, boxed);

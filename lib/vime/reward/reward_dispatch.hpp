@@ -41,7 +41,7 @@ class RewardDispatcher {
   plugin::PluginFunction<PluginKind::kReward> builtin(const std::string& type);
   plugin::PluginFunction<PluginKind::kReward> custom(const std::string& spec);
 
-  const Args& args_;
+  const Args args_;  // a copy: the dispatcher may outlive the caller's Args
   plugin::PluginFunction<PluginKind::kReward> custom_fn_;
   plugin::PluginFunction<PluginKind::kGroupReward> group_fn_;
   std::mutex mutex_;

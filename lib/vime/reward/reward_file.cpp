@@ -1,5 +1,7 @@
 #include "vime/reward/reward_file.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -7,8 +9,6 @@
 #include <fstream>
 #include <optional>
 #include <thread>
-
-#include <unistd.h>
 
 #include "vime/error.hpp"
 #include "vime/reward/reward_dispatch.hpp"
@@ -67,7 +67,8 @@ void write_atomically(const std::string& path, const std::vector<Line>& lines, c
   tmp += ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError("--output " + path + ": cannot write there (does the directory exist?)");
+    if (!out)
+      throw UsageError("--output " + path + ": cannot write there (does the directory exist?)");
     for (const auto& line : lines) {
       if (!line.reward) continue;
       Json obj = *line.object;
@@ -102,6 +103,7 @@ RewardFileReport grade_file(const Args& args, const RewardFileOptions& options) 
   int64_t number = 0;
   while (std::getline(in, text)) {
     ++number;
+    if (number == 1 && text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 BOM
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.find_first_not_of(" \t") == std::string::npos) {
       ++report.blank;
@@ -158,9 +160,11 @@ RewardFileReport grade_file(const Args& args, const RewardFileOptions& options) 
       }
     }
   };
-  int workers = options.workers > 0 ? options.workers
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  workers = static_cast<int>(std::min<size_t>(static_cast<size_t>(workers), std::max<size_t>(1, units.size())));
+  int workers = options.workers > 0
+                    ? options.workers
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  workers = static_cast<int>(
+      std::min<size_t>(static_cast<size_t>(workers), std::max<size_t>(1, units.size())));
   std::vector<std::thread> pool;
   for (int w = 1; w < workers; ++w) pool.emplace_back(work);
   work();

@@ -11,5 +11,7 @@ using Arguments = std::vector<std::string>;
 
 int run_train(const Arguments& args);
 int run_plugin(const Arguments& args);
+int run_convert_hf(const Arguments& args);
+int run_logprobs(const Arguments& args);
 
 }  // namespace vime::app

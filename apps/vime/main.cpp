@@ -24,6 +24,10 @@ constexpr Command kCommands[] = {
      vime::app::run_train},
     {"plugin", "inspect a plugin .so, or start a new one (`vime plugin new --kind reward NAME`)",
      vime::app::run_plugin},
+    {"convert-hf", "HF <-> vime checkpoints (--hf-checkpoint/--save, or --input-dir/--output-dir)",
+     vime::app::run_convert_hf},
+    {"logprobs", "score {tokens, response_length} JSONL under a model: log_probs and entropy",
+     vime::app::run_logprobs},
 };
 
 void print_usage() {

@@ -117,7 +117,12 @@ std::optional<ResolvedCheckpoint> resolve_checkpoint(const fs::path& path,
   if (step.has_value()) {
     iteration = *step;
   } else if (fs::exists(path / kTracker)) {
-    iteration = parse_iteration(read_text_file(path / kTracker), path / kTracker);
+    std::string text = read_text_file(path / kTracker);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    if (text == "release" && fs::exists(path / "release" / "state.json")) {
+      return ResolvedCheckpoint{path / "release", false, 0};  // Megatron's release layout
+    }
+    iteration = parse_iteration(text, path / kTracker);
   } else {
     return std::nullopt;
   }

@@ -30,7 +30,8 @@ def main():
     cfg = Qwen3Config(vocab_size=151936, num_key_value_heads=8, head_dim=128, rms_norm_eps=1e-6,
                       rope_theta=1000000.0, tie_word_embeddings=True, **PRESETS[a.model])
     torch.manual_seed(0)
-    model = Qwen3ForCausalLM._from_config(cfg, attn_implementation="sdpa").cuda().train()
+    with torch.device("cuda"):
+        model = Qwen3ForCausalLM._from_config(cfg, attn_implementation="sdpa").train()
     if a.recompute:
         model.gradient_checkpointing_enable()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.01, fused=True)

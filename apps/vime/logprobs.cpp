@@ -4,6 +4,7 @@
 // Each input line {"tokens": [...], "response_length": n} is written back with "log_probs" (one per
 // response token: log p(token_t | tokens_<t) for the last n positions) and "entropy" (same length).
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cstdio>
 #include <fstream>

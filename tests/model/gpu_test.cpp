@@ -2,6 +2,7 @@
 // flash varlen attention agrees with the math path in bf16 (values and gradients), and a bf16
 // forward/backward/optimizer step with recompute trains.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <catch2/catch.hpp>

@@ -3,6 +3,7 @@
 // TOKENS holds "tokens" [total] int64 and "cu_seqlens" [num_seqs + 1] int64; OUT gets "logits"
 // [total, vocab] fp32.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cstdio>
 #include <exception>

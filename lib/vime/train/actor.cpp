@@ -1,6 +1,7 @@
 #include "vime/train/actor.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <optional>
 

@@ -13,5 +13,7 @@ int run_train(const Arguments& args);
 int run_plugin(const Arguments& args);
 int run_tokenize(const Arguments& args);
 int run_reward(const Arguments& args);
+int run_convert_hf(const Arguments& args);
+int run_logprobs(const Arguments& args);
 
 }  // namespace vime::app

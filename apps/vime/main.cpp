@@ -28,6 +28,10 @@ constexpr Command kCommands[] = {
      vime::app::run_tokenize},
     {"reward", "grade a JSONL file with a reward model (--rm-type or --custom-rm-path)",
      vime::app::run_reward},
+    {"convert-hf", "HF <-> vime checkpoints (--hf-checkpoint/--save, or --input-dir/--output-dir)",
+     vime::app::run_convert_hf},
+    {"logprobs", "score {tokens, response_length} JSONL under a model: log_probs and entropy",
+     vime::app::run_logprobs},
 };
 
 void print_usage() {

@@ -2,6 +2,7 @@
 // tools/parity/make_tiny_goldens.py from a port of HF's eager modeling code on Debian's
 // python3-torch), packing, recompute and gradients.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <catch2/catch.hpp>
 

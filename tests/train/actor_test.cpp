@@ -6,6 +6,7 @@
 
 #include "vime/core/arg_parser.hpp"
 #include "vime/train/actor.hpp"
+#include "vime/train/critic.hpp"
 
 namespace {
 
@@ -96,4 +97,31 @@ TEST_CASE("bad train data names the sample", "[train]") {
   batch = counting_batch(2);
   batch.loss_masks = {{1, 1, 1, 1, 1, 1}, {1, 0}};
   CHECK_THROWS_WITH(actor.train(0, batch), Catch::Contains("sample 1 has a loss_mask of 2"));
+}
+
+TEST_CASE("PPO: the critic's values feed GAE and its value loss falls", "[train]") {
+  vime::Model actor_model(tiny_config(), at::kFloat, at::kCPU, 7);
+  vime::Model critic_trunk(tiny_config(), at::kFloat, at::kCPU, 8);
+  auto args = args_of({"--advantage-estimator", "ppo", "--global-batch-size", "4", "--lr", "3e-3",
+                       "--lr-decay-style", "constant", "--kl-coef", "0", "--gamma", "1.0",
+                       "--lambd", "0.95", "--value-clip", "0.5"});
+  vime::train::SingleRank rank;
+  vime::train::Actor actor(args, actor_model, nullptr, rank);
+  vime::train::Critic critic(args, critic_trunk, rank);
+  auto batch = counting_batch(4);
+  double first = 0, last = 0;
+  for (int rollout = 0; rollout < 15; ++rollout) {
+    auto old_values = critic.compute_values(batch);
+    REQUIRE(old_values[0].numel() == 6);
+    batch.values.clear();
+    for (const auto& v : old_values) {
+      batch.values.emplace_back(v.data_ptr<float>(), v.data_ptr<float>() + v.numel());
+    }
+    actor.train(rollout, batch);
+    // returns = A + V, with R at the last position and γ = 1: returns[-1] = R.
+    CHECK(actor.returns()[0][-1].item<double>() == Approx(batch.rewards[0]).margin(1e-5));
+    auto m = critic.train(batch, old_values, actor.returns());
+    (rollout == 0 ? first : last) = m.at("critic/value_loss");
+  }
+  CHECK(last < 0.5 * first);
 }

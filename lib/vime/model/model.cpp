@@ -1,6 +1,7 @@
 #include "vime/model/model.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -167,8 +168,11 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   auto cpu_float = at::TensorOptions().dtype(at::kFloat);
   auto make = [&](std::vector<int64_t> shape, bool is_norm) {
-    auto t = is_norm ? at::ones(shape, cpu_float) : at::normal(0.0, 0.02, shape, gen, cpu_float);
-    return t.to(device_, dtype_);
+    if (is_norm) return at::ones(shape, cpu_float).to(device_, dtype_);
+    if (device_.is_cuda()) {  // large random models (benchmarks): draw on the GPU, unseeded
+      return at::empty(shape, cpu_float.device(device_)).normal_(0.0, 0.02).to(dtype_);
+    }
+    return at::normal(0.0, 0.02, shape, gen, cpu_float).to(device_, dtype_);
   };
   embed_ = make({config_.padded_vocab_size, c.hidden_size}, false);
   if (config_.padded_vocab_size > c.vocab_size) {

@@ -40,7 +40,8 @@ struct LayerWeights;
 
 class Model {
  public:
-  // Random init (normal(0, 0.02) matrices, unit norms), reproducible from `seed`.
+  // Random init (normal(0, 0.02) matrices, unit norms), reproducible from `seed` on the CPU (on
+  // CUDA drawn by the device's default generator).
   Model(ModelConfig config, at::ScalarType dtype, const at::Device& device, uint64_t seed = 1234);
   ~Model();
   Model(const Model&) = delete;

@@ -1,6 +1,7 @@
 #include "vime/train/actor.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <optional>
 
@@ -318,6 +319,7 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
       data.advantages = whiten_advantages(data.advantages, data.loss_masks);
     }
   }
+  returns_ = data.returns;
 
   // --- 4. The optimizer steps of this rollout.
   const double eps_clip = args.get_double("eps_clip");

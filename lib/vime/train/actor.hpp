@@ -47,6 +47,8 @@ class Actor {
   // --max-tokens-per-gpu (or --micro-batch-size) samples.
   std::vector<at::Tensor> compute_log_probs(Model& model, const TrainBatch& batch);
 
+  // Per-sample returns of the last train() call (what PPO's critic regresses on).
+  const std::vector<at::Tensor>& returns() const { return returns_; }
   // The metrics of each optimizer step of the last train() call (slime logs them per step too).
   const std::vector<Metrics>& step_metrics() const { return step_metrics_; }
 
@@ -61,6 +63,7 @@ class Actor {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrScheduler> lr_scheduler_;
   std::vector<Metrics> step_metrics_;
+  std::vector<at::Tensor> returns_;
 };
 
 }  // namespace vime::train

@@ -1,6 +1,7 @@
 #include "vime/train/optimizer.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cmath>
 #include <map>

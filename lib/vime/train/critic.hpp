@@ -1,0 +1,46 @@
+// PPO's critic (slime's critic actor): a transformer trunk with a value head [1, hidden] in place
+// of the output layer. Values are read at the position before each response token, with no
+// temperature; training minimises the clipped value loss (--value-clip) against the returns the
+// actor computed, with the same micro-batches, reducer and optimizer as the actor.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "vime/args.hpp"
+#include "vime/model/model.hpp"
+#include "vime/train/actor.hpp"
+#include "vime/train/grad_reducer.hpp"
+#include "vime/train/optimizer.hpp"
+
+namespace vime::train {
+
+class Critic {
+ public:
+  Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed = 4321);
+  ~Critic();
+
+  // Values of each sample's response tokens, [response_length] fp32 each, no grad.
+  std::vector<at::Tensor> compute_values(const TrainBatch& batch);
+  // The optimizer steps of one rollout on the value loss; `old_values` from compute_values before
+  // training, `returns` from the actor (Actor::returns()).
+  Metrics train(const TrainBatch& batch, const std::vector<at::Tensor>& old_values,
+                const std::vector<at::Tensor>& returns);
+
+  at::Tensor value_head() const { return value_head_; }  // [1, hidden]
+  Optimizer& optimizer() { return *optimizer_; }
+
+ private:
+  at::Tensor values_of(const PackedBatch& packed);  // [total_tokens]
+
+  const Args& args_;
+  Model& trunk_;
+  GradReducer& reducer_;
+  at::Tensor value_head_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LrScheduler> lr_scheduler_;
+};
+
+}  // namespace vime::train

@@ -1,0 +1,75 @@
+// `vime convert-hf` both ways, run as users run it: the round trip is bit-exact and the HF output
+// carries the origin's config and tokenizer files.
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+
+#include "support/test_support.hpp"
+#include "vime/ckpt/atomic_file.hpp"
+#include "vime/ckpt/safetensors.hpp"
+
+namespace fs = std::filesystem;
+using vime::test::run_vime;
+
+TEST_CASE("convert-hf: HF -> vime -> HF is bit-exact and keeps the origin's files", "[ckpt]") {
+  vime::test::TempDir dir;
+  const fs::path origin = dir.path() / "origin";
+  fs::copy(VIME_SOURCE_DIR "/tests/model/golden/tiny_llama", origin);
+  fs::remove(origin / "logits.safetensors");
+  fs::copy_file(VIME_ASSET_DIR "/tokenizer-llama3/tokenizer_config.json",
+                origin / "tokenizer_config.json");
+  // bf16 weights, as HF checkpoints usually are.
+  auto file = vime::ckpt::read_safetensors_dir(origin);
+  for (auto& [name, t] : file) t = t.to(at::kBFloat16);
+  vime::ckpt::write_safetensors(origin / "model.safetensors", file);
+
+  const auto ckpt = dir.path() / "ckpt";
+  auto to_vime = run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " +
+                          ckpt.string() +
+                          " --num-layers 2 --hidden-size 32 --untie-embeddings-and-output-weights");
+  INFO(to_vime.output);
+  REQUIRE(to_vime.exit_code == 0);
+  CHECK(fs::exists(ckpt / "iter_0000000" / "model" / "model.safetensors"));
+  vime::ckpt::SafetensorsFile stored(ckpt / "iter_0000000" / "model" / "model.safetensors");
+  CHECK(stored.get("model.embed_tokens.weight").size(0) == 128);  // 96 padded to 128
+
+  const auto out = dir.path() / "hf";
+  auto to_hf = run_vime("convert-hf --input-dir " + (ckpt / "iter_0000000").string() +
+                        " --output-dir " + out.string() + " --origin-hf-dir " + origin.string() +
+                        " --vocab-size 96");
+  INFO(to_hf.output);
+  REQUIRE(to_hf.exit_code == 0);
+  auto back = vime::ckpt::read_safetensors_dir(out);
+  REQUIRE(back.size() == file.size());
+  std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
+  for (const auto& [name, t] : file) {
+    CAPTURE(name);
+    REQUIRE(by_name.count(name) == 1);
+    CHECK(by_name[name].scalar_type() == at::kBFloat16);
+    CHECK(by_name[name].equal(t));
+  }
+  CHECK(vime::ckpt::read_text_file(out / "config.json") ==
+        vime::ckpt::read_text_file(origin / "config.json"));
+  CHECK(fs::exists(out / "tokenizer_config.json"));
+
+  auto again = run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " +
+                        out.string() + " --origin-hf-dir " + origin.string());
+  CHECK(again.exit_code == 2);
+  CHECK_THAT(again.output, Catch::Contains("not empty") && Catch::Contains("-f"));
+}
+
+TEST_CASE("convert-hf: flags that disagree with config.json, missing inputs", "[ckpt]") {
+  vime::test::TempDir dir;
+  const std::string tiny = VIME_SOURCE_DIR "/tests/model/golden/tiny_qwen3";
+  auto wrong = run_vime("convert-hf --hf-checkpoint " + tiny + " --save " +
+                        (dir.path() / "c").string() + " --num-layers 28");
+  CHECK(wrong.exit_code == 2);
+  CHECK_THAT(wrong.output, Catch::Contains("--num-layers 28 disagrees"));
+  auto missing = run_vime("convert-hf --hf-checkpoint " + (dir.path() / "nope").string() +
+                          " --save " + (dir.path() / "c").string());
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.output, Catch::Contains("not an HF model dir"));
+  auto no_origin = run_vime("convert-hf --input-dir x --output-dir y");
+  CHECK(no_origin.exit_code == 2);
+  CHECK_THAT(no_origin.output, Catch::Contains("--origin-hf-dir"));
+}

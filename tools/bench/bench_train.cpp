@@ -1,0 +1,123 @@
+// Train-step throughput of vime's actor math on one GPU: forward, fp32 chunked log-probs, an
+// SFT-style loss, backward, AdamW with fp32 master weights. Random weights, packed sequences.
+//   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
+//                    [--recompute] [--iters 5] [--warmup 2] [--device cuda] [--peak-tflops 989]
+// Prints one JSON line: tokens/s, step ms and MFU (model FLOPs: 6·N·T for the matmul weights,
+// including the output layer, plus causal attention 6·L·heads·head_dim·Σ seq_len²).
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "vime/model/model.hpp"
+#include "vime/train/log_probs.hpp"
+#include "vime/train/optimizer.hpp"
+
+namespace {
+
+vime::ModelConfig preset(const std::string& name) {
+  vime::ModelConfig c;
+  c.model_type = "qwen3";
+  c.qk_norm = true;
+  c.tie_word_embeddings = true;
+  c.rope_theta = 1000000.0;
+  c.rms_norm_eps = 1e-6;
+  c.vocab_size = c.padded_vocab_size = 151936;
+  c.head_dim = 128;
+  c.num_key_value_heads = 8;
+  if (name == "qwen3-0.6b") {
+    c.hidden_size = 1024, c.intermediate_size = 3072, c.num_layers = 28, c.num_attention_heads = 16;
+  } else if (name == "qwen3-4b") {
+    c.hidden_size = 2560, c.intermediate_size = 9728, c.num_layers = 36, c.num_attention_heads = 32;
+  } else if (name == "tiny") {
+    c.vocab_size = c.padded_vocab_size = 512;
+    c.hidden_size = 64, c.intermediate_size = 128, c.num_layers = 2, c.num_attention_heads = 4;
+    c.num_key_value_heads = 2, c.head_dim = 16;
+  } else {
+    throw std::runtime_error("unknown --model " + name);
+  }
+  return c;
+}
+
+double model_flops(const vime::ModelConfig& c, int64_t tokens, int64_t seq_len) {
+  const double q = double(c.num_attention_heads * c.head_dim);
+  const double kv = double(c.num_key_value_heads * c.head_dim);
+  const double h = double(c.hidden_size);
+  const double per_layer = h * (q + 2 * kv) + q * h + 3 * h * double(c.intermediate_size);
+  const double matmul_params = double(c.num_layers) * per_layer + double(c.vocab_size) * h;
+  const double num_seqs = double(tokens / seq_len);
+  const double attention = 6.0 * double(c.num_layers) * q * num_seqs * double(seq_len) * double(seq_len);
+  return 6.0 * matmul_params * double(tokens) + attention;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_name = "qwen3-0.6b", device_name = "cuda";
+  int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2;
+  bool recompute = false;
+  double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (a == "--model") model_name = next();
+    else if (a == "--tokens") tokens = std::stoll(next());
+    else if (a == "--seq-len") seq_len = std::stoll(next());
+    else if (a == "--iters") iters = std::stoll(next());
+    else if (a == "--warmup") warmup = std::stoll(next());
+    else if (a == "--recompute") recompute = true;
+    else if (a == "--device") device_name = next();
+    else if (a == "--peak-tflops") peak_tflops = std::stod(next());
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const at::Device device(device_name);
+  const auto config = preset(model_name);
+  const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
+  vime::Model model(config, dtype, device, 1);
+  model.set_recompute({recompute, 0});
+  vime::OptimizerConfig opt_config;
+  vime::Optimizer optimizer(model.named_parameters(), opt_config);
+
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
+  std::vector<std::vector<int64_t>> sequences;
+  for (int64_t s = 0; s < tokens / seq_len; ++s) {
+    auto t = at::randint(config.vocab_size, {seq_len}, gen, at::TensorOptions().dtype(at::kLong));
+    sequences.emplace_back(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + seq_len);
+  }
+  auto batch = vime::PackedBatch::pack(sequences, device);
+  std::vector<int64_t> totals(sequences.size(), seq_len), responses(sequences.size(), seq_len - 1);
+  auto rows = vime::train::response_rows(batch.tokens, totals, responses);
+
+  double loss_value = 0;
+  auto step = [&]() {
+    auto logits = model.forward(batch);
+    auto scored = vime::train::token_log_probs(logits, rows.rows, rows.targets, 1.0, 2048);
+    auto loss = -scored.log_probs.mean();
+    loss.backward();
+    optimizer.accumulate_grads();
+    optimizer.step(1e-5);
+    loss_value = loss.item<double>();  // also waits for the GPU
+  };
+  for (int64_t i = 0; i < warmup; ++i) step();
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iters; ++i) step();
+  (void)model.named_parameters()[0].second.sum().item<double>();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+      double(iters);
+  const double flops = model_flops(config, tokens, seq_len);
+  std::printf(
+      "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"tokens\": %lld, \"seq_len\": "
+      "%lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, \"tflops\": %.1f, \"mfu\": %.4f, "
+      "\"loss\": %.4f, \"params\": %lld}\n",
+      model_name.c_str(), recompute ? "true" : "false", static_cast<long long>(tokens),
+      static_cast<long long>(seq_len), seconds * 1e3, double(tokens) / seconds,
+      flops / seconds / 1e12, flops / seconds / 1e12 / peak_tflops, loss_value,
+      static_cast<long long>(config.num_parameters()));
+  return 0;
+}

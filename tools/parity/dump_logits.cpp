@@ -1,0 +1,43 @@
+// Writes a model's logits for packed sequences, for tools/parity/hf_parity.py:
+//   vime_dump_logits MODEL_DIR TOKENS.safetensors OUT.safetensors float32|bfloat16 cpu|cuda
+// TOKENS holds "tokens" [total] int64 and "cu_seqlens" [num_seqs + 1] int64; OUT gets "logits"
+// [total, vocab] fp32.
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "vime/ckpt/checkpoint.hpp"
+#include "vime/ckpt/safetensors.hpp"
+#include "vime/error.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: %s MODEL_DIR TOKENS.safetensors OUT.safetensors DTYPE DEVICE\n",
+                 argv[0]);
+    return 2;
+  }
+  try {
+    auto resolved = vime::ckpt::resolve_checkpoint(argv[1]);
+    if (!resolved) throw vime::Error(std::string(argv[1]) + ": no model there");
+    const bool is_bf16 = std::string(argv[4]) == "bfloat16";
+    const at::Device device(argv[5]);
+    auto model = vime::ckpt::load_model(*resolved, is_bf16 ? at::kBFloat16 : at::kFloat, device);
+    vime::ckpt::SafetensorsFile input(argv[2]);
+    auto tokens = input.get("tokens");
+    auto cu = input.get("cu_seqlens");
+    std::vector<std::vector<int64_t>> sequences;
+    for (int64_t i = 0; i + 1 < cu.numel(); ++i) {
+      auto s = tokens.slice(0, cu[i].item<int64_t>(), cu[i + 1].item<int64_t>()).contiguous();
+      sequences.emplace_back(s.data_ptr<int64_t>(), s.data_ptr<int64_t>() + s.numel());
+    }
+    at::NoGradGuard no_grad;
+    auto logits = model->forward(vime::PackedBatch::pack(sequences, device));
+    vime::ckpt::write_safetensors(argv[3], {{"logits", logits.to(at::kFloat).to(at::kCPU)}});
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vime_dump_logits: %s\n", e.what());
+    return 1;
+  }
+}

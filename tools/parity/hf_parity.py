@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Logits parity of vime against HF transformers (run on the GPU machine, which has torch and
+transformers but no weights):
+
+    python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits --out DIR
+
+For random-init tiny Qwen3, Qwen2 and Llama-3 (rope scaling) configs saved with save_pretrained,
+packs a few sequences of different lengths, runs HF (each sequence alone, eager attention) and
+vime (one packed varlen batch) in fp32 and bf16 on CUDA, and prints one JSON line per model and
+dtype with the max abs logits difference. Exits 1 when fp32 exceeds --fp32-tolerance.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                          Qwen3Config, Qwen3ForCausalLM)
+
+COMMON = dict(vocab_size=1000, hidden_size=256, intermediate_size=512, num_hidden_layers=3,
+              num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=4096,
+              rms_norm_eps=1e-6)
+MODELS = {
+    "qwen3": (Qwen3Config, Qwen3ForCausalLM,
+              dict(COMMON, head_dim=64, rope_theta=1000000.0, tie_word_embeddings=True)),
+    "qwen2": (Qwen2Config, Qwen2ForCausalLM,
+              dict(COMMON, rope_theta=1000000.0, tie_word_embeddings=False)),
+    "llama": (LlamaConfig, LlamaForCausalLM,
+              dict(COMMON, rope_theta=500000.0, tie_word_embeddings=False,
+                   rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                     high_freq_factor=4.0,
+                                     original_max_position_embeddings=64))),
+}
+LENGTHS = [37, 200, 5, 129]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--vime-dump", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--fp32-tolerance", type=float, default=1e-4)
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    seqs = [torch.randint(0, COMMON["vocab_size"], (n,), generator=g) for n in LENGTHS]
+    tokens_path = os.path.join(a.out, "tokens.safetensors")
+    cu = [0]
+    for s in seqs:
+        cu.append(cu[-1] + len(s))
+    save_file({"tokens": torch.cat(seqs), "cu_seqlens": torch.tensor(cu)}, tokens_path)
+    failed = False
+    for name, (config_cls, model_cls, kwargs) in MODELS.items():
+        config = config_cls(**kwargs)
+        model = model_cls(config).eval()
+        with torch.no_grad():  # HF inits norms to 1; perturb them so they are tested
+            for n, prm in model.named_parameters():
+                if "norm" in n:
+                    prm.add_(0.1 * torch.randn_like(prm))
+        model_dir = os.path.join(a.out, name)
+        model.save_pretrained(model_dir)
+        for dtype_name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
+            hf = model_cls.from_pretrained(model_dir, dtype=dtype,
+                                           attn_implementation="eager").cuda().eval()
+            with torch.no_grad():
+                ref = torch.cat([hf(s[None].cuda()).logits[0].float() for s in seqs]).cpu()
+            out_path = os.path.join(a.out, f"{name}_{dtype_name}_logits.safetensors")
+            r = subprocess.run([a.vime_dump, model_dir, tokens_path, out_path, dtype_name, "cuda"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                print(r.stderr, file=sys.stderr)
+                sys.exit(r.returncode)
+            got = load_file(out_path)["logits"]
+            diff = (got - ref).abs()
+            report = dict(model=name, dtype=dtype_name, max_abs_diff=float(diff.max()),
+                          mean_abs_diff=float(diff.mean()), max_abs_logit=float(ref.abs().max()),
+                          argmax_agreement=float((got.argmax(-1) == ref.argmax(-1)).float().mean()),
+                          tokens=int(sum(LENGTHS)))
+            print(json.dumps(report), flush=True)
+            if dtype == torch.float32 and report["max_abs_diff"] > a.fp32_tolerance:
+                failed = True
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -42,10 +42,11 @@ vime::metrics::WallClock counting_clock(double start_s) {
 TEST_CASE("each log call is one JSON line with its step key", "[metrics_log]") {
   vime::test::TempDir dir;
   const fs::path path = dir.path() / "run" / "metrics.jsonl";
-  auto logger = make_metrics_logger(args({"--metrics-jsonl", path.string()}), nullptr,
-                                    counting_clock(1000));
-  logger->log("rollout/step", 3,
-              {{"rollout/response_len/mean", 12.5}, {"rollout/step", 3}, {"perf/rollout_time", 0.25}});
+  auto logger =
+      make_metrics_logger(args({"--metrics-jsonl", path.string()}), nullptr, counting_clock(1000));
+  logger->log(
+      "rollout/step", 3,
+      {{"rollout/response_len/mean", 12.5}, {"rollout/step", 3}, {"perf/rollout_time", 0.25}});
   logger->log("train/step", 7, {{"train/loss", -0.5}, {"train/pg_loss", std::nan("")}});
   logger->log("eval/step", 4, {});
 
@@ -90,8 +91,8 @@ TEST_CASE("the JSONL file is --metrics-jsonl, else metrics.jsonl under --save", 
   CHECK(logger->num_sinks() == 2);  // console + JSONL; no TensorBoard without the flags
   logger->log("rollout/step", 0, {{"rollout/raw_reward", 0.125}});
   CHECK(read_lines(dir.path() / "ckpt" / "metrics.jsonl").size() == 1);
-  CHECK(console.str().find("Appending metrics to " + (dir.path() / "ckpt" / "metrics.jsonl").string()) !=
-        std::string::npos);
+  CHECK(console.str().find("Appending metrics to " +
+                           (dir.path() / "ckpt" / "metrics.jsonl").string()) != std::string::npos);
   CHECK(console.str().find("rollout/step 0 | rollout/raw_reward 0.125\n") != std::string::npos);
 }
 
@@ -126,7 +127,8 @@ TEST_CASE("concurrent log calls each land as one whole line", "[metrics_log]") {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kCalls; ++i) {
-        logger->log("rollout/step", i, {{"worker", t}, {"x/" + std::string(100, 'a' + t), i * 0.5}});
+        logger->log("rollout/step", i,
+                    {{"worker", t}, {"x/" + std::string(100, 'a' + t), i * 0.5}});
       }
     });
   }
@@ -151,8 +153,9 @@ TEST_CASE("an unwritable metrics file is one error naming it", "[metrics_log]") 
                     Catch::Matchers::Contains("cannot create directory " + blocker.string()));
   fs::create_directories(dir.path() / "is_a_dir.jsonl");
   CHECK_THROWS_AS(vime::metrics::JsonlSink(dir.path() / "is_a_dir.jsonl"), vime::Error);
-  CHECK_THROWS_WITH(vime::metrics::JsonlSink(dir.path() / "is_a_dir.jsonl"),
-                    Catch::Matchers::Contains("cannot open " + (dir.path() / "is_a_dir.jsonl").string()));
+  CHECK_THROWS_WITH(
+      vime::metrics::JsonlSink(dir.path() / "is_a_dir.jsonl"),
+      Catch::Matchers::Contains("cannot open " + (dir.path() / "is_a_dir.jsonl").string()));
 }
 
 TEST_CASE("the console sink prints one line per call", "[metrics_log]") {

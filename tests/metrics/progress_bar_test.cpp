@@ -52,14 +52,15 @@ TEST_CASE("plain progress prints rate and ETA at most once per interval", "[metr
     CHECK(out.str().empty());
     time.advance(7);
     bar.advance(8);  // 10 s, 20 done: 2.00/s, 44 left -> 22 s
-    CHECK(out.str() == "rollout 3: 20/64 samples (31%), 2.00 samples/s, elapsed 00:10, ETA 00:22\n");
+    CHECK(out.str() ==
+          "rollout 3: 20/64 samples (31%), 2.00 samples/s, elapsed 00:10, ETA 00:22\n");
     time.advance(5);
     bar.advance(20);  // 5 s after the last line: none
     time.advance(5);
     bar.advance(0);  // 20 s, 40 done: 2.00/s, ETA 12 s
     time.advance(12);
     bar.advance(24);  // 32 s, 64 done
-  }  // the destructor prints the final line
+  }                   // the destructor prints the final line
   CHECK(out.str() ==
         "rollout 3: 20/64 samples (31%), 2.00 samples/s, elapsed 00:10, ETA 00:22\n"
         "rollout 3: 40/64 samples (62%), 2.00 samples/s, elapsed 00:20, ETA 00:12\n"
@@ -76,7 +77,7 @@ TEST_CASE("progress without a total or a rate says so", "[metrics_log]") {
   time.advance(2);
   bar.advance(3);
   bar.finish();
-  bar.finish();  // once only
+  bar.finish();    // once only
   bar.advance(5);  // ignored after finish
   CHECK(out.str() ==
         "rollout 3: 0 samples, ? samples/s, elapsed 00:02\n"

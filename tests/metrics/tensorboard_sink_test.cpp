@@ -1,6 +1,8 @@
 // TensorBoard event files checked two ways: byte for byte against a golden that Google's protobuf
 // runtime serialized (goldens/make_tensorboard_golden.py), and through a decoder written here
 // (TFRecord framing, CRC32C done bit by bit, the Event/Summary fields).
+#include "vime/metrics/tensorboard_sink.hpp"
+
 #include <unistd.h>
 
 #include <bit>
@@ -17,7 +19,6 @@
 #include "vime/error.hpp"
 #include "vime/json.hpp"
 #include "vime/metrics/metrics_logger.hpp"
-#include "vime/metrics/tensorboard_sink.hpp"
 #include "vime/metrics/tfrecord.hpp"
 
 namespace fs = std::filesystem;
@@ -132,7 +133,8 @@ DecodedEvent decode_event(std::string_view bytes) {
               tag = value.take(value.varint());
             } else {
               REQUIRE(value_key == ((2 << 3) | 5));
-              simple_value = std::bit_cast<float>(static_cast<uint32_t>(read_le(value.take(4), 0, 4)));
+              simple_value =
+                  std::bit_cast<float>(static_cast<uint32_t>(read_le(value.take(4), 0, 4)));
             }
           }
           REQUIRE(simple_value);
@@ -150,7 +152,8 @@ DecodedEvent decode_event(std::string_view bytes) {
 // --- the scenario the golden was made from ----------------------------------------------------
 
 Json scenario() {
-  return Json::parse(read_bytes(kGoldenDir + "tensorboard_scenario.json"), "tensorboard_scenario.json");
+  return Json::parse(read_bytes(kGoldenDir + "tensorboard_scenario.json"),
+                     "tensorboard_scenario.json");
 }
 
 // Wall times in the order a logger asks for them: the file's creation, then one per log call.
@@ -207,7 +210,8 @@ TEST_CASE("event files equal the protobuf-serialized golden byte for byte", "[me
       args({"--tensorboard-dir", (dir.path() / "tb").string()}), nullptr, scripted_clock(s));
   REQUIRE(logger->num_sinks() == 1);
   for (const Json& log : s.at("logs").as_array()) {
-    logger->log(log.at("step_key").as_string(), log.at("step").as_int(), metrics_of(log.at("metrics")));
+    logger->log(log.at("step_key").as_string(), log.at("step").as_int(),
+                metrics_of(log.at("metrics")));
   }
   const fs::path file = only_event_file(dir.path() / "tb");
   CHECK(file.filename().string().starts_with("events.out.tfevents.1700000000."));
@@ -219,10 +223,11 @@ TEST_CASE("event files decode to the logged scalars", "[metrics_log]") {
   const Json s = scenario();
   const auto& logs = s.at("logs").as_array();
   {
-    auto logger = vime::metrics::make_metrics_logger(args({"--tensorboard-dir", dir.path().string()}),
-                                                     nullptr, scripted_clock(s));
+    auto logger = vime::metrics::make_metrics_logger(
+        args({"--tensorboard-dir", dir.path().string()}), nullptr, scripted_clock(s));
     for (const Json& log : logs) {
-      logger->log(log.at("step_key").as_string(), log.at("step").as_int(), metrics_of(log.at("metrics")));
+      logger->log(log.at("step_key").as_string(), log.at("step").as_int(),
+                  metrics_of(log.at("metrics")));
     }
   }
   const auto records = read_records(read_bytes(only_event_file(dir.path())));
@@ -262,17 +267,22 @@ TEST_CASE("event file names follow TensorBoard's pattern", "[metrics_log]") {
   CHECK(vime::metrics::event_file_name(5).starts_with("events.out.tfevents.0000000005."));
 }
 
-TEST_CASE("the TensorBoard directory follows --tensorboard-dir, $TENSORBOARD_DIR, then slime's default",
-          "[metrics_log]") {
+TEST_CASE(
+    "the TensorBoard directory follows --tensorboard-dir, $TENSORBOARD_DIR, then slime's default",
+    "[metrics_log]") {
   using vime::metrics::tensorboard_dir;
   CHECK_FALSE(tensorboard_dir(args({}), "/env/tb"));  // off without --use-tensorboard
-  CHECK(tensorboard_dir(args({"--tensorboard-dir", "/flag/tb"}), "/env/tb") == fs::path("/flag/tb"));
-  CHECK(tensorboard_dir(args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
-                        "/env/tb") == fs::path("/env/tb"));
-  CHECK(tensorboard_dir(args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
-                        nullptr) == fs::path("tensorboard_log/p/e"));
-  CHECK(tensorboard_dir(args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
-                        "") == fs::path("tensorboard_log/p/e"));
+  CHECK(tensorboard_dir(args({"--tensorboard-dir", "/flag/tb"}), "/env/tb") ==
+        fs::path("/flag/tb"));
+  CHECK(tensorboard_dir(
+            args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
+            "/env/tb") == fs::path("/env/tb"));
+  CHECK(tensorboard_dir(
+            args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
+            nullptr) == fs::path("tensorboard_log/p/e"));
+  CHECK(tensorboard_dir(
+            args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
+            "") == fs::path("tensorboard_log/p/e"));
   const auto no_dir = args({"--use-tensorboard", "--tb-project-name", "p"});
   CHECK_THROWS_AS(tensorboard_dir(no_dir, nullptr), vime::UsageError);
   CHECK_THROWS_WITH(tensorboard_dir(no_dir, nullptr),

@@ -14,11 +14,13 @@ namespace vime::metrics {
 AppendFile::AppendFile(std::filesystem::path path, bool exclusive) : path_(std::move(path)) {
   std::error_code ec;
   if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), ec);
-  if (ec) throw Error("cannot create directory " + path_.parent_path().string() + ": " + ec.message());
+  if (ec)
+    throw Error("cannot create directory " + path_.parent_path().string() + ": " + ec.message());
   int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
   if (exclusive) flags |= O_EXCL;
   fd_ = ::open(path_.c_str(), flags, 0644);
-  if (fd_ < 0) throw Error("cannot open " + path_.string() + " for writing: " + std::strerror(errno));
+  if (fd_ < 0)
+    throw Error("cannot open " + path_.string() + " for writing: " + std::strerror(errno));
 }
 
 AppendFile::~AppendFile() {

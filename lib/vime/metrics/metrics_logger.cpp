@@ -67,7 +67,8 @@ std::optional<std::filesystem::path> tensorboard_dir(const Args& args,
   }
   auto project = args.get_optional_string("tb_project_name");
   auto experiment = args.get_optional_string("tb_experiment_name");
-  if (project && experiment) return std::filesystem::path("tensorboard_log") / *project / *experiment;
+  if (project && experiment)
+    return std::filesystem::path("tensorboard_log") / *project / *experiment;
   throw UsageError(
       "--use-tensorboard needs a directory: pass --tensorboard-dir DIR, set $TENSORBOARD_DIR, or "
       "pass both --tb-project-name and --tb-experiment-name (tensorboard_log/PROJECT/EXPERIMENT)");
@@ -86,7 +87,8 @@ std::unique_ptr<MetricsLogger> make_metrics_logger(const Args& args, std::ostrea
   }
   if (tensorboard) {
     auto sink = std::make_unique<TensorBoardSink>(*tensorboard, start_s);
-    if (console != nullptr) *console << "Saving tensorboard log to " << sink->path().string() << ".\n";
+    if (console != nullptr)
+      *console << "Saving tensorboard log to " << sink->path().string() << ".\n";
     logger->add_sink(std::move(sink));
   }
   return logger;

@@ -101,7 +101,8 @@ std::string ProgressBar::status_text(double now_s, bool is_final) const {
   if (options_.total > 0) {
     text.append(" (").append(std::to_string(done_ * 100 / options_.total)).append("%)");
   }
-  text.append(", ").append(has_rate ? format_rate(rate, options_.unit) : "? " + options_.unit + "/s");
+  text.append(", ").append(has_rate ? format_rate(rate, options_.unit)
+                                    : "? " + options_.unit + "/s");
   text.append(", elapsed ").append(format_duration(elapsed_s));
   if (!is_final && options_.total > 0) {
     const int64_t left = std::max<int64_t>(0, options_.total - done_);

@@ -12,7 +12,8 @@ namespace vime::metrics {
 
 std::string event_file_name(double wall_time_s) {
   std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0) host = {'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't'};
+  if (::gethostname(host.data(), host.size() - 1) != 0)
+    host = {'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't'};
   std::array<char, 32> seconds{};
   std::snprintf(seconds.data(), seconds.size(), "%010lld", static_cast<long long>(wall_time_s));
   return std::string("events.out.tfevents.") + seconds.data() + "." + host.data() + "." +

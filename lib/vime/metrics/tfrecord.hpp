@@ -1,5 +1,6 @@
 // TFRecord framing, the container of TensorBoard event files: per record
-//   uint64 length (little-endian) | uint32 masked_crc32c(length bytes) | data | uint32 masked_crc32c(data)
+//   uint64 length (little-endian) | uint32 masked_crc32c(length bytes) | data | uint32
+//   masked_crc32c(data)
 // CRC32C is the Castagnoli CRC (iSCSI, RFC 3720); the mask keeps a CRC of data that itself holds
 // CRCs from looking like one.
 #pragma once

@@ -10,13 +10,20 @@
 
 namespace vime::metrics {
 
-std::string event_file_name(double wall_time_s) {
+namespace {
+
+std::string host_name() {
   std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0)
-    host = {'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't'};
+  if (::gethostname(host.data(), host.size() - 1) != 0 || host[0] == '\0') return "localhost";
+  return host.data();
+}
+
+}  // namespace
+
+std::string event_file_name(double wall_time_s) {
   std::array<char, 32> seconds{};
   std::snprintf(seconds.data(), seconds.size(), "%010lld", static_cast<long long>(wall_time_s));
-  return std::string("events.out.tfevents.") + seconds.data() + "." + host.data() + "." +
+  return std::string("events.out.tfevents.") + seconds.data() + "." + host_name() + "." +
          std::to_string(::getpid());
 }
 

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
 
 #include "vime/metrics/tensorboard_event.hpp"
 #include "vime/metrics/tfrecord.hpp"
@@ -34,12 +36,16 @@ TensorBoardSink::TensorBoardSink(const std::filesystem::path& directory, double 
 
 void TensorBoardSink::write(std::string_view /*step_key*/, int64_t step, const Metrics& metrics,
                             double wall_time_s) {
-  Metrics scalars;
-  for (const auto& [name, value] : metrics) {
-    if (!name.ends_with("/step")) scalars.emplace(name, value);
+  auto is_step_key = [](const auto& entry) { return entry.first.ends_with("/step"); };
+  const Metrics* scalars = &metrics;
+  Metrics without_steps;
+  if (std::any_of(metrics.begin(), metrics.end(), is_step_key)) {
+    std::remove_copy_if(metrics.begin(), metrics.end(),
+                        std::inserter(without_steps, without_steps.end()), is_step_key);
+    scalars = &without_steps;
   }
-  if (scalars.empty()) return;
-  file_.append(tfrecord(encode_scalars_event(wall_time_s, step, scalars)));
+  if (scalars->empty()) return;
+  file_.append(tfrecord(encode_scalars_event(wall_time_s, step, *scalars)));
 }
 
 }  // namespace vime::metrics

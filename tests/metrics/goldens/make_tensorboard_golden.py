@@ -12,6 +12,11 @@ implementation of the reflected Castagnoli polynomial, checked here against RFC 
 
 Writes tensorboard_scenario.json (the log calls, wall times included) and
 tensorboard_golden.tfevents (what a writer must produce for them).
+
+  tests/metrics/goldens/make_tensorboard_golden.py --check EVENT_FILE...
+
+instead reads event files a vime run wrote, checking every CRC and parsing every record with the
+protobuf runtime, and prints a summary of the records, tags and steps.
 """
 import importlib
 import json
@@ -103,7 +108,36 @@ LOGS = [
 START_WALL_TIME = 1700000000.25  # the file_version event's; the i-th log call gets + 1.5 * (i + 1)
 
 
+def check_files(paths):
+    check_crc32c()
+    with tempfile.TemporaryDirectory() as workdir:
+        pb = compile_proto(workdir)
+        for path in paths:
+            with open(path, "rb") as f:
+                data = f.read()
+            at, events = 0, []
+            while at < len(data):
+                (length,) = struct.unpack_from("<Q", data, at)
+                assert struct.unpack_from("<I", data, at + 8)[0] == masked_crc32c(data[at:at + 8])
+                payload = data[at + 12:at + 12 + length]
+                assert len(payload) == length, f"{path}: truncated record at byte {at}"
+                assert struct.unpack_from("<I", data, at + 12 + length)[0] == masked_crc32c(payload)
+                event = pb.Event()
+                event.ParseFromString(payload)
+                assert event.SerializeToString() == payload, "not in canonical serialization"
+                events.append(event)
+                at += 12 + length + 4
+            assert events and events[0].file_version == "brain.Event:2", "no file_version first"
+            tags = {v.tag for e in events[1:] for v in e.summary.value}
+            steps = [e.step for e in events[1:]]
+            print(f"{path}: ok, {len(events)} records, {len(tags)} tags, "
+                  f"steps {min(steps, default=None)}..{max(steps, default=None)}")
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--check":
+        check_files(sys.argv[2:])
+        return
     check_crc32c()
     with tempfile.TemporaryDirectory() as workdir:
         pb = compile_proto(workdir)

@@ -15,6 +15,7 @@
 #include "vime/json.hpp"
 #include "vime/metrics/console_sink.hpp"
 #include "vime/metrics/jsonl_sink.hpp"
+#include "vime/metrics/metric_steps.hpp"
 
 namespace fs = std::filesystem;
 using vime::Json;
@@ -163,4 +164,20 @@ TEST_CASE("the console sink prints one line per call", "[metrics_log]") {
   vime::metrics::ConsoleSink sink(out);
   sink.write("train/step", 5, {{"train/loss", 0.123456789}, {"train/grad_norm", 1e-9}}, 0);
   CHECK(out.str() == "train/step 5 | train/grad_norm 1e-09 | train/loss 0.123457\n");
+}
+
+TEST_CASE("step keys take slime's x-axis values", "[metrics_log]") {
+  using vime::metrics::compute_rollout_step;
+  const auto base = std::vector<std::string>{
+      "--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--global-batch-size", "64"};
+  CHECK(compute_rollout_step(args(base), 5) == 5);
+  auto train_axis = base;
+  train_axis.push_back("--wandb-always-use-train-step");
+  CHECK(compute_rollout_step(args(train_axis), 5) == 20);  // 5 * 32 * 8 // 64
+  CHECK(compute_rollout_step(args({"--rollout-batch-size", "3", "--global-batch-size", "2",
+                                   "--wandb-always-use-train-step"}),
+                             3) == 4);  // floor(4.5)
+  CHECK_THROWS_WITH(compute_rollout_step(args({"--wandb-always-use-train-step"}), 1),
+                    Catch::Matchers::Contains("--rollout-batch-size"));
+  CHECK(vime::metrics::compute_train_step(3, 4, 2) == 14);
 }

@@ -164,6 +164,11 @@ TEST_CASE("the console sink prints one line per call", "[metrics_log]") {
   vime::metrics::ConsoleSink sink(out);
   sink.write("train/step", 5, {{"train/loss", 0.123456789}, {"train/grad_norm", 1e-9}}, 0);
   CHECK(out.str() == "train/step 5 | train/grad_norm 1e-09 | train/loss 0.123457\n");
+
+  std::ostringstream terminal;
+  vime::metrics::ConsoleSink(terminal, /*is_tty=*/true)
+      .write("eval/step", 0, {{"eval/aime", 0.5}}, 0);
+  CHECK(terminal.str() == "\r\033[2Keval/step 0 | eval/aime 0.5\n");  // over a half-drawn bar
 }
 
 TEST_CASE("step keys take slime's x-axis values", "[metrics_log]") {

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 
 #include "vime/error.hpp"
 #include "vime/metrics/console_sink.hpp"
 #include "vime/metrics/jsonl_sink.hpp"
+#include "vime/metrics/progress_bar.hpp"
 #include "vime/metrics/tensorboard_sink.hpp"
 
 namespace vime::metrics {
@@ -80,7 +82,10 @@ std::unique_ptr<MetricsLogger> make_metrics_logger(const Args& args, std::ostrea
   auto tensorboard = tensorboard_dir(args, std::getenv("TENSORBOARD_DIR"));
   const double start_s = clock();
   auto logger = std::make_unique<MetricsLogger>(std::move(clock));
-  if (console != nullptr) logger->add_sink(std::make_unique<ConsoleSink>(*console));
+  if (console != nullptr) {
+    const bool is_tty = console == &std::cout && stdout_is_tty();
+    logger->add_sink(std::make_unique<ConsoleSink>(*console, is_tty));
+  }
   if (jsonl) {
     logger->add_sink(std::make_unique<JsonlSink>(*jsonl));
     if (console != nullptr) *console << "Appending metrics to " << jsonl->string() << ".\n";

@@ -21,4 +21,7 @@ inline constexpr const char* kEvalPrefix = "eval/";
 inline constexpr const char* kEvalTruncatedSuffix = "-truncated_ratio";
 inline constexpr const char* kEvalStep = "eval/step";
 
+// Trainer, step key train/step (the critic logs train/critic-* on the same key).
+inline constexpr const char* kTrainStep = "train/step";
+
 }  // namespace vime::metrics::names

@@ -15,6 +15,9 @@ constexpr FlagSpec kFlags[] = {
      "Key of the reward dict whose values are counted per category (e.g. why a sample failed)."},
     {"--log-correct-samples", kStoreTrue, nullptr,
      "Log the response-length quartiles and entropy of samples with raw reward 1."},
+    {"--metrics-jsonl", kString, nullptr,
+     "vime: append every logged metric dict as one JSON line to this file (unset: "
+     "{--save}/metrics.jsonl when --save is set)."},
     {"--use-tensorboard", kStoreTrue, nullptr, "Write metrics as TensorBoard event files."},
     {"--tb-project-name", kString, nullptr,
      "TensorBoard log directory (unset: $TENSORBOARD_DIR)."},

@@ -1,0 +1,24 @@
+// Metrics on the console: one line per log call, "rollout/step 3 | rollout/raw_reward 0.5 | ...",
+// values with 6 significant digits (slime prints its log dicts the same way, one per step). On a
+// terminal each line first erases the line it starts on, so it replaces a progress bar being
+// drawn there instead of running on after it (the bar redraws below on its next update).
+#pragma once
+
+#include <ostream>
+
+#include "vime/metrics/metrics_sink.hpp"
+
+namespace vime::metrics {
+
+class ConsoleSink : public MetricsSink {
+ public:
+  explicit ConsoleSink(std::ostream& out, bool is_tty = false) : out_(out), is_tty_(is_tty) {}
+  void write(std::string_view step_key, int64_t step, const Metrics& metrics,
+             double wall_time_s) override;
+
+ private:
+  std::ostream& out_;
+  bool is_tty_;
+};
+
+}  // namespace vime::metrics

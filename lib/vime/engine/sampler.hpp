@@ -1,0 +1,49 @@
+// The NativeEngine's sampling step: one next token and its log-prob for every running request of a
+// decode step, each row with its own settings, vectorised over the batch.
+//
+// Per row, in vLLM v1's order: fp32 logits -> min_new_tokens mask (EOS and stop ids cannot be
+// sampled before the request has min_new_tokens tokens) -> / temperature -> min_p -> top_k ->
+// top_p -> one draw. Greedy rows (temperature ~ 0) take the argmax of the masked logits.
+//
+// A draw uses one uniform u = philox(seed, step) and inverse-CDF sampling over the kept
+// probabilities in token-id order, so a request's tokens depend only on its own logits, seed and
+// step: never on the other rows of the batch or on the batch size.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "vime/engine/row_sampling.hpp"
+
+namespace vime::engine {
+
+// Which log-prob comes back with each token.
+enum class LogProbMode {
+  // log_softmax(logits / T) over the whole vocabulary, in fp32 (T = 1 for greedy rows): what the
+  // trainer computes (train/log_probs.hpp) and what slime gets from SGLang, so that
+  // train_rollout_logprob_abs_diff measures only numerics. Default.
+  kTemperature,
+  // vLLM's --logprobs-mode processed_logprobs: the log-prob under the distribution actually
+  // sampled from (after the min_new_tokens mask, temperature, min_p, top_k, top_p, renormalised
+  // over the kept tokens). Equals kTemperature when no filter or mask is active.
+  kProcessed,
+};
+
+struct SamplerRow {
+  const RowSampling* sampling = nullptr;  // not owned; outlives the call
+  int64_t num_generated = 0;              // tokens the request has generated before this one
+};
+
+struct SampledTokens {
+  std::vector<int32_t> token_ids;  // [batch]
+  std::vector<float> log_probs;    // [batch]
+};
+
+// logits: [batch, vocab], fp32/bf16/fp16, any device; rows: one per logits row. Throws vime::Error
+// naming the row when a row has nothing to sample (NaN logits, every token masked).
+SampledTokens sample_tokens(const at::Tensor& logits, const std::vector<SamplerRow>& rows,
+                            LogProbMode mode = LogProbMode::kTemperature);
+
+}  // namespace vime::engine

@@ -219,7 +219,8 @@ const VARIANT_EXTRA = [
   'a <mask> b', 'a    <mask>', 'x\n\t<mask>', '<mask><mask>', '[SEP]   x', '[SEP]\n\ny', 'cat', 'concat cat cats',
   ' cat ', 'the cat_', 'cat.', '(cat)', 'Cafe\u0301 Café', 'CAFÉ café', 'x the end y', 'the end', 'and the end',
   'ﬁve ①② Ｈｅｌｌｏ', '  Strip me  ', '``quoted``', '2026 is 12345678 ٣٤٥', 'end.\nNext, line!\r\nmore',
-  '中文，标点。English, too.', 'hello world', ' hello  world ', 'Hello, my dog is cute', '🦀 byte fallback 🫠', '\t',
+  '中文，标点。English, too.', 'hello world', 'x \u{11F04}\u{11F05} y', 'hi \u{1FAE8} there', 'a\u{31350}b 1\u{11F50}2',
+  '。 \u{3002}x', 'カタカナ。', ' hello  world ', 'Hello, my dog is cute', '🦀 byte fallback 🫠', '\t',
 ];
 
 // transformers' LlamaTokenizerFast / GemmaTokenizerFast replace the post-processor (update_post_processor).

@@ -9,6 +9,7 @@
 #include "tokenizer/tokenizer_fixtures.hpp"
 #include "vime/error.hpp"
 #include "vime/tokenizer/chat_request.hpp"
+#include "vime/tokenizer/onig_compat.hpp"
 #include "vime/tokenizer/read_file.hpp"
 
 namespace {
@@ -201,4 +202,14 @@ TEST_CASE("Once the word cache is full, words are still encoded right", "[tokeni
   std::reverse(fresh.begin(), fresh.end());
   CHECK(first == again);
   CHECK(first == fresh);
+}
+
+TEST_CASE("Oniguruma patterns are rewritten for PCRE2: scripts, and characters newer than PCRE2's Unicode", "[tokenizer]") {
+  using vime::tokenizer::pcre2_pattern_for_oniguruma;
+  CHECK(pcre2_pattern_for_oniguruma(R"(\p{Han}+|[^\p{Hiragana}])") == R"(\p{sc:Han}+|[^\p{sc:Hiragana}])");
+  CHECK(pcre2_pattern_for_oniguruma(R"(\s+(?!\S)|\d)") == R"(\s+(?!\S)|\d)");
+  // U+11F04 (Kawi, Unicode 15) is a letter to Oniguruma and utf8proc; PCRE2 10.42 has Unicode 14.
+  const std::string letters = pcre2_pattern_for_oniguruma(R"(\p{L}+)");
+  CHECK_THAT(letters, Catch::StartsWith(R"([\p{L})") && Catch::Contains("11F04"));
+  CHECK_THAT(pcre2_pattern_for_oniguruma(R"([^\s\p{L}])"), Catch::StartsWith(R"([^\s\p{L}\x{)"));
 }

@@ -4,6 +4,7 @@
 #include <pcre2.h>
 
 #include "vime/error.hpp"
+#include "vime/tokenizer/onig_compat.hpp"
 
 namespace vime::tokenizer {
 
@@ -34,43 +35,6 @@ MatchState& match_state() {
   return state;
 }
 
-bool is_general_category(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "L", "Lu", "Ll", "Lt", "Lm", "Lo", "L&", "LC", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
-      "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl",
-      "Zp", "C", "Cc", "Cf", "Cs", "Co", "Cn", "Any", "Xan", "Xps", "Xsp", "Xwd", "Xuc"};
-  for (std::string_view n : kNames) {
-    if (n == name) return true;
-  }
-  return false;
-}
-
-// Oniguruma's \p{Han} is the Script property; PCRE2 (10.40+) reads a bare script name as Script
-// Extensions, which also takes in shared punctuation such as U+3002. \p{sc:Han} asks for Script.
-std::string with_script_property(const std::string& pattern) {
-  std::string out;
-  out.reserve(pattern.size());
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    out.push_back(pattern[i]);
-    if (pattern[i] != '\\' || i + 1 >= pattern.size()) continue;
-    const char kind = pattern[++i];
-    out.push_back(kind);
-    if ((kind != 'p' && kind != 'P') || i + 1 >= pattern.size() || pattern[i + 1] != '{') continue;
-    const size_t close = pattern.find('}', i + 2);
-    if (close == std::string::npos) continue;
-    std::string name = pattern.substr(i + 2, close - i - 2);
-    const bool negated = !name.empty() && name[0] == '^';
-    const std::string bare = negated ? name.substr(1) : name;
-    if (!bare.empty() && !is_general_category(bare) && bare.find(':') == std::string::npos &&
-        bare.find('=') == std::string::npos) {
-      name = std::string(negated ? "^" : "") + "sc:" + bare;
-    }
-    out += "{" + name + "}";
-    i = close;
-  }
-  return out;
-}
-
 pcre2_code* compile(const std::string& pattern, int& error, PCRE2_SIZE& offset) {
   return pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
                        PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
@@ -81,8 +45,8 @@ pcre2_code* compile(const std::string& pattern, int& error, PCRE2_SIZE& offset) 
 Regex::Regex(const std::string& pattern) : pattern_(pattern), code_(std::make_unique<Code>()) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  const std::string scripts = with_script_property(pattern);
-  if (scripts != pattern) code_->code = compile(scripts, error, offset);
+  const std::string rewritten = pcre2_pattern_for_oniguruma(pattern);
+  if (rewritten != pattern) code_->code = compile(rewritten, error, offset);
   if (code_->code == nullptr) code_->code = compile(pattern, error, offset);
   if (code_->code == nullptr) {
     PCRE2_UCHAR message[256];

@@ -138,6 +138,7 @@ CASES = [
     ("str_methods_split", "{{ 'a,b,,c'.split(',') }} {{ ' a  b '.split() }} {{ 'a b c'.split(' ', 1) }} {{ 'a b c'.rsplit(' ', 1) }} {{ 'l1\\nl2\\r\\nl3'.splitlines() }} {{ 'x'.split('x') }} {{ ''.split() }}", {}),
     ("str_methods_find", "{{ 'hello'.find('l') }} {{ 'hello'.rfind('l') }} {{ 'hello'.find('z') }} {{ 'héllo'.find('l') }} {{ 'hello'.index('e') }} {{ 'hello'.count('l') }} {{ 'hello'.startswith('he') }} {{ 'hello'.endswith(('x', 'lo')) }} {{ 'hello'.replace('l', 'L', 1) }}", {}),
     ("str_methods_join_format", "{{ ', '.join(['a', 'b']) }} {{ ''.join('abc') }} {{ '{} and {}'.format('x', 'y') }} {{ '{1}{0}'.format('a', 'b') }} {{ '{name}!'.format(name='hi') }} {{ '{{literal}}'.format() }} {{ 'prefix-x'.removeprefix('prefix-') }} {{ 'x.txt'.removesuffix('.txt') }}", {}),
+    ("str_methods_pad", "[{{ 'ab'.ljust(5) }}][{{ 'ab'.rjust(5, '*') }}][{{ 'ab'.center(7, '-') }}][{{ 'héllo'.center(8) }}][{{ '42'.zfill(5) }}][{{ '-42'.zfill(5) }}][{{ 'abc'.ljust(2) }}] {{ 'k=v=w'.partition('=') }} {{ 'k=v=w'.rpartition('=') }} {{ 'kv'.partition('=') }} {{ 'kv'.rpartition('=') }}", {}),
     ("dict_list_methods", "{{ d.keys() | list }} {{ d.values() | list }} {{ d.items() | list }} {{ xs.index(2) }} {{ xs.count(3) }} {{ d.get('a') }} {{ d.get('z', 0) }}", CTX),
     # --- globals
     ("globals_range", "{{ range(4) | list }} {{ range(2, 5) | list }} {{ range(10, 0, -3) | list }} {{ range(0) | list }} {{ range(5) | length }}", {}),

@@ -210,6 +210,21 @@ CONVERSATIONS = [
         {"role": "assistant", "content": None, "tool_calls": [call("calculator", {"expression": "6*7"})]},
         {"role": "ipython", "content": {"result": 42}}], [CALC_TOOL]),
     ("user_not_first", [ASSISTANT, USER], None),
+    ("thinking_field", [  # gpt-oss names reasoning "thinking"
+        {"role": "developer", "content": "Be terse."}, USER,
+        {"role": "assistant", "content": "", "thinking": "Use the tool.", "tool_calls": [call("calculator", {"expression": "17*23"})]},
+        {"role": "tool", "content": "391"},
+        {"role": "assistant", "content": "391.", "thinking": "The tool said 391."}], [
+        {"type": "function", "function": {"name": "calculator", "description": "Evaluate arithmetic.", "parameters": {
+            "type": "object", "properties": {
+                "expression": {"type": "string", "description": "e.g. 2+2"},
+                "precision": {"type": "integer", "default": 2},
+                "mode": {"type": "string", "enum": ["exact", "float"], "default": "exact"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "options": {"type": "object", "properties": {"round": {"type": "boolean"}}, "required": ["round"]},
+                "value": {"oneOf": [{"type": "number"}, {"type": "string", "description": "as text"}]},
+                "pair": {"type": ["number", "string"]}},
+            "required": ["expression"]}}}]),
 ]
 
 # (add_generation_prompt, kwargs) variants applied to every conversation.
@@ -221,6 +236,8 @@ VARIANTS = [
     ("nogen_think_off", False, {"enable_thinking": False}),
 ]
 EXTRA_KWARGS = {  # per-template extras that their templates read
+    "gpt_oss": [("gen_effort_high", True, {"reasoning_effort": "high", "model_identity": "You are a test model."}),
+                ("nogen_builtin_tools", False, {"builtin_tools": ["browser", "python"]})],
     "llama3_3_generation": [("gen_date", True, {"date_string": "01 Jan 2025"}),
                             ("gen_tools_in_system", True, {"tools_in_user_message": False}),
                             ("gen_builtin_tools", True, {"builtin_tools": ["code_interpreter", "calculator"]})],
@@ -280,6 +297,8 @@ def main():
             for variant, add_generation_prompt, kwargs in VARIANTS + EXTRA_KWARGS.get(name, []):
                 record = {"id": f"{name}/{conv_name}/{variant}", "messages": messages, "tools": tools,
                           "add_generation_prompt": add_generation_prompt, "kwargs": kwargs}
+                if "strftime_now" in source:  # the test puts its own today in place of this one
+                    record["today"] = datetime.now().strftime("%Y-%m-%d")
                 try:
                     record["text"] = compiled.render(messages=messages, tools=tools, documents=None,
                                                      add_generation_prompt=add_generation_prompt,

@@ -125,6 +125,9 @@ TEST_CASE("render_json keeps key order for tojson; render(Json) sees keys sorted
   CHECK(t.render(Json::array(), Json::parse(tools), false, Json::object()) ==
         R"({"function": {"description": "d", "name": "f"}, "type": "function"})");
   CHECK_THROWS_WITH(t.render_json("[", "null", false, "{}"), Catch::Contains("chat messages"));
+  CHECK_THROWS_WITH(
+      t.render_json("[{\"role\": \"user\", \"content\": \"\xff\"}]", "null", false, "{}"),
+      Catch::Contains("chat messages") && Catch::Contains("encoding"));
 }
 
 TEST_CASE("One ChatTemplate renders from many threads at once", "[chat_template]") {

@@ -120,6 +120,16 @@ TEST_CASE("Runaway templates raise instead of crashing", "[jinja]") {
   }
 }
 
+TEST_CASE("64-bit integers raise on overflow instead of wrapping", "[jinja]") {
+  CHECK(render("{{ 2 ** 62 }} {{ (-1) ** 1000000000000 }} {{ 9223372036854775807 // -1 }}") ==
+        "4611686018427387904 1 -9223372036854775807");
+  for (const char* source : {"{{ 2 ** 64 }}", "{{ 9223372036854775807 + 1 }}", "{{ x * 3 }}",
+                             "{{ -x - x - x }}", "{{ (-x - x) // -1 }}"}) {
+    INFO(source);
+    CHECK(error_of(source, R"({"x": 4611686018427387904})").kind() == "OverflowError");
+  }
+}
+
 TEST_CASE("strftime_now formats the current local time", "[jinja]") {
   std::time_t now = std::time(nullptr);
   std::tm local{};

@@ -203,8 +203,10 @@ Value f_indent(Interpreter&, CallArgs& args) {
     for (size_t i = 0; i < lines.size(); ++i) out += (i > 0 ? "\n" + indention : "") + lines[i];
   } else {
     out = lines.empty() ? "" : lines[0];
-    for (size_t i = 1; i < lines.size(); ++i)
-      out += "\n" + (lines[i].empty() ? "" : indention + lines[i]);
+    for (size_t i = 1; i < lines.size(); ++i) {
+      out += '\n';
+      if (!lines[i].empty()) out.append(indention).append(lines[i]);
+    }
   }
   if (first) out = indention + out;
   return Value(std::move(out));

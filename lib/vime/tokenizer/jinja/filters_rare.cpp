@@ -205,7 +205,8 @@ Value f_urlencode(Interpreter&, CallArgs& args) {
   for (const Value& pair : pairs) {
     List kv = iterate(pair);
     if (kv.size() != 2) throw TemplateError("ValueError", "urlencode needs (key, value) pairs");
-    out += (out.empty() ? "" : "&") + url_quote(kv[0], true) + "=" + url_quote(kv[1], true);
+    if (!out.empty()) out += '&';
+    out.append(url_quote(kv[0], true)).append("=").append(url_quote(kv[1], true));
   }
   return Value(std::move(out));
 }
@@ -228,8 +229,9 @@ Value f_xmlattr(Interpreter& in, CallArgs& args) {
     CallArgs escape_key, escape_value;
     escape_key.positional.push_back(Value(key));
     escape_value.positional.push_back(x);
-    out += (out.empty() ? "" : " ") + in.apply_filter("e", escape_key).str() + "=\"" +
-           in.apply_filter("e", escape_value).str() + "\"";
+    if (!out.empty()) out += ' ';
+    out.append(in.apply_filter("e", escape_key).str()).append("=\"");
+    out.append(in.apply_filter("e", escape_value).str()).append("\"");
   }
   if (autospace && !out.empty()) out = " " + out;
   return Value(std::move(out));

@@ -44,7 +44,9 @@ Value from_rapidjson(const rapidjson::Value& v) {
 
 Value value_from_json_text(std::string_view text, std::string_view where) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
+  // Invalid UTF-8 is an error here, as it is to Python reading the file.
+  doc.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseValidateEncodingFlag>(
+      text.data(), text.size());
   if (doc.HasParseError()) {
     throw Error(std::string(where) + ": invalid JSON at offset " +
                 std::to_string(doc.GetErrorOffset()) + ": " +

@@ -177,6 +177,38 @@ Value string_method(const Value& self, std::string_view name, CallArgs& args) {
     }
     return self;
   }
+  if (name == "ljust" || name == "rjust" || name == "center" || name == "zfill") {
+    const int64_t width = int_arg(arg(args, 0, "width"), 0);
+    const int64_t length = static_cast<int64_t>(utf8::count(s));
+    if (width <= length) return self;
+    const int64_t pad = width - length;
+    if (name == "zfill") {
+      size_t sign = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+      return Value(s.substr(0, sign) + std::string(pad, '0') + s.substr(sign));
+    }
+    std::string fill = name == "zfill" ? "0" : arg(args, 1, "fillchar", Value(" ")).str();
+    if (utf8::count(fill) != 1)
+      throw type_error("The fill character must be exactly one character long");
+    auto repeat = [&](int64_t n) {
+      std::string out;
+      for (int64_t i = 0; i < n; ++i) out += fill;
+      return out;
+    };
+    if (name == "ljust") return Value(s + repeat(pad));
+    if (name == "rjust") return Value(repeat(pad) + s);
+    const int64_t left = pad / 2 + (pad & width & 1);  // CPython's str.center
+    return Value(repeat(left) + s + repeat(pad - left));
+  }
+  if (name == "partition" || name == "rpartition") {
+    const std::string sep = expect_string(arg(args, 0, "sep"), "must be str");
+    if (sep.empty()) throw TemplateError("ValueError", "empty separator");
+    size_t at = name == "partition" ? s.find(sep) : s.rfind(sep);
+    if (at == std::string::npos) {
+      return name == "partition" ? Value::tuple({Value(s), Value(""), Value("")})
+                                 : Value::tuple({Value(""), Value(""), Value(s)});
+    }
+    return Value::tuple({Value(s.substr(0, at)), Value(sep), Value(s.substr(at + sep.size()))});
+  }
   if (name == "isdigit" || name == "isnumeric" || name == "isdecimal")
     return all_chars(self, [](char32_t c) { return c >= '0' && c <= '9'; });
   if (name == "isalpha")
@@ -232,11 +264,12 @@ Value list_method(const Value& self, std::string_view name, CallArgs& args) {
 }
 
 const std::set<std::string_view, std::less<>> kStringMethods = {
-    "startswith", "endswith",   "strip",        "lstrip",       "rstrip",  "split",
-    "rsplit",     "splitlines", "upper",        "lower",        "title",   "capitalize",
-    "replace",    "find",       "rfind",        "index",        "rindex",  "count",
-    "join",       "format",     "removeprefix", "removesuffix", "isdigit", "isnumeric",
-    "isdecimal",  "isalpha",    "isalnum",      "isspace",      "islower", "isupper"};
+    "startswith", "endswith",   "strip",        "lstrip",       "rstrip",    "split",
+    "rsplit",     "splitlines", "upper",        "lower",        "title",     "capitalize",
+    "replace",    "find",       "rfind",        "index",        "rindex",    "count",
+    "join",       "format",     "removeprefix", "removesuffix", "isdigit",   "isnumeric",
+    "isdecimal",  "isalpha",    "isalnum",      "isspace",      "islower",   "isupper",
+    "ljust",      "rjust",      "center",       "zfill",        "partition", "rpartition"};
 const std::set<std::string_view, std::less<>> kDictMethods = {"items", "keys", "values", "get",
                                                               "copy"};
 const std::set<std::string_view, std::less<>> kDictMutators = {"pop", "popitem", "setdefault",

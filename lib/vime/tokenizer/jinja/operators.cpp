@@ -30,7 +30,39 @@ Value repeat(const Value& seq, int64_t times) {
                                            : Value::list(std::move(out));
 }
 
+// Python's ints do not overflow; ours are 64-bit and say so rather than wrap.
+int64_t checked(bool overflowed, int64_t value) {
+  if (overflowed) throw TemplateError("OverflowError", "integer result does not fit in 64 bits");
+  return value;
+}
+int64_t add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  bool overflowed = __builtin_add_overflow(a, b, &r);
+  return checked(overflowed, r);
+}
+int64_t subtract(int64_t a, int64_t b) {
+  int64_t r = 0;
+  bool overflowed = __builtin_sub_overflow(a, b, &r);
+  return checked(overflowed, r);
+}
+int64_t multiply(int64_t a, int64_t b) {
+  int64_t r = 0;
+  bool overflowed = __builtin_mul_overflow(a, b, &r);
+  return checked(overflowed, r);
+}
+
+int64_t power(int64_t base, int64_t exponent) {  // by squaring: at most 63 steps before overflow
+  int64_t result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = multiply(result, base);
+    exponent >>= 1;
+    if (exponent > 0) base = multiply(base, base);
+  }
+  return result;
+}
+
 int64_t floor_div(int64_t a, int64_t b) {
+  if (b == -1) return subtract(0, a);  // INT64_MIN / -1 would trap
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -53,7 +85,7 @@ void fail_undefined(const Value& undefined) {
 Value negate(const Value& v, bool minus) {
   if (v.is_undefined()) fail_undefined(v);
   if (v.is_float()) return Value(minus ? -v.as_float() : v.as_float());
-  if (is_integral(v)) return Value(minus ? -integer_of(v) : integer_of(v));
+  if (is_integral(v)) return Value(minus ? subtract(0, integer_of(v)) : integer_of(v));
   throw type_error(std::string("bad operand type for unary ") + (minus ? "-" : "+") + ": '" +
                    v.type_name() + "'");
 }
@@ -65,7 +97,7 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
   bool numbers = a.is_number() && b.is_number();
   bool ints = numbers && is_integral(a) && is_integral(b);
   if (op == "+") {
-    if (ints) return Value(integer_of(a) + integer_of(b));
+    if (ints) return Value(add(integer_of(a), integer_of(b)));
     if (numbers) return Value(a.to_double() + b.to_double());
     if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
     if (a.is_sequence() && a.kind() == b.kind()) {
@@ -81,12 +113,12 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
     unsupported("+", a, b);
   }
   if (op == "-") {
-    if (ints) return Value(integer_of(a) - integer_of(b));
+    if (ints) return Value(subtract(integer_of(a), integer_of(b)));
     if (numbers) return Value(a.to_double() - b.to_double());
     unsupported("-", a, b);
   }
   if (op == "*") {
-    if (ints) return Value(integer_of(a) * integer_of(b));
+    if (ints) return Value(multiply(integer_of(a), integer_of(b)));
     if (numbers) return Value(a.to_double() * b.to_double());
     if ((a.is_string() || a.is_sequence()) && is_integral(b)) return repeat(a, integer_of(b));
     if ((b.is_string() || b.is_sequence()) && is_integral(a)) return repeat(b, integer_of(a));
@@ -121,17 +153,13 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
                           ints ? "integer division or modulo by zero" : "float modulo");
     if (ints) {
       int64_t x = integer_of(a), y = integer_of(b);
-      return Value(x - floor_div(x, y) * y);
+      return Value(y == -1 ? 0 : x - floor_div(x, y) * y);
     }
     return Value(float_mod(a.to_double(), b.to_double()));
   }
   if (op == "**") {
     if (!numbers) unsupported("** or pow()", a, b);
-    if (ints && integer_of(b) >= 0) {
-      int64_t result = 1, base = integer_of(a);
-      for (int64_t i = 0; i < integer_of(b); ++i) result *= base;
-      return Value(result);
-    }
+    if (ints && integer_of(b) >= 0) return Value(power(integer_of(a), integer_of(b)));
     return Value(std::pow(a.to_double(), b.to_double()));
   }
   throw TemplateError("TemplateRuntimeError", "unknown operator " + std::string(op));

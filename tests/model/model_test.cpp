@@ -8,6 +8,7 @@
 
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
+#include "vime/core/arg_parser.hpp"
 #include "vime/model/model.hpp"
 
 namespace {
@@ -89,4 +90,42 @@ TEST_CASE("a model needs every tensor at its shape", "[model]") {
   tensors = model->hf_tensors();
   tensors[2].second = at::zeros({3, 3});
   CHECK_THROWS_WITH(model->load_tensors(tensors, "ckpt"), Catch::Contains("has shape [3, 3]"));
+}
+
+TEST_CASE("Megatron flags build the same config as config.json, and disagreements are named",
+          "[model]") {
+  auto hf = vime::ModelConfig::from_hf_dir(kGolden + "tiny_qwen3");
+  std::vector<std::string> flags{"--num-layers", "2", "--hidden-size", "32", "--ffn-hidden-size",
+                                 "48", "--num-attention-heads", "4", "--group-query-attention",
+                                 "--num-query-groups", "2", "--kv-channels", "16", "--vocab-size",
+                                 "96", "--qk-layernorm", "--norm-epsilon", "1e-6",
+                                 "--rotary-base", "1000000"};
+  auto args = vime::core::parse_args(flags);
+  auto from_flags = vime::ModelConfig::from_args(args);
+  CHECK(from_flags.model_type == "qwen3");
+  CHECK(from_flags.head_dim == hf.head_dim);
+  CHECK(from_flags.num_key_value_heads == hf.num_key_value_heads);
+  CHECK(from_flags.rope_theta == hf.rope_theta);
+  CHECK(from_flags.tie_word_embeddings == hf.tie_word_embeddings);
+  CHECK(from_flags.padded_vocab_size == 128);
+  CHECK_NOTHROW(hf.check_agrees_with_args(args));
+  flags.insert(flags.end(), {"--num-query-groups", "4"});  // the last value wins
+  CHECK_THROWS_WITH(hf.check_agrees_with_args(vime::core::parse_args(flags)),
+                    Catch::Contains("--num-query-groups 4 disagrees"));
+  CHECK_THROWS_WITH(vime::ModelConfig::from_args(vime::core::parse_args({})),
+                    Catch::Contains("--num-layers is required"));
+}
+
+TEST_CASE("recompute flags", "[model]") {
+  using vime::core::parse_args;
+  auto none = vime::RecomputeOptions::from_args(parse_args({}));
+  CHECK_FALSE(none.enabled);
+  std::vector<std::string> block{"--recompute-granularity", "full", "--recompute-method", "block",
+                                 "--recompute-num-layers", "3"};
+  auto b = vime::RecomputeOptions::from_args(parse_args(block));
+  CHECK(b.enabled);
+  CHECK(b.num_layers == 3);
+  std::vector<std::string> selective{"--recompute-granularity", "selective"};
+  CHECK_THROWS_WITH(vime::RecomputeOptions::from_args(parse_args(selective)),
+                    Catch::Contains("selective"));
 }

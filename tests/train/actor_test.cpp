@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/train/actor.hpp"
 #include "vime/train/critic.hpp"
@@ -124,4 +125,25 @@ TEST_CASE("PPO: the critic's values feed GAE and its value loss falls", "[train]
     (rollout == 0 ? first : last) = m.at("critic/value_loss");
   }
   CHECK(last < 0.5 * first);
+}
+
+TEST_CASE("a custom loss from a real .so plugin trains like the built-in SFT loss", "[train]") {
+  auto batch = counting_batch(4);
+  auto run = [&](std::vector<std::string> flags) {
+    vime::Model model(tiny_config(), at::kFloat, at::kCPU, 7);
+    flags.insert(flags.end(), {"--global-batch-size", "4", "--micro-batch-size", "2"});
+    auto args = args_of(flags);
+    vime::train::SingleRank rank;
+    vime::train::Actor actor(args, model, nullptr, rank);
+    vime::train::Metrics last;
+    for (int rollout = 0; rollout < 3; ++rollout) last = actor.train(rollout, batch);
+    return last;
+  };
+  auto builtin = run({"--loss-type", "sft_loss"});
+  auto custom = run({"--loss-type", "custom_loss", "--custom-loss-function-path",
+                     vime::test::plugin_path("train_hooks")});
+  CHECK(custom.at("train/loss") == Approx(builtin.at("train/loss")).epsilon(1e-5));
+  CHECK(custom.count("train/custom_calls") == 1);
+  CHECK_THROWS_WITH(run({"--loss-type", "custom_loss"}),
+                    Catch::Contains("--custom-loss-function-path"));
 }

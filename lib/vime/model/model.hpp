@@ -34,6 +34,11 @@ struct PackedBatch {
 struct RecomputeOptions {
   bool enabled = false;
   int64_t num_layers = 0;  // the first num_layers layers recompute; <= 0 means all
+
+  // --recompute-granularity full [--recompute-method block --recompute-num-layers N]; uniform
+  // recomputes every layer (vime recomputes whole layers, so any chunk size covers all of them).
+  // selective is refused: vime has no per-submodule recompute.
+  static RecomputeOptions from_args(const Args& args);
 };
 
 struct LayerWeights;

@@ -2,8 +2,12 @@
 // flags pick the file, appending across runs, concurrent loggers and bad paths.
 #include "vime/metrics/metrics_logger.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -185,4 +189,43 @@ TEST_CASE("step keys take slime's x-axis values", "[metrics_log]") {
   CHECK_THROWS_WITH(compute_rollout_step(args({"--wandb-always-use-train-step"}), 1),
                     Catch::Matchers::Contains("--rollout-batch-size"));
   CHECK(vime::metrics::compute_train_step(3, 4, 2) == 14);
+}
+
+TEST_CASE("processes appending to one JSONL file never split a line", "[metrics_log]") {
+  vime::test::TempDir dir;
+  const fs::path path = dir.path() / "metrics.jsonl";
+  constexpr int kProcesses = 3, kLines = 300;
+  std::vector<pid_t> children;
+  for (int worker = 0; worker < kProcesses; ++worker) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // each process opens the file itself, as separate runs or ranks would
+      int status = 0;
+      try {
+        vime::metrics::JsonlSink sink(path);
+        const std::string long_key = "x/" + std::string(8000, static_cast<char>('a' + worker));
+        for (int i = 0; i < kLines; ++i) {
+          sink.write("rollout/step", i, {{"worker", worker}, {long_key, i}}, 0);
+        }
+      } catch (...) {
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = -1;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  }
+  const auto lines = read_lines(path);
+  REQUIRE(lines.size() == kProcesses * kLines);
+  std::set<std::pair<int, int64_t>> seen;
+  for (const auto& line : lines) {
+    REQUIRE(line.size() > 8000);  // longer than a stdio buffer: each line is one write(2)
+    const Json row = Json::parse(line, "metrics.jsonl");
+    seen.emplace(static_cast<int>(row.at("worker").as_double()), row.at("rollout/step").as_int());
+  }
+  CHECK(seen.size() == kProcesses * kLines);
 }

@@ -117,6 +117,32 @@ TEST_CASE("on a terminal the bar redraws one line in place", "[metrics_log]") {
         "\r\033[2Ktrain [####    ] 2/4 steps (50%), 2.00 steps/s, elapsed 00:01\n");
 }
 
+TEST_CASE("on a narrow terminal the bar shrinks, then the text is cut", "[metrics_log]") {
+  FakeClock time;
+  ProgressOptions options;
+  options.label = "rollout 12";
+  options.unit = "samples";
+  options.total = 100;
+  options.is_tty = true;
+  options.bar_width = 30;
+  auto first_draw = [&](int columns) {
+    std::ostringstream out;
+    options.max_columns = columns;
+    ProgressBar bar(out, options, time.clock());
+    std::string text = out.str();
+    return text.substr(std::string("\r\033[2K").size());
+  };
+  const std::string status = "0/100 samples (0%), ? samples/s, elapsed 00:00, ETA ?";
+  CHECK(first_draw(0) == "rollout 12 [" + std::string(30, ' ') + "] " + status);  // no limit
+  CHECK(first_draw(200) == "rollout 12 [" + std::string(30, ' ') + "] " + status);
+  // 80 columns: 79 usable - 10 label - 53 status - 4 for " [", "] " = 12 for the bar.
+  CHECK(first_draw(80) == "rollout 12 [" + std::string(12, ' ') + "] " + status);
+  CHECK(first_draw(80).size() == 79);
+  CHECK(first_draw(73) == "rollout 12 [" + std::string(5, ' ') + "] " + status);
+  CHECK(first_draw(72) == "rollout 12 " + status);  // a bar under 5 columns is left out
+  CHECK(first_draw(40) == ("rollout 12 " + status).substr(0, 39));  // then the text is cut
+}
+
 TEST_CASE("many threads advance one bar without losing counts", "[metrics_log]") {
   std::ostringstream out;
   ProgressOptions options = plain(8 * 1000, 0);  // a line on every call: maximal contention

@@ -263,7 +263,8 @@ TEST_CASE("event files decode to the logged scalars", "[metrics_log]") {
 TEST_CASE("event file names follow TensorBoard's pattern", "[metrics_log]") {
   const std::string name = vime::metrics::event_file_name(1700000123.9);
   CHECK(name.starts_with("events.out.tfevents.1700000123."));
-  CHECK(name.ends_with("." + std::to_string(::getpid())));
+  const std::string pid_suffix = std::string(".").append(std::to_string(::getpid()));
+  CHECK(name.ends_with(pid_suffix));
   CHECK(vime::metrics::event_file_name(5).starts_with("events.out.tfevents.0000000005."));
 }
 

@@ -4,10 +4,7 @@
 
 namespace vime::metrics {
 
-JsonlSink::JsonlSink(const std::filesystem::path& path) : file_(path) {
-  // A previous run killed mid-line must not glue its fragment to our first line.
-  if (file_.ends_mid_line()) file_.append("\n");
-}
+JsonlSink::JsonlSink(const std::filesystem::path& path) : file_(path) {}
 
 void JsonlSink::write(std::string_view step_key, int64_t step, const Metrics& metrics,
                       double wall_time_s) {
@@ -15,7 +12,8 @@ void JsonlSink::write(std::string_view step_key, int64_t step, const Metrics& me
   for (const auto& [name, value] : metrics) line[name] = value;
   line[step_key] = step;
   line["_timestamp"] = wall_time_s;  // W&B's name for the wall time of a row
-  file_.append(line.dump() + "\n");
+  // on_new_line: a writer killed mid-line must not glue its fragment to this line.
+  file_.append(line.dump() + "\n", /*on_new_line=*/true);
 }
 
 }  // namespace vime::metrics

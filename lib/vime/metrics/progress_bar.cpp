@@ -1,5 +1,6 @@
 #include "vime/metrics/progress_bar.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,16 @@ std::string format_rate(double rate, const std::string& unit) {
   char text[64];
   std::snprintf(text, sizeof text, "%.2f %s/s", rate, unit.c_str());
   return text;
+}
+
+// The terminal's width, else $COLUMNS, else 80.
+int terminal_columns() {
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  if (const char* columns = std::getenv("COLUMNS")) {
+    if (const int value = std::atoi(columns); value > 0) return value;
+  }
+  return 80;
 }
 
 }  // namespace
@@ -51,6 +62,7 @@ std::unique_ptr<ProgressBar> console_progress(std::string label, std::string uni
   options.unit = std::move(unit);
   options.total = total;
   options.is_tty = stdout_is_tty();
+  options.max_columns = terminal_columns();
   return std::make_unique<ProgressBar>(std::cout, std::move(options));
 }
 
@@ -115,13 +127,24 @@ void ProgressBar::print(double now_s, bool is_final) {
   last_print_s_ = now_s;
   std::string line;
   if (options_.is_tty) {
-    line.append("\r\033[2K").append(options_.label);
-    if (options_.total > 0) {
-      const auto width = static_cast<int64_t>(options_.bar_width);
-      const int64_t filled = std::clamp<int64_t>(done_ * width / options_.total, 0, width);
-      line.append(" [").append(filled, '#').append(width - filled, ' ').append("]");
+    const std::string status = status_text(now_s, is_final);
+    int64_t width = options_.total > 0 ? options_.bar_width : 0;
+    if (options_.max_columns > 0) {  // "label [bar] status" must stay below max_columns
+      const auto room = static_cast<int64_t>(options_.max_columns) - 1 -
+                        static_cast<int64_t>(options_.label.size() + status.size()) - 4;
+      width = std::clamp<int64_t>(room, 0, width);
+      if (width < 5) width = 0;  // a bar too short to read is left out
     }
-    line.append(" ").append(status_text(now_s, is_final));
+    std::string text = options_.label;
+    if (width > 0) {
+      const int64_t filled = std::clamp<int64_t>(done_ * width / options_.total, 0, width);
+      text.append(" [").append(filled, '#').append(width - filled, ' ').append("]");
+    }
+    text.append(" ").append(status);
+    if (options_.max_columns > 0 && text.size() >= static_cast<size_t>(options_.max_columns)) {
+      text.resize(options_.max_columns - 1);
+    }
+    line.append("\r\033[2K").append(text);
     if (is_final) line.append("\n");
   } else {
     line.append(options_.label).append(": ").append(status_text(now_s, is_final)).append("\n");

@@ -25,6 +25,9 @@ struct ProgressOptions {
   double plain_interval_s = 10;  // plain mode: at most one line this often, plus the last
   double tty_interval_s = 0.1;   // terminal: at most one redraw this often, plus the last
   int bar_width = 30;
+  // Terminal: the line never reaches this many columns (a wrapped line cannot be redrawn with
+  // "\r"): the bar shrinks first, then the text is cut. 0: no limit.
+  int max_columns = 0;
 };
 
 class ProgressBar {
@@ -57,7 +60,7 @@ class ProgressBar {
 std::string format_duration(double seconds);
 // True when stdout is a terminal that understands ANSI (not TERM=dumb).
 bool stdout_is_tty();
-// A bar on std::cout, in the mode stdout_is_tty() picks.
+// A bar on std::cout, in the mode stdout_is_tty() picks, as wide as the terminal allows.
 std::unique_ptr<ProgressBar> console_progress(std::string label, std::string unit, int64_t total);
 
 }  // namespace vime::metrics

@@ -1,0 +1,20 @@
+# Third-party libraries found by path rather than pkg-config: on the GPU machine the Debian copies live in
+# /opt/vime-deps (reached through CMAKE_PREFIX_PATH) and their .pc files require packages that machine lacks
+# (cpp-httplib's names brotli). Each becomes an imported target vime::<name>.
+function(vime_import_library name header library)
+  find_path(VIME_${name}_INCLUDE_DIR ${header} REQUIRED)
+  find_library(VIME_${name}_LIBRARY ${library} REQUIRED)
+  add_library(vime::${name} UNKNOWN IMPORTED GLOBAL)
+  set_target_properties(vime::${name} PROPERTIES
+    IMPORTED_LOCATION ${VIME_${name}_LIBRARY}
+    INTERFACE_INCLUDE_DIRECTORIES ${VIME_${name}_INCLUDE_DIR})
+endfunction()
+
+vime_import_library(pcre2 pcre2.h pcre2-8)          # tokenizer pre-tokenizers, rm_hub regexes (JIT)
+vime_import_library(utf8proc utf8proc.h utf8proc)   # Unicode normalization
+vime_import_library(httplib httplib.h cpp-httplib)  # HTTP server (tests' remote RM, later `vime serve`)
+
+# PyTorch's wheel exports its own, older std::filesystem from libtorch_cpu.so. A program whose NEEDED list
+# names libtorch before libstdc++ binds std::filesystem calls to that copy and crashes in the first
+# remove_all (seen on the GPU machine). Naming libstdc++ first keeps every std:: symbol in the C++ runtime.
+add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")

@@ -109,8 +109,9 @@ TEST_CASE("each row of a batch gets its own filter", "[sampler]") {
   auto probs = at::tensor(std::vector<float>{0.1f, 0.4f, 0.2f, 0.3f}, at::kFloat).repeat({4, 1});
   auto mask = keep_mask(probs, {top_k(1), top_p(0.5), RowFilter{}, min_p(0.5)});
   auto expected = at::tensor(std::vector<uint8_t>{0, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1},
-                             at::kBool)
-                      .view({4, 4});
+                             at::kByte)
+                      .view({4, 4})
+                      .to(at::kBool);
   CHECK(mask.equal(expected));
 }
 

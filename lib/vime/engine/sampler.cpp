@@ -86,7 +86,7 @@ SampledTokens sample_tokens(const at::Tensor& logits, const std::vector<SamplerR
                            at::scalar_tensor(-std::numeric_limits<float>::infinity(), z.options()));
     log_p_masked = at::log_softmax(z_masked, 1);
   }
-  auto greedy_t = at::tensor(greedy, at::kBool).to(device);
+  auto greedy_t = at::tensor(greedy, at::kByte).to(device, at::kBool);
   at::Tensor tokens = z_masked.argmax(1);
   at::Tensor kept_mass;
   if (!all_greedy || mode == LogProbMode::kProcessed) {

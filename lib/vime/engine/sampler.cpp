@@ -1,6 +1,7 @@
 #include "vime/engine/sampler.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>  // NoGradGuard: LibTorch 2.11's ATen.h no longer brings it
 
 #include <cmath>
 #include <limits>

@@ -14,7 +14,8 @@ vime_import_library(pcre2 pcre2.h pcre2-8)          # tokenizer pre-tokenizers, 
 vime_import_library(utf8proc utf8proc.h utf8proc)   # Unicode normalization
 vime_import_library(httplib httplib.h cpp-httplib)  # HTTP server (tests' remote RM, later `vime serve`)
 
-# PyTorch's wheel exports its own, older std::filesystem from libtorch_cpu.so. A program whose NEEDED list
-# names libtorch before libstdc++ binds std::filesystem calls to that copy and crashes in the first
-# remove_all (seen on the GPU machine). Naming libstdc++ first keeps every std:: symbol in the C++ runtime.
-add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+# PyTorch's wheel exports its own, older std::filesystem from libtorch_cpu.so. A target whose link line names
+# libtorch before the C++ runtime binds std::filesystem calls to that copy and crashes in the first remove_all
+# (seen on the GPU machine, where g++ links libstdc++ statically). Link LibTorch through this list, which
+# names libstdc++ first, so every std:: symbol comes from the C++ runtime.
+set(VIME_TORCH_LIBRARIES stdc++ torch)

@@ -101,6 +101,8 @@ TEST_CASE("top-p after top-k is renormalised over the top-k survivors, as in vLL
   CHECK(kept(p, RowFilter{3, 0.75, 0.0}) == Ids{1, 3});
   CHECK(kept(p, RowFilter{3, 0.8, 0.0}) == Ids{1, 2, 3});
   CHECK(kept(p, RowFilter{2, 0.99, 0.0}) == Ids{1, 3});
+  // top-k's ties reach past k: their mass counts for top-p (0.45 of 1.0 needs 0.4 and a 0.2).
+  CHECK(kept({0.4f, 0.2f, 0.2f, 0.2f}, RowFilter{2, 0.45, 0.0}) == Ids{0, 1, 2, 3});
   // min_p 0.5 drops 0.1 first (mass 0.9), and then the same holds.
   CHECK(kept(p, RowFilter{0, 0.75, 0.5}) == Ids{1, 3});
 }
@@ -125,16 +127,23 @@ TEST_CASE("random rows keep what the per-row reference keeps, in any token order
     filters.push_back(RowFilter{r % 3 == 0 ? 0 : 1 + r % 17, r % 2 ? 0.2 + 0.75 * u : 1.0,
                                 r % 5 == 0 ? 0.3 * u : 0.0});
   }
+  auto check_against_reference = [&](const std::vector<RowFilter>& row_filters) {
+    auto mask = keep_mask(probs, row_filters);
+    int64_t narrowed = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<double> p(vocab);
+      for (int64_t i = 0; i < vocab; ++i) p[i] = probs[r][i].item<float>();
+      const std::vector<bool> want = reference(p, row_filters[r]);
+      for (int64_t i = 0; i < vocab; ++i) REQUIRE(mask[r][i].item<bool>() == want[i]);
+      narrowed += mask[r].sum().item<int64_t>() < vocab;
+    }
+    CHECK(narrowed > rows / 2);  // the filters did bite
+  };
+  check_against_reference(filters);  // some top-p rows without top-k: the full-sort path
+  std::vector<RowFilter> all_with_k(filters);
+  for (RowFilter& f : all_with_k) f.top_k = f.top_k > 0 ? f.top_k : 25;
+  check_against_reference(all_with_k);  // every top-p row has a top-k: the topk path
   auto mask = keep_mask(probs, filters);
-  int64_t narrowed = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<double> p(vocab);
-    for (int64_t i = 0; i < vocab; ++i) p[i] = probs[r][i].item<float>();
-    const std::vector<bool> want = reference(p, filters[r]);
-    for (int64_t i = 0; i < vocab; ++i) REQUIRE(mask[r][i].item<bool>() == want[i]);
-    narrowed += mask[r].sum().item<int64_t>() < vocab;
-  }
-  CHECK(narrowed > rows / 2);  // the filters did bite
   auto perm = at::randperm(vocab, gen);
   CHECK(keep_mask(probs.index_select(1, perm), filters).equal(mask.index_select(1, perm)));
 }

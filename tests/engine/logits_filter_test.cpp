@@ -1,13 +1,13 @@
 // top-k, top-p and min-p keep exactly the documented sets: hand-made cases (ties, "off" values,
 // renormalised top-p after top-k), and random rows against a plain per-row reference in double.
+#include "vime/engine/logits_filter.hpp"
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <numeric>
-
-#include "vime/engine/logits_filter.hpp"
 
 using vime::engine::keep_mask;
 using vime::engine::RowFilter;
@@ -82,7 +82,7 @@ TEST_CASE("top-p keeps the smallest most-likely prefix reaching p, widened to it
   CHECK(kept(p, top_p(1.0)) == Ids{0, 1, 2, 3});  // 1 is off
   CHECK(kept(p, top_p(1e-6)) == Ids{1});          // never empty
   const std::vector<float> ties{0.2f, 0.3f, 0.3f, 0.2f};
-  CHECK(kept(ties, top_p(0.2)) == Ids{1, 2});        // the prefix is one 0.3: its tie joins
+  CHECK(kept(ties, top_p(0.2)) == Ids{1, 2});         // the prefix is one 0.3: its tie joins
   CHECK(kept(ties, top_p(0.65)) == Ids{0, 1, 2, 3});  // the prefix ends in a 0.2: both are kept
 }
 
@@ -110,17 +110,18 @@ TEST_CASE("top-p after top-k is renormalised over the top-k survivors, as in vLL
 TEST_CASE("each row of a batch gets its own filter", "[sampler]") {
   auto probs = at::tensor(std::vector<float>{0.1f, 0.4f, 0.2f, 0.3f}, at::kFloat).repeat({4, 1});
   auto mask = keep_mask(probs, {top_k(1), top_p(0.5), RowFilter{}, min_p(0.5)});
-  auto expected = at::tensor(std::vector<uint8_t>{0, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1},
-                             at::kByte)
-                      .view({4, 4})
-                      .to(at::kBool);
+  auto expected =
+      at::tensor(std::vector<uint8_t>{0, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1}, at::kByte)
+          .view({4, 4})
+          .to(at::kBool);
   CHECK(mask.equal(expected));
 }
 
 TEST_CASE("random rows keep what the per-row reference keeps, in any token order", "[sampler]") {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
   const int64_t rows = 300, vocab = 40;
-  auto probs = at::softmax(at::randn({rows, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 2, 1);
+  auto probs =
+      at::softmax(at::randn({rows, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 2, 1);
   std::vector<RowFilter> filters;
   for (int64_t r = 0; r < rows; ++r) {
     const double u = at::rand({3}, gen).max().item<double>();

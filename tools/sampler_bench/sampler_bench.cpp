@@ -34,10 +34,14 @@ int main(int argc, char** argv) {
   int iters = 20, threads = 1;
   std::string dtype_name = "float";
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--vocab")) vocab = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--iters")) iters = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--dtype")) dtype_name = argv[i + 1];
+    if (!std::strcmp(argv[i], "--vocab"))
+      vocab = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--iters"))
+      iters = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dtype"))
+      dtype_name = argv[i + 1];
     else {
       std::fprintf(stderr, "sampler_bench: unknown flag %s\n", argv[i]);
       return 2;
@@ -52,11 +56,14 @@ int main(int argc, char** argv) {
     int64_t top_k;
     double top_p;
   };
-  const Case cases[] = {{"greedy", 0.0, 0, 1.0}, {"temperature", 1.0, 0, 1.0},
-                        {"top_k50_top_p0.9", 0.7, 50, 0.9}, {"top_p0.9", 0.7, 0, 0.9}};
+  const Case cases[] = {{"greedy", 0.0, 0, 1.0},
+                        {"temperature", 1.0, 0, 1.0},
+                        {"top_k50_top_p0.9", 0.7, 50, 0.9},
+                        {"top_p0.9", 0.7, 0, 0.9}};
   for (int64_t batch : {1, 16, 64}) {
     auto gen = at::make_generator<at::CPUGeneratorImpl>(1);
-    auto logits = (at::randn({batch, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 3).to(dtype);
+    auto logits =
+        (at::randn({batch, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 3).to(dtype);
     const double baseline = ms_per_call(
         [&] {
           auto lp = at::log_softmax(logits.to(at::kFloat), 1);

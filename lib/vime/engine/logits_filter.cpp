@@ -73,7 +73,8 @@ at::Tensor keep_mask(const at::Tensor& probs, const std::vector<RowFilter>& filt
     auto mass_before = survivors.cumsum(1) - survivors;  // exclusive prefix sums
     auto in_prefix = mass_before < column(p_t * mass);
     auto prefix_len = in_prefix.sum(1).clamp_min(1);
-    threshold = at::where(p_t < 1, at::maximum(threshold, kth_value(sorted, prefix_len)), threshold);
+    threshold =
+        at::where(p_t < 1, at::maximum(threshold, kth_value(sorted, prefix_len)), threshold);
   } else if (any_k) {
     auto largest = std::get<0>(probs.topk(max_k, 1));  // sorted descending
     threshold = at::where(k_t > 0, at::maximum(threshold, kth_value(largest, k_t)), threshold);

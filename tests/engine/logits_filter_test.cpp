@@ -1,13 +1,13 @@
 // top-k, top-p and min-p keep exactly the documented sets: hand-made cases (ties, "off" values,
 // renormalised top-p after top-k), and random rows against a plain per-row reference in double.
+#include "vime/engine/logits_filter.hpp"
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <numeric>
-
-#include "vime/engine/logits_filter.hpp"
 
 using vime::engine::keep_mask;
 using vime::engine::RowFilter;
@@ -82,7 +82,7 @@ TEST_CASE("top-p keeps the smallest most-likely prefix reaching p, widened to it
   CHECK(kept(p, top_p(1.0)) == Ids{0, 1, 2, 3});  // 1 is off
   CHECK(kept(p, top_p(1e-6)) == Ids{1});          // never empty
   const std::vector<float> ties{0.2f, 0.3f, 0.3f, 0.2f};
-  CHECK(kept(ties, top_p(0.2)) == Ids{1, 2});        // the prefix is one 0.3: its tie joins
+  CHECK(kept(ties, top_p(0.2)) == Ids{1, 2});         // the prefix is one 0.3: its tie joins
   CHECK(kept(ties, top_p(0.65)) == Ids{0, 1, 2, 3});  // the prefix ends in a 0.2: both are kept
 }
 
@@ -101,6 +101,8 @@ TEST_CASE("top-p after top-k is renormalised over the top-k survivors, as in vLL
   CHECK(kept(p, RowFilter{3, 0.75, 0.0}) == Ids{1, 3});
   CHECK(kept(p, RowFilter{3, 0.8, 0.0}) == Ids{1, 2, 3});
   CHECK(kept(p, RowFilter{2, 0.99, 0.0}) == Ids{1, 3});
+  // top-k's ties reach past k: their mass counts for top-p (0.45 of 1.0 needs 0.4 and a 0.2).
+  CHECK(kept({0.4f, 0.2f, 0.2f, 0.2f}, RowFilter{2, 0.45, 0.0}) == Ids{0, 1, 2, 3});
   // min_p 0.5 drops 0.1 first (mass 0.9), and then the same holds.
   CHECK(kept(p, RowFilter{0, 0.75, 0.5}) == Ids{1, 3});
 }
@@ -108,33 +110,41 @@ TEST_CASE("top-p after top-k is renormalised over the top-k survivors, as in vLL
 TEST_CASE("each row of a batch gets its own filter", "[sampler]") {
   auto probs = at::tensor(std::vector<float>{0.1f, 0.4f, 0.2f, 0.3f}, at::kFloat).repeat({4, 1});
   auto mask = keep_mask(probs, {top_k(1), top_p(0.5), RowFilter{}, min_p(0.5)});
-  auto expected = at::tensor(std::vector<uint8_t>{0, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1},
-                             at::kByte)
-                      .view({4, 4})
-                      .to(at::kBool);
+  auto expected =
+      at::tensor(std::vector<uint8_t>{0, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1}, at::kByte)
+          .view({4, 4})
+          .to(at::kBool);
   CHECK(mask.equal(expected));
 }
 
 TEST_CASE("random rows keep what the per-row reference keeps, in any token order", "[sampler]") {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
   const int64_t rows = 300, vocab = 40;
-  auto probs = at::softmax(at::randn({rows, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 2, 1);
+  auto probs =
+      at::softmax(at::randn({rows, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 2, 1);
   std::vector<RowFilter> filters;
   for (int64_t r = 0; r < rows; ++r) {
     const double u = at::rand({3}, gen).max().item<double>();
     filters.push_back(RowFilter{r % 3 == 0 ? 0 : 1 + r % 17, r % 2 ? 0.2 + 0.75 * u : 1.0,
                                 r % 5 == 0 ? 0.3 * u : 0.0});
   }
+  auto check_against_reference = [&](const std::vector<RowFilter>& row_filters) {
+    auto mask = keep_mask(probs, row_filters);
+    int64_t narrowed = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<double> p(vocab);
+      for (int64_t i = 0; i < vocab; ++i) p[i] = probs[r][i].item<float>();
+      const std::vector<bool> want = reference(p, row_filters[r]);
+      for (int64_t i = 0; i < vocab; ++i) REQUIRE(mask[r][i].item<bool>() == want[i]);
+      narrowed += mask[r].sum().item<int64_t>() < vocab;
+    }
+    CHECK(narrowed > rows / 2);  // the filters did bite
+  };
+  check_against_reference(filters);  // some top-p rows without top-k: the full-sort path
+  std::vector<RowFilter> all_with_k(filters);
+  for (RowFilter& f : all_with_k) f.top_k = f.top_k > 0 ? f.top_k : 25;
+  check_against_reference(all_with_k);  // every top-p row has a top-k: the topk path
   auto mask = keep_mask(probs, filters);
-  int64_t narrowed = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<double> p(vocab);
-    for (int64_t i = 0; i < vocab; ++i) p[i] = probs[r][i].item<float>();
-    const std::vector<bool> want = reference(p, filters[r]);
-    for (int64_t i = 0; i < vocab; ++i) REQUIRE(mask[r][i].item<bool>() == want[i]);
-    narrowed += mask[r].sum().item<int64_t>() < vocab;
-  }
-  CHECK(narrowed > rows / 2);  // the filters did bite
   auto perm = at::randperm(vocab, gen);
   CHECK(keep_mask(probs.index_select(1, perm), filters).equal(mask.index_select(1, perm)));
 }

@@ -1,10 +1,9 @@
 // Philox4x32-10 against Random123's known-answer vectors (tests/kat_vectors of
 // DEShawResearch/random123), and the uniform built from it.
-#include <catch2/catch.hpp>
-
-#include <cmath>
-
 #include "vime/engine/philox.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
 
 using vime::engine::philox4x32_10;
 using vime::engine::philox_uniform;

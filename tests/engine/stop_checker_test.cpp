@@ -1,10 +1,11 @@
 // Stop conditions and finish reasons, stop strings streamed through the real Qwen3 tokenizer, and
 // the validation of a request's sampling params.
+#include "vime/engine/stop_checker.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "tokenizer/tokenizer_fixtures.hpp"
 #include "vime/engine/row_sampling.hpp"
-#include "vime/engine/stop_checker.hpp"
 #include "vime/error.hpp"
 #include "vime/tokenizer/decode_stream.hpp"
 
@@ -83,13 +84,15 @@ TEST_CASE("min_new_tokens: finishing tokens count only after it", "[sampler]") {
   CHECK(r.stop_token == 0);
 }
 
-TEST_CASE("stop strings are found incrementally in the real tokenizer's streamed text", "[sampler]") {
+TEST_CASE("stop strings are found incrementally in the real tokenizer's streamed text",
+          "[sampler]") {
   const auto& qwen = vime::test::real_tokenizer("qwen3");
   const std::string text = "The answer is 42.\n\nThen 7 more: 49.\n\nDone";
   const std::vector<int32_t> ids = qwen.encode(text);
   auto checker_for = [&](const RowSampling& s, vime::tokenizer::DecodeStream& stream,
                          bool keep = true) {
-    return StopChecker(s, 0, 0, [&stream](int32_t id) { return stream.step(id); }, keep);
+    return StopChecker(
+        s, 0, 0, [&stream](int32_t id) { return stream.step(id); }, keep);
   };
   // How many tokens the text up to and including `needle`'s first occurrence after `from` takes.
   auto tokens_through = [&](const std::string& needle, size_t from = 0) {

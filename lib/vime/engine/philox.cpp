@@ -27,9 +27,9 @@ PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key) {
 }
 
 double philox_uniform(uint64_t seed, uint64_t step) {
-  const PhiloxCounter out = philox4x32_10(
-      {static_cast<uint32_t>(step), static_cast<uint32_t>(step >> 32), 0, 0},
-      {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+  const PhiloxCounter out =
+      philox4x32_10({static_cast<uint32_t>(step), static_cast<uint32_t>(step >> 32), 0, 0},
+                    {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
   const uint64_t bits = (uint64_t{out[0]} << 21) ^ (uint64_t{out[1]} >> 11);  // 53 bits
   return static_cast<double>(bits) * 0x1.0p-53;
 }

@@ -35,7 +35,8 @@ RowSampling make_row_sampling(const SamplingParams& params, std::vector<int32_t>
     if (!min_p->is_number()) throw Error("sampling_params.min_p must be a number");
     row.min_p = min_p->as_double();
   }
-  if (const Json* ignore_eos = params.extra.find("ignore_eos"); ignore_eos && !ignore_eos->is_null()) {
+  if (const Json* ignore_eos = params.extra.find("ignore_eos");
+      ignore_eos && !ignore_eos->is_null()) {
     if (!ignore_eos->is_bool()) throw Error("sampling_params.ignore_eos must be true or false");
     row.ignore_eos = ignore_eos->as_bool();
   }
@@ -47,8 +48,8 @@ RowSampling make_row_sampling(const SamplingParams& params, std::vector<int32_t>
   if (params.min_new_tokens < 0)
     bad_field("min_new_tokens", "must be >= 0", double(params.min_new_tokens));
   if (params.max_new_tokens > 0 && params.min_new_tokens > params.max_new_tokens)
-    bad_field("min_new_tokens", "must not exceed max_new_tokens (" +
-                                    std::to_string(params.max_new_tokens) + ")",
+    bad_field("min_new_tokens",
+              "must not exceed max_new_tokens (" + std::to_string(params.max_new_tokens) + ")",
               double(params.min_new_tokens));
   for (const std::string& s : params.stop)
     if (s.empty()) throw Error("sampling_params.stop holds an empty string; remove it");

@@ -32,9 +32,9 @@ struct RowSampling {
   std::vector<int32_t> finishing_token_ids() const;
 };
 
-// Validates `params` (throws vime::Error naming the field) and resolves it: `extra` may carry vLLM's
-// "min_p" and "ignore_eos"; a request without a seed gets `fallback_seed` (the engine draws one per
-// request, so an unseeded request is still independent of the batch it runs in).
+// Validates `params` (throws vime::Error naming the field) and resolves it: `extra` may carry
+// vLLM's "min_p" and "ignore_eos"; a request without a seed gets `fallback_seed` (the engine draws
+// one per request, so an unseeded request is still independent of the batch it runs in).
 RowSampling make_row_sampling(const SamplingParams& params, std::vector<int32_t> eos_token_ids,
                               uint64_t fallback_seed);
 

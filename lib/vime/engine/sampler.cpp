@@ -38,7 +38,8 @@ at::Tensor draw(const at::Tensor& kept, const std::vector<SamplerRow>& rows) {
   std::vector<double> uniforms;
   uniforms.reserve(rows.size());
   for (const SamplerRow& row : rows)
-    uniforms.push_back(philox_uniform(row.sampling->seed, static_cast<uint64_t>(row.num_generated)));
+    uniforms.push_back(
+        philox_uniform(row.sampling->seed, static_cast<uint64_t>(row.num_generated)));
   // fp64 so that u * total < total holds exactly and the first cdf entry above it is a kept token.
   auto cdf = kept.to(at::kDouble).cumsum(1);
   auto total = cdf.select(1, cdf.size(1) - 1);
@@ -64,7 +65,8 @@ SampledTokens sample_tokens(const at::Tensor& logits, const std::vector<SamplerR
   std::vector<RowFilter> filters;
   bool all_greedy = true, any_filter = false;
   for (const SamplerRow& row : rows) {
-    if (row.sampling == nullptr) throw Error("sample_tokens: a SamplerRow has no sampling settings");
+    if (row.sampling == nullptr)
+      throw Error("sample_tokens: a SamplerRow has no sampling settings");
     const RowSampling& s = *row.sampling;
     greedy.push_back(s.greedy());
     temperature.push_back(s.greedy() ? 1.0f : static_cast<float>(s.temperature));

@@ -1,16 +1,19 @@
 # Third-party libraries found by path rather than pkg-config: on the GPU machine the Debian copies live in
 # /opt/vime-deps (reached through CMAKE_PREFIX_PATH) and their .pc files require packages that machine lacks
 # (cpp-httplib's names brotli). Each becomes an imported target vime::<name>.
-function(vime_import_library name header library)
+function(vime_import_library name header)
   find_path(VIME_${name}_INCLUDE_DIR ${header} REQUIRED)
-  find_library(VIME_${name}_LIBRARY ${library} REQUIRED)
+  find_library(VIME_${name}_LIBRARY NAMES ${ARGN} REQUIRED)
   add_library(vime::${name} UNKNOWN IMPORTED GLOBAL)
   set_target_properties(vime::${name} PROPERTIES
     IMPORTED_LOCATION ${VIME_${name}_LIBRARY}
     INTERFACE_INCLUDE_DIRECTORIES ${VIME_${name}_INCLUDE_DIR})
 endfunction()
 
-vime_import_library(pcre2 pcre2.h pcre2-8)          # tokenizer pre-tokenizers, rm_hub regexes (JIT)
+# PCRE2 by its runtime soname first: the GPU machine's kit has the -dev package only, whose libpcre2-8.so
+# link dangles there, so a plain `pcre2-8` finds the static archive; linked into both libvime and a program,
+# the two copies crashed in pcre2_jit_compile.
+vime_import_library(pcre2 pcre2.h libpcre2-8.so.0 pcre2-8)  # tokenizer pre-tokenizers, rm_hub regexes (JIT)
 vime_import_library(utf8proc utf8proc.h utf8proc)   # Unicode normalization
 vime_import_library(httplib httplib.h cpp-httplib)  # HTTP server (tests' remote RM, later `vime serve`)
 

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/checkpoint.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
@@ -176,7 +176,7 @@ int run_logprobs(const Arguments& argv) {
     }
     begin = end;
   }
-  ckpt::write_text_file_atomic(*o.output, out_text);
+  vime::write_text_file_atomic(*o.output, out_text);
   std::fprintf(stderr, "vime logprobs: scored %zu lines with %s on %s\n", rows.size(),
                resolved->dir.c_str(), device.str().c_str());
   return 0;

@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "commands.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/tokenizer/chat_request.hpp"
 #include "vime/tokenizer/chat_template.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
@@ -118,32 +120,22 @@ int run_tokenize(const Arguments& argv) {
   std::ifstream in(o.input, std::ios::binary);
   if (!in) throw UsageError("cannot read --input " + o.input);
   // Written beside the output and renamed at the end, so a failed run leaves no half file.
-  const std::filesystem::path output(o.output);
-  const std::filesystem::path temp = output.string() + ".tmp";
-  size_t count = 0;
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError("cannot write --output " + o.output);
-    std::string text;
-    for (size_t number = 1; std::getline(in, text); ++number) {
-      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-      const std::string where = o.input + ":" + std::to_string(number);
-      try {
-        out << process(o, *tok, text, where) << '\n';
-      } catch (...) {
-        out.close();
-        std::filesystem::remove(temp);
-        throw;
-      }
-      ++count;
-    }
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(temp);
-      throw Error("writing " + temp.string() + " failed (disk full?)");
-    }
+  std::optional<AtomicFile> out;
+  try {
+    out.emplace(o.output);
+  } catch (const Error& e) {
+    throw UsageError("cannot write --output " + o.output + " (" + e.what() + ")");
   }
-  std::filesystem::rename(temp, output);
+  size_t count = 0;
+  std::string text;
+  for (size_t number = 1; std::getline(in, text); ++number) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = o.input + ":" + std::to_string(number);
+    const std::string line = process(o, *tok, text, where) + "\n";
+    out->write(line.data(), line.size());
+    ++count;
+  }
+  out->commit();
   std::fprintf(stderr, "vime tokenize %s: %zu line(s) -> %s\n", o.mode.c_str(), count, o.output.c_str());
   return 0;
 }

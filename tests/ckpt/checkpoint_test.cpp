@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/checkpoint.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/core/arg_parser.hpp"
@@ -49,7 +49,7 @@ TEST_CASE("save -> load -> the next step is identical", "[ckpt]") {
   state.data_source = vime::Json(vime::Json::Object{{"epoch", vime::Json(1)}});
   vime::ckpt::save_checkpoint(dir.path(), *a, &actor_a.optimizer(), state);
   CHECK(fs::exists(dir.path() / "iter_0000000" / "model" / "model.safetensors"));
-  CHECK(vime::ckpt::read_text_file(dir.path() / "latest_checkpointed_iteration.txt") == "0\n");
+  CHECK(vime::read_text_file(dir.path() / "latest_checkpointed_iteration.txt") == "0\n");
 
   auto load_args = flags;
   load_args.insert(load_args.end(), {"--load", dir.path().string()});

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -48,8 +48,8 @@ TEST_CASE("convert-hf: HF -> vime -> HF is bit-exact and keeps the origin's file
     CHECK(by_name[name].scalar_type() == at::kBFloat16);
     CHECK(by_name[name].equal(t));
   }
-  CHECK(vime::ckpt::read_text_file(out / "config.json") ==
-        vime::ckpt::read_text_file(origin / "config.json"));
+  CHECK(vime::read_text_file(out / "config.json") ==
+        vime::read_text_file(origin / "config.json"));
   CHECK(fs::exists(out / "tokenizer_config.json"));
 
   auto again = run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " +

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/json.hpp"
 
@@ -25,7 +25,7 @@ TEST_CASE("vime logprobs scores response tokens as the reference logits say", "[
                     " --output " + out.string() + " --temperature 0.8 --device cpu");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  auto text = vime::ckpt::read_text_file(out);
+  auto text = vime::read_text_file(out);
   REQUIRE(vime::test::count_lines(text) == 2);
   auto second = vime::Json::parse(text.substr(text.find('\n') + 1));
   auto first = vime::Json::parse(text.substr(0, text.find('\n')));

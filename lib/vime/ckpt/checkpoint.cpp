@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <regex>
 
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/error.hpp"

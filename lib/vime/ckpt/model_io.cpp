@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/error.hpp"
 

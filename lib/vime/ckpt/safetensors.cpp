@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
 

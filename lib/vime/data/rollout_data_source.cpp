@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "vime/args.hpp"
-#include "vime/data/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/hooks.hpp"
 #include "vime/plugin/plugin_loader.hpp"
@@ -247,7 +247,11 @@ std::filesystem::path RolloutDataSource::state_path(const std::filesystem::path&
 void RolloutDataSource::save(int64_t rollout_id) {
   if (!options_.save_dir)
     throw UsageError("saving the data-source state needs --save (a checkpoint directory)");
-  write_file_atomically(state_path(*options_.save_dir, rollout_id), state_dict().dump(1) + "\n");
+  const auto path = state_path(*options_.save_dir, rollout_id);
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) throw Error("cannot create " + path.parent_path().string() + ": " + ec.message());
+  write_text_file_atomic(path, state_dict().dump(1) + "\n");
 }
 
 void RolloutDataSource::load(std::optional<int64_t> rollout_id) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/reward/reward_dispatch.hpp"
 
@@ -62,32 +63,24 @@ std::optional<double> reward_value(const Args& args, const Json& reward, std::st
 }
 
 void write_atomically(const std::string& path, const std::vector<Line>& lines, const Args& args) {
-  std::filesystem::path target(path);
-  std::filesystem::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw UsageError("--output " + path + ": cannot write there (does the directory exist?)");
-    for (const auto& line : lines) {
-      if (!line.reward) continue;
-      Json obj = *line.object;
-      obj["reward"] = *line.reward;
-      std::string error;
-      if (args.has("reward_key") && args.is_set("reward_key")) {
-        obj["reward_value"] = *reward_value(args, *line.reward, error);
-      }
-      out << obj.dump() << '\n';
+  std::optional<AtomicFile> out;
+  try {
+    out.emplace(path);
+  } catch (const Error& e) {
+    throw UsageError("--output " + path + ": cannot write there (" + e.what() + ")");
+  }
+  for (const auto& line : lines) {
+    if (!line.reward) continue;
+    Json obj = *line.object;
+    obj["reward"] = *line.reward;
+    std::string error;
+    if (args.has("reward_key") && args.is_set("reward_key")) {
+      obj["reward_value"] = *reward_value(args, *line.reward, error);
     }
-    out.flush();
-    if (!out) throw Error("--output " + path + ": write failed (disk full?)");
+    const std::string text = obj.dump() + "\n";
+    out->write(text.data(), text.size());
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw UsageError("--output " + path + ": cannot replace it: " + ec.message());
-  }
+  out->commit();
 }
 
 }  // namespace

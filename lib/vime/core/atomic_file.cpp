@@ -1,4 +1,4 @@
-#include "vime/ckpt/atomic_file.hpp"
+#include "vime/core/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "vime/error.hpp"
 
-namespace vime::ckpt {
+namespace vime {
 
 AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
   temp_path_ = path_;
@@ -67,4 +67,4 @@ std::string read_text_file(const std::filesystem::path& path) {
   return s.str();
 }
 
-}  // namespace vime::ckpt
+}  // namespace vime

@@ -1,12 +1,14 @@
 // A file that appears under its name only when complete: written to "<name>.tmp.<pid>", flushed,
 // fsync'ed and renamed over `path` by commit(). Destroyed without commit(), it removes the temp file.
+// The directory must exist. Every whole-file write of vime (checkpoints, data-source state,
+// `vime reward` / `vime tokenize` outputs) goes through it.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
 #include <string>
 
-namespace vime::ckpt {
+namespace vime {
 
 class AtomicFile {
  public:
@@ -26,4 +28,4 @@ class AtomicFile {
 void write_text_file_atomic(const std::filesystem::path& path, const std::string& text);
 std::string read_text_file(const std::filesystem::path& path);
 
-}  // namespace vime::ckpt
+}  // namespace vime

@@ -4,20 +4,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "train/tensor_checks.hpp"
 #include "vime/train/advantages.hpp"
 
 namespace {
 
-at::Tensor t(std::vector<double> v) { return at::tensor(v, at::kDouble); }
-
-void check_close(const at::Tensor& actual, std::vector<double> expected, double tol = 1e-6) {
-  REQUIRE(actual.numel() == static_cast<int64_t>(expected.size()));
-  auto a = actual.to(at::kDouble).contiguous();
-  for (size_t i = 0; i < expected.size(); ++i) {
-    CAPTURE(i);
-    CHECK(a[i].item<double>() == Approx(expected[i]).margin(tol));
-  }
-}
+using vime::test::check_close;
+using vime::test::t;
 
 }  // namespace
 

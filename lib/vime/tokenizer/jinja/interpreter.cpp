@@ -127,6 +127,22 @@ Interpreter::Flow Interpreter::exec(const Body& body, const ScopePtr& scope, std
   return Flow::kNormal;
 }
 
+// The body of {% set x | f %}...{% endset %} or {% filter f %}...{% endfilter %}: rendered in its own
+// scope, then passed through the filters in order.
+Value Interpreter::render_filtered(const Body& body,
+                                   const std::vector<std::unique_ptr<FilterExpr>>& filters,
+                                   const ScopePtr& scope) {
+  std::string text;
+  exec(body, std::make_shared<Scope>(Scope{{}, scope}), text);
+  Value value(std::move(text));
+  for (const auto& filter : filters) {
+    CallArgs args = eval_args(filter->args, scope);
+    args.positional.insert(args.positional.begin(), value);
+    value = apply_filter(filter->name, args);
+  }
+  return value;
+}
+
 Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope,
                                          std::string& out) {
   try {
@@ -152,14 +168,7 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
         return Flow::kNormal;
       case Stmt::Kind::kSetBlock: {
         const auto& s = static_cast<const SetBlockStmt&>(stmt);
-        std::string text;
-        exec(s.body, std::make_shared<Scope>(Scope{{}, scope}), text);
-        Value value(std::move(text));
-        for (const auto& filter : s.filters) {
-          CallArgs args = eval_args(filter->args, scope);
-          args.positional.insert(args.positional.begin(), value);
-          value = apply_filter(filter->name, args);
-        }
+        Value value = render_filtered(s.body, s.filters, scope);
         assign(*s.target, std::move(value), scope);
         return Flow::kNormal;
       }
@@ -195,14 +204,7 @@ Interpreter::Flow Interpreter::exec_stmt(const Stmt& stmt, const ScopePtr& scope
       }
       case Stmt::Kind::kFilterBlock: {
         const auto& s = static_cast<const FilterBlockStmt&>(stmt);
-        std::string text;
-        exec(s.body, std::make_shared<Scope>(Scope{{}, scope}), text);
-        Value value(std::move(text));
-        for (const auto& filter : s.filters) {
-          CallArgs args = eval_args(filter->args, scope);
-          args.positional.insert(args.positional.begin(), value);
-          value = apply_filter(filter->name, args);
-        }
+        Value value = render_filtered(s.body, s.filters, scope);
         out += value.str();
         return Flow::kNormal;
       }

@@ -44,6 +44,8 @@ class Interpreter {
   struct LoopFrame;
   Value loop_object(const std::shared_ptr<LoopFrame>& frame, int64_t i);
   void exec_set(const SetStmt& stmt, const ScopePtr& scope);
+  Value render_filtered(const Body& body, const std::vector<std::unique_ptr<FilterExpr>>& filters,
+                        const ScopePtr& scope);
   void assign(const Expr& target, Value value, const ScopePtr& scope);
   Value make_macro(const MacroStmt& stmt, const ScopePtr& scope);
   Value call_macro(const MacroStmt& stmt, const ScopePtr& defining_scope, CallArgs& args,

@@ -204,6 +204,7 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
     const bool load_optim = !finetune && !args.get_bool("no_load_optim");
     result.state = load_checkpoint(*from_load, model, load_optim ? &optimizer : nullptr,
                                    !finetune && !args.get_bool("no_load_rng"));
+    if (!load_optim) optimizer.sync_masters_from_params();
     result.is_loaded = true;
     result.is_resumed = !finetune;
     result.from = from_load->dir;
@@ -221,6 +222,7 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
                        ": no checkpoint or HF model there");
     }
     load_checkpoint(*ref, model, nullptr, false);
+    optimizer.sync_masters_from_params();
     result.is_loaded = true;
     result.from = ref->dir;
   }

@@ -141,6 +141,11 @@ Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& redu
 
 Actor::~Actor() = default;
 
+std::unique_ptr<metrics::PhaseTimer::Scope> Actor::scoped_timer(const char* phase) {
+  if (timer_ == nullptr) return nullptr;
+  return std::make_unique<metrics::PhaseTimer::Scope>(*timer_, phase);
+}
+
 std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch& batch) {
   at::NoGradGuard no_grad;
   SampleData data;
@@ -234,7 +239,9 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   const double kl_coef = args.get_double("kl_coef");
   const bool use_kl_loss = args.get_bool("use_kl_loss");
   const bool is_policy = I.loss_type != "sft_loss";
-  if (I.ref_model != nullptr && is_policy && (kl_coef != 0 || use_kl_loss)) {
+  const bool ci_test = args.get_bool("ci_test");
+  if (I.ref_model != nullptr && is_policy && (kl_coef != 0 || use_kl_loss || ci_test)) {
+    auto timed = scoped_timer("ref_log_probs");
     data.ref_log_probs = compute_log_probs(*I.ref_model, batch);
   } else if (use_kl_loss && is_policy) {
     throw UsageError("--use-kl-loss needs a reference model (--ref-load)");
@@ -243,12 +250,15 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   if ((use_rollout_logprobs || args.get_bool("use_tis")) && data.rollout_log_probs.empty()) {
     throw Error("--use-rollout-logprobs / --use-tis need rollout_log_probs in the train data");
   }
+  // One step on fresh rollouts: the old policy is the current one, so its log-probs are the
+  // training forward's own (detached); the extra pass is skipped unless something reads them.
   const bool needs_old_forward = !(plans.size() == 1 && kl_coef == 0 && I.estimator != "gspo" &&
                                    I.estimator != "ppo" && !args.get_bool("get_mismatch_metrics"));
   if (is_policy) {
     if (use_rollout_logprobs) {
       data.old_log_probs = data.rollout_log_probs;
     } else if (needs_old_forward) {
+      auto timed = scoped_timer("log_probs");
       data.old_log_probs = compute_log_probs(model_, batch);
     }
   }
@@ -283,7 +293,8 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
       data.returns = rd.count("returns") ? rd["returns"] : rd["advantages"];
     } else {
       std::vector<double> rewards = batch.rewards;
-      const bool normalize = args.get_bool("rewards_normalization") &&
+      const bool normalize = !batch.rewards_post_processed &&
+                             args.get_bool("rewards_normalization") &&
                              (I.estimator == "grpo" || I.estimator == "gspo" ||
                               I.estimator == "cispo" || I.estimator == "reinforce_plus_plus_baseline");
       if (normalize) {
@@ -320,6 +331,28 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
     }
   }
   returns_ = data.returns;
+  rollout_data_metrics_.clear();
+  auto log_mean = [&](const char* name, const std::vector<at::Tensor>& per_sample) {
+    if (per_sample.size() != n) return;
+    double sum = 0;
+    int64_t count = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!per_sample[i].defined()) continue;  // a sample no step trained on
+      ++count;
+      const double mask_sum = data.loss_masks[i].sum().item<double>();
+      sum += (per_sample[i].to(at::kFloat) * data.loss_masks[i]).sum().item<double>() /
+             std::max(mask_sum, 1.0);
+    }
+    if (count > 0) rollout_data_metrics_[std::string("rollout/") + name] = sum / double(count);
+  };
+  // Without the extra pass, the first (only) step's forward gives the old policy's log-probs.
+  std::vector<at::Tensor> first_step_log_probs(data.old_log_probs.empty() && is_policy ? n : 0);
+  if (!data.old_log_probs.empty()) log_mean("log_probs", data.old_log_probs);
+  log_mean("ref_log_probs", data.ref_log_probs);
+  log_mean("rollout_log_probs", data.rollout_log_probs);
+  log_mean("advantages", data.advantages);
+  log_mean("returns", data.returns);
+  auto timed_train = scoped_timer("actor_train");
 
   // --- 4. The optimizer steps of this rollout.
   const double eps_clip = args.get_double("eps_clip");
@@ -366,6 +399,13 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
       } else {
         auto old = data.old_log_probs.empty() ? lp.detach() : cat_or_empty(pick(data.old_log_probs, mb));
         auto adv = cat_or_empty(pick(data.advantages, mb));
+        if (!first_step_log_probs.empty()) {
+          int64_t start = 0;
+          for (auto s : mb) {
+            first_step_log_probs[s] = lp.detach().narrow(0, start, batch.response_lengths[s]);
+            start += batch.response_lengths[s];
+          }
+        }
         auto ppo_kl = old - lp;
         auto masks = pick(data.loss_masks, mb);
         auto kl_for_clip = I.estimator == "gspo" ? sequence_mean_kl(ppo_kl, masks) : ppo_kl;
@@ -413,6 +453,10 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
         metric_values["entropy_loss"] = entropy_value;
         metric_values["pg_clipfrac"] = ssm(pg.clipfrac);
         metric_values["ppo_kl"] = ssm(ppo_kl);
+        if (!data.rollout_log_probs.empty()) {
+          metric_values["train_rollout_logprob_abs_diff"] =
+              ssm((lp.detach() - cat_or_empty(pick(data.rollout_log_probs, mb))).abs());
+        }
         if (use_kl_loss) {
           auto kl = approx_kl(lp, cat_or_empty(pick(data.ref_log_probs, mb)),
                               parse_kl_type(args.get_string("kl_loss_type")));
@@ -443,6 +487,12 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
     last["train/lr"] = this_step["train/lr"] = lr;
     if (!result.is_updated) last["train/skipped_steps"] += 1;
     step_metrics_.push_back(std::move(this_step));
+    if (step_callback_) {
+      step_callback_(static_cast<int64_t>(step_metrics_.size()), static_cast<int64_t>(plans.size()));
+    }
+  }
+  if (!first_step_log_probs.empty() && I.reducer.world_size() == 1) {
+    log_mean("log_probs", first_step_log_probs);
   }
   Metrics metrics;
   for (auto& [name, value] : totals) metrics[name] = value / static_cast<double>(plans.size());

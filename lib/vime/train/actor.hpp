@@ -7,12 +7,14 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "vime/args.hpp"
+#include "vime/metrics/phase_timer.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/grad_reducer.hpp"
 #include "vime/train/optimizer.hpp"
@@ -24,7 +26,10 @@ struct TrainBatch {
   std::vector<std::vector<int64_t>> tokens;           // prompt + response
   std::vector<int64_t> response_lengths;
   std::vector<std::vector<float>> loss_masks;         // [response_length] each; empty: all ones
-  std::vector<double> rewards;                        // raw rewards, one per sample
+  std::vector<double> rewards;                        // one per sample
+  // True when `rewards` are already group-normalised (the rollout manager's reward post-process);
+  // else the actor normalises raw rewards as --advantage-estimator asks.
+  bool rewards_post_processed = false;
   std::vector<std::vector<float>> rollout_log_probs;  // optional, [response_length] each
   std::vector<int64_t> rollout_ids;                   // optional: samples of one rollout id
   std::vector<std::vector<float>> values;             // PPO: critic values, [response_length]
@@ -51,19 +56,36 @@ class Actor {
   const std::vector<at::Tensor>& returns() const { return returns_; }
   // The metrics of each optimizer step of the last train() call (slime logs them per step too).
   const std::vector<Metrics>& step_metrics() const { return step_metrics_; }
+  // The per-rollout means of the last train() call's per-token data, under slime's names:
+  // rollout/log_probs, rollout/ref_log_probs, rollout/rollout_log_probs, rollout/advantages,
+  // rollout/returns (each present when computed), masked sample means averaged over samples.
+  const Metrics& rollout_data_metrics() const { return rollout_data_metrics_; }
+  // Times log-prob passes and the optimizer steps (perf/log_probs_time, perf/ref_log_probs_time,
+  // perf/actor_train_time) when set.
+  void set_timer(metrics::PhaseTimer* timer) { timer_ = timer; }
+  // Called after each optimizer step with (steps done, steps of this rollout): progress bars.
+  void set_step_callback(std::function<void(int64_t, int64_t)> callback) {
+    step_callback_ = std::move(callback);
+  }
 
   Optimizer& optimizer() { return *optimizer_; }
   LrScheduler& lr_scheduler() { return *lr_scheduler_; }
   Model& model() { return model_; }
 
  private:
+  // Null without a timer.
+  std::unique_ptr<metrics::PhaseTimer::Scope> scoped_timer(const char* phase);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   Model& model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrScheduler> lr_scheduler_;
   std::vector<Metrics> step_metrics_;
+  Metrics rollout_data_metrics_;
   std::vector<at::Tensor> returns_;
+  metrics::PhaseTimer* timer_ = nullptr;
+  std::function<void(int64_t, int64_t)> step_callback_;
 };
 
 }  // namespace vime::train

@@ -46,6 +46,13 @@ Optimizer::Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
   }
 }
 
+void Optimizer::sync_masters_from_params() {
+  at::NoGradGuard no_grad;
+  for (auto& s : slots_) {
+    if (s.is_owned && !s.master.is_same(s.param)) s.master.copy_(s.param);
+  }
+}
+
 void Optimizer::accumulate_grads() {
   for (auto& s : slots_) {
     if (!s.param.grad().defined()) continue;

@@ -49,6 +49,10 @@ class Optimizer {
   // Clip, then one AdamW update at `lr` of the owned parameters; zeroes the main grads.
   StepResult step(double lr);
 
+  // Copies the parameters into the fp32 masters: after weights were loaded into the model behind
+  // the optimizer's back (a fresh start from --ref-load / an HF directory).
+  void sync_masters_from_params();
+
   int64_t num_steps() const { return num_steps_; }
   const OptimizerConfig& config() const { return config_; }
   // "exp_avg.<name>", "exp_avg_sq.<name>" and, for low-precision parameters, "master.<name>".
@@ -89,6 +93,10 @@ class LrScheduler {
   double lr() const { return lr_at(num_steps_); }
   double lr_at(int64_t step) const;
   void step(int64_t increment = 1) { num_steps_ += increment; }
+  // Copies the parameters into the fp32 masters: after weights were loaded into the model behind
+  // the optimizer's back (a fresh start from --ref-load / an HF directory).
+  void sync_masters_from_params();
+
   int64_t num_steps() const { return num_steps_; }
   void set_num_steps(int64_t steps) { num_steps_ = steps; }
   const Config& config() const { return config_; }

@@ -45,6 +45,9 @@ constexpr FlagSpec kFlags[] = {
      "(math500.jsonl, gsm8k_test.jsonl, aime-2024.jsonl, gpqa_eval.jsonl)."},
     {"--eval-reward-key", kString, nullptr,
      "Key of the reward value when the eval reward returns a dict (unset: --reward-key)."},
+    {"--eval-output", kString, nullptr,
+     "vime eval: write one JSON line per eval sample (dataset, prompt, response, label, reward, "
+     "status) to this file."},
 };
 }  // namespace
 FlagGroup eval() { return {"eval", "Eval", kFlags}; }

@@ -1,6 +1,7 @@
 #include "rollout/scripted_engine.hpp"
 
 #include <chrono>
+#include <thread>
 
 #include "vime/error.hpp"
 
@@ -68,6 +69,8 @@ GenerateResponse ScriptedEngine::generate(const GenerateRequest& request) {
 
   GenerateResponse response;
   response.finish_reason = "stop";
+  if (prompt.find("DELAY") != std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
   if (prompt.find("SLOW") != std::string::npos && done == 0) {
     std::unique_lock lock(mutex_);
     const bool aborted = aborted_cv_.wait_for(lock, std::chrono::milliseconds(slow_ms),

@@ -79,6 +79,7 @@ TEST_CASE("SFT rollout through the manager: --rollout-function-path sft", "[sft_
   for (const char* answer : {"Four", "Five", "Six"}) {
     Json row = Json::object();
     row["messages"] = Json(Json::Array{message("user", "Count"), message("assistant", answer)});
+    row["label"] = "";
     rows += row.dump() + "\n";
   }
   auto args = vime::test::rollout_args(

@@ -66,8 +66,10 @@ RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& da
   std::vector<SampleGroup> kept, dropped;
   int64_t remaining = 0;  // groups in flight or kept (slime's remaining_batch_size)
   int64_t in_flight = 0;
-  while (static_cast<int64_t>(kept.size()) < target) {
-    while (remaining < target) {
+  // RolloutManager::abort() from another thread stops the loop: no new groups, what is in flight
+  // comes back aborted and is kept as it is.
+  while (static_cast<int64_t>(kept.size()) < target && !(generator_.aborted() && in_flight == 0)) {
+    while (remaining < target && !generator_.aborted()) {
       std::vector<SampleGroup> groups = data_source.get_samples(over_sampling);
       if (groups.empty()) throw Error("the data source returned no prompts for rollout " +
                                       std::to_string(rollout_id));
@@ -106,6 +108,14 @@ RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& da
           s.metadata["start_rollout_id"] = rollout_id;
     data_source.add_samples(std::move(aborted));
   }
+
+  // Kept groups hold aborted samples only after an external abort(): nothing to grade or train.
+  for (SampleGroup& group : kept)
+    for (Sample& s : group)
+      if (s.status == SampleStatus::kAborted && s.reward.is_null()) {
+        s.reward = 0.0;
+        s.remove_sample = true;
+      }
 
   auto by_index = [](const SampleGroup& a, const SampleGroup& b) {
     return first_index(a) < first_index(b);

@@ -1,10 +1,9 @@
 // Best-of-n rollout (rejection sampling, RAFT-style): generate --n-samples-per-prompt responses per
 // prompt with vime's default generate + reward, keep only the best-rewarded one of each prompt.
 // Copy this file to start your own rollout function.
-#include <vime/hooks.hpp>
-
 #include <algorithm>
 #include <string>
+#include <vime/hooks.hpp>
 
 namespace {
 
@@ -21,11 +20,10 @@ vime::RolloutFnOutput best_of_n(vime::RolloutContext& ctx, int64_t rollout_id,
   vime::RolloutFnTrainOutput out;
   double kept_reward = 0;
   for (vime::SampleGroup& group : groups) {
-    auto best = std::max_element(group.begin(), group.end(),
-                                 [&](const vime::Sample& a, const vime::Sample& b) {
-                                   return a.get_reward_value(ctx.args) <
-                                          b.get_reward_value(ctx.args);
-                                 });
+    auto best = std::max_element(
+        group.begin(), group.end(), [&](const vime::Sample& a, const vime::Sample& b) {
+          return a.get_reward_value(ctx.args) < b.get_reward_value(ctx.args);
+        });
     if (best == group.end()) continue;
     best->metadata["best_of"] = static_cast<int64_t>(group.size());
     best->metadata["best_of_rollout_id"] = rollout_id;

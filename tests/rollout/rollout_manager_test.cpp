@@ -1,7 +1,6 @@
 #include "vime/rollout/rollout_manager.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <thread>
 
@@ -42,8 +41,8 @@ TEST_CASE("default generate: prompt ids, max_new_tokens, seeds, finish reasons",
                             "--rollout-max-response-len", "5", "--rm-type", "math"});
   // A chat-message prompt is rendered with the chat template.
   Sample chat;
-  chat.prompt = Json(Json::Array{Json(Json::Object{{"role", Json("user")},
-                                                   {"content", Json("What is 1+2? [ALL_RIGHT]")}})});
+  chat.prompt = Json(Json::Array{
+      Json(Json::Object{{"role", Json("user")}, {"content", Json("What is 1+2? [ALL_RIGHT]")}})});
   const std::string rendered =
       qwen3().apply_chat_template(chat.prompt, Json(), true, Json::object());
   CHECK(vime::rollout::prompt_input_ids(qwen3(), chat) == qwen3().encode(rendered));
@@ -52,8 +51,8 @@ TEST_CASE("default generate: prompt ids, max_new_tokens, seeds, finish reasons",
   Sample plain;
   plain.prompt = "What is 1+2? [ALL_RIGHT]";
   plain.label = "3";
-  auto groups = generator.run({{plain, plain}}, vime::rollout::rollout_sampling_params(args), false,
-                              0);
+  auto groups =
+      generator.run({{plain, plain}}, vime::rollout::rollout_sampling_params(args), false, 0);
   auto requests = engine.requests();
   REQUIRE(requests.size() == 2);
   std::vector<int64_t> seeds{*requests[0].sampling_params.seed, *requests[1].sampling_params.seed};
@@ -83,8 +82,8 @@ TEST_CASE("over-sampling with the dynamic filter keeps rollout_batch_size groups
           "[rollout_manager]") {
   vime::test::TempDir dir;
   auto args = rollout_args(
-      {"--prompt-data", math_prompts(dir, {"ALL_RIGHT", "MIXED", "ALL_WRONG", "MIXED", "MIXED",
-                                           "MIXED"}),
+      {"--prompt-data",
+       math_prompts(dir, {"ALL_RIGHT", "MIXED", "ALL_WRONG", "MIXED", "MIXED", "MIXED"}),
        "--rollout-batch-size", "2", "--over-sampling-batch-size", "3", "--n-samples-per-prompt",
        "2", "--rm-type", "math", "--dynamic-sampling-filter-path", "check_reward_nonzero_std"});
   auto source = RolloutDataSource::from_args(args);
@@ -127,9 +126,16 @@ TEST_CASE("partial rollout returns aborted groups to the buffer and they resume"
           "[rollout_manager]") {
   vime::test::TempDir dir;
   const std::string prompts = math_prompts(dir, {"SLOW", "DELAY MIXED", "DELAY MIXED", "SLOW"});
-  const std::vector<std::string> common{"--prompt-data", prompts, "--rollout-batch-size", "2",
-                                        "--n-samples-per-prompt", "2", "--rm-type", "math",
-                                        "--partial-rollout", "--mask-offpolicy-in-partial-rollout"};
+  const std::vector<std::string> common{"--prompt-data",
+                                        prompts,
+                                        "--rollout-batch-size",
+                                        "2",
+                                        "--n-samples-per-prompt",
+                                        "2",
+                                        "--rm-type",
+                                        "math",
+                                        "--partial-rollout",
+                                        "--mask-offpolicy-in-partial-rollout"};
   auto with = [&](std::string over) {
     auto flags = common;
     flags.insert(flags.end(), {"--over-sampling-batch-size", over});
@@ -171,10 +177,12 @@ TEST_CASE("eval runs every dataset with its overrides and logs pass@k", "[rollou
       "eval:\n"
       "  defaults: {max_response_len: 64}\n"
       "  datasets:\n"
-      "    - {name: easy, path: " + easy + ", rm_type: math, n_samples_per_eval_prompt: 4,"
+      "    - {name: easy, path: " +
+      easy +
+      ", rm_type: math, n_samples_per_eval_prompt: 4,"
       " temperature: 0.3, metadata_overrides: {source_name: easy_src}}\n"
-      "    - {name: hard, path: " + hard + ", custom_rm_path: '" +
-      vime::test::manager_plugin("length_reward") +
+      "    - {name: hard, path: " +
+      hard + ", custom_rm_path: '" + vime::test::manager_plugin("length_reward") +
       "', max_response_len: 3, top_k: 5}\n";
   auto args = rollout_args({"--eval-config", dir.write("eval.yaml", yaml).string(), "--rm-type",
                             "math", "--log-passrate", "--prompt-data", easy});
@@ -218,18 +226,18 @@ TEST_CASE("debug rollout data round-trips through --save/--load-debug-rollout-da
   vime::test::TempDir dir;
   const std::string prompts = math_prompts(dir, {"MIXED", "ALL_RIGHT"});
   const std::string path = (dir.path() / "debug" / "rollout_{rollout_id}.json").string();
-  auto args = rollout_args({"--prompt-data", prompts, "--rollout-batch-size", "2",
-                            "--n-samples-per-prompt", "2", "--rm-type", "math",
-                            "--save-debug-rollout-data", path});
+  auto args =
+      rollout_args({"--prompt-data", prompts, "--rollout-batch-size", "2", "--n-samples-per-prompt",
+                    "2", "--rm-type", "math", "--save-debug-rollout-data", path});
   auto source = RolloutDataSource::from_args(args);
   ScriptedEngine engine(qwen3());
   RolloutManager saver(args, engine, qwen3(), *source);
   auto saved = saver.generate(3);
   REQUIRE(std::filesystem::exists(dir.path() / "debug" / "rollout_3.json"));
 
-  auto load_args = rollout_args({"--prompt-data", prompts, "--rollout-batch-size", "2",
-                                 "--n-samples-per-prompt", "2", "--rm-type", "math",
-                                 "--load-debug-rollout-data", path});
+  auto load_args =
+      rollout_args({"--prompt-data", prompts, "--rollout-batch-size", "2", "--n-samples-per-prompt",
+                    "2", "--rm-type", "math", "--load-debug-rollout-data", path});
   RolloutManager loader(load_args, engine, qwen3(), *source);
   const int before = engine.num_requests;
   auto loaded = loader.generate(3);
@@ -277,12 +285,12 @@ TEST_CASE("a throwing engine or generate plugin fails its samples, not the rollo
 TEST_CASE("reward dispatch: a plugin's own reward, then --custom-rm-path over --rm-type",
           "[rollout_manager]") {
   vime::test::TempDir dir;
-  auto args = rollout_args(
-      {"--prompt-data", math_prompts(dir, {"MIXED", "SELF_REWARD MIXED"}),
-       "--rollout-batch-size", "2", "--n-samples-per-prompt", "2", "--rm-type", "math",
-       "--custom-rm-path", vime::test::manager_plugin("length_reward"),
-       "--custom-generate-function-path", vime::test::manager_plugin("scripted_generate"),
-       "--advantage-estimator", "reinforce_plus_plus"});
+  auto args = rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "SELF_REWARD MIXED"}),
+                            "--rollout-batch-size", "2", "--n-samples-per-prompt", "2", "--rm-type",
+                            "math", "--custom-rm-path", vime::test::manager_plugin("length_reward"),
+                            "--custom-generate-function-path",
+                            vime::test::manager_plugin("scripted_generate"),
+                            "--advantage-estimator", "reinforce_plus_plus"});
   auto source = RolloutDataSource::from_args(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
@@ -296,10 +304,10 @@ TEST_CASE("reward dispatch: a plugin's own reward, then --custom-rm-path over --
 
 TEST_CASE("--group-rm grades each finished group once", "[rollout_manager]") {
   vime::test::TempDir dir;
-  auto args = rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "MIXED"}),
-                            "--rollout-batch-size", "2", "--n-samples-per-prompt", "3",
-                            "--group-rm", "--custom-rm-path",
-                            vime::test::manager_plugin("group_rank")});
+  auto args =
+      rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "MIXED"}), "--rollout-batch-size",
+                    "2", "--n-samples-per-prompt", "3", "--group-rm", "--custom-rm-path",
+                    vime::test::manager_plugin("group_rank")});
   auto source = RolloutDataSource::from_args(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
@@ -308,84 +316,12 @@ TEST_CASE("--group-rm grades each finished group once", "[rollout_manager]") {
   for (size_t i = 0; i < 6; ++i) CHECK(reward_of(out.samples[i]) == static_cast<double>(i % 3));
 }
 
-TEST_CASE("sample filter, all-samples hook, convert plugin and rollout-log hook",
-          "[rollout_manager]") {
-  vime::test::TempDir dir;
-  const std::string prompts = math_prompts(dir, {"MIXED", "MIXED"});
-  auto args = rollout_args({"--prompt-data", prompts, "--rollout-batch-size", "2",
-                            "--n-samples-per-prompt", "2", "--rm-type", "math",
-                            "--rollout-sample-filter-path", vime::test::manager_plugin("drop_odd"),
-                            "--rollout-all-samples-process-path",
-                            vime::test::manager_plugin("count_all")});
-  auto source = RolloutDataSource::from_args(args);
-  ScriptedEngine engine(qwen3());
-  {
-    RolloutManager manager(args, engine, qwen3(), *source);
-    auto out = manager.generate(0);
-    REQUIRE(out.samples.size() == 4);
-    for (size_t i = 0; i < 4; ++i) {
-      CHECK(out.samples[i].remove_sample == (out.samples[i].index.value() % 2 == 1));
-      CHECK(out.samples[i].metadata.at("all_groups_seen").as_int() == 2);
-      const auto ones = std::count(out.data.loss_masks[i].begin(), out.data.loss_masks[i].end(), 1);
-      CHECK(ones == (out.samples[i].remove_sample ? 0 : out.data.response_lengths[i]));
-    }
-    CHECK_FALSE(out.metrics.empty());
-  }
-  auto custom = rollout_args(
-      {"--prompt-data", prompts, "--rollout-batch-size", "2", "--n-samples-per-prompt", "2",
-       "--rm-type", "math", "--custom-convert-samples-to-train-data-path",
-       vime::test::manager_plugin("sevens"), "--custom-rollout-log-function-path",
-       vime::test::manager_plugin("skip_log")});
-  RolloutManager manager(custom, engine, qwen3(), *source);
-  auto out = manager.generate(1);
-  CHECK(out.data.rewards == std::vector<double>(4, 7));
-  CHECK(out.data.rollout_ids == std::vector<int64_t>{0, 1, 2, 3});  // filled in for the plugin
-  CHECK(out.data.rollout_mask_sums[2] == out.data.response_lengths[2]);
-  CHECK(out.metrics.empty());  // the log hook said it logged
-}
-
-TEST_CASE("train-data conversion follows slime's _convert_samples_to_train_data",
-          "[rollout_manager]") {
-  auto args = rollout_args({"--advantage-estimator", "reinforce_plus_plus"});
-  std::vector<Sample> samples(3);
-  for (int i = 0; i < 3; ++i) {
-    samples[i].index = 10 + i;
-    samples[i].tokens = {1, 2, 3, 4};
-    samples[i].response_length = 2;
-    samples[i].reward = 0.25 * i;
-    samples[i].metadata["raw_reward"] = 9.0 + i;
-    samples[i].train_metadata = Json(Json::Object{{"turn", Json(i)}});
-  }
-  samples[0].rollout_id = 5;
-  samples[1].rollout_id = 5;
-  samples[0].loss_mask = std::vector<int32_t>{1, 0};
-  samples[1].remove_sample = true;
-  samples[2].status = SampleStatus::kTruncated;
-  samples[2].metadata["source_name"] = "gsm8k";
-  auto data = vime::rollout::convert_samples_to_train_data(
-      args, samples, vime::rollout::load_reward_post_processor(args));
-  CHECK(data.rewards == std::vector<double>{0, 0.25, 0.5});
-  CHECK(data.raw_reward == std::vector<double>{9, 10, 11});
-  CHECK(data.loss_masks == std::vector<std::vector<int32_t>>{{1, 0}, {0, 0}, {1, 1}});
-  CHECK(data.rollout_ids == std::vector<int64_t>{5, 5, 6});
-  CHECK(data.rollout_mask_sums == std::vector<int64_t>{1, 1, 2});
-  CHECK(data.truncated == std::vector<int32_t>{0, 0, 1});
-  CHECK(data.sample_indices == std::vector<int64_t>{10, 11, 12});
-  CHECK(data.source_names == std::vector<std::string>{"unknown", "unknown", "gsm8k"});
-  CHECK(data.metadata.size() == 3);
-  CHECK(data.rollout_log_probs.empty());
-  samples[2].loss_mask = std::vector<int32_t>{1};
-  CHECK_THROWS_WITH(vime::rollout::convert_samples_to_train_data(
-                        args, samples, vime::rollout::load_reward_post_processor(args)),
-                    Catch::Contains("loss_mask has 1 entries"));
-}
-
 TEST_CASE("the example best-of-n rollout plugin runs through the manager", "[rollout_manager]") {
   vime::test::TempDir dir;
   const std::string plugin = VIME_EXAMPLE_ROLLOUT_PLUGIN;
   auto args = rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "MIXED", "ALL_WRONG"}),
-                            "--rollout-batch-size", "3", "--n-samples-per-prompt", "2",
-                            "--rm-type", "math", "--rollout-function-path", plugin});
+                            "--rollout-batch-size", "3", "--n-samples-per-prompt", "2", "--rm-type",
+                            "math", "--rollout-function-path", plugin});
   auto source = RolloutDataSource::from_args(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
@@ -404,9 +340,9 @@ TEST_CASE("the example best-of-n rollout plugin runs through the manager", "[rol
 TEST_CASE("abort() from another thread ends the rollout with what is in flight",
           "[rollout_manager]") {
   vime::test::TempDir dir;
-  auto args = rollout_args({"--prompt-data", math_prompts(dir, {"SLOW", "SLOW"}),
-                            "--rollout-batch-size", "2", "--n-samples-per-prompt", "2",
-                            "--rm-type", "math"});
+  auto args =
+      rollout_args({"--prompt-data", math_prompts(dir, {"SLOW", "SLOW"}), "--rollout-batch-size",
+                    "2", "--n-samples-per-prompt", "2", "--rm-type", "math"});
   auto source = RolloutDataSource::from_args(args);
   ScriptedEngine engine(qwen3());
   engine.slow_ms = 20000;

@@ -17,8 +17,8 @@
 namespace vime::test {
 
 inline Args rollout_args(std::vector<std::string> flags) {
-  std::vector<std::string> base{"--rollout-max-response-len", "64", "--vllm-server-concurrency",
-                                "8", "--label-key", "label"};
+  std::vector<std::string> base{
+      "--rollout-max-response-len", "64", "--vllm-server-concurrency", "8", "--label-key", "label"};
   base.insert(base.end(), flags.begin(), flags.end());
   return core::parse_args(base);
 }

@@ -47,7 +47,8 @@ GenerateResponse ScriptedEngine::generate(const GenerateRequest& request) {
   if (prompt.find("ALL_RIGHT") != std::string::npos) right = true;
   if (prompt.find("ALL_WRONG") != std::string::npos) right = false;
   const int answer = expected_answer(prompt);
-  std::string reply = "The answer is \\boxed{" + std::to_string(right ? answer : answer + 100) + "}.";
+  std::string reply =
+      "The answer is \\boxed{" + std::to_string(right ? answer : answer + 100) + "}.";
   std::vector<int32_t> tokens = tokenizer_.encode(reply);
   if (auto eos = tokenizer_.eos_token_id()) tokens.push_back(*eos);
 
@@ -64,8 +65,8 @@ GenerateResponse ScriptedEngine::generate(const GenerateRequest& request) {
       if (auto eos = tokenizer_.eos_token_id()) tokens.push_back(*eos);
     }
   }
-  tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(
-                                                    std::min(done, tokens.size())));
+  tokens.erase(tokens.begin(),
+               tokens.begin() + static_cast<std::ptrdiff_t>(std::min(done, tokens.size())));
 
   GenerateResponse response;
   response.finish_reason = "stop";

@@ -2,9 +2,9 @@
 // the text up to and including its first ']'. A prompt "... What is 2+3? [MIXED]" gets
 // "The answer is \boxed{5}." or a wrong \boxed{} answer followed by EOS, depending on its marker:
 //   ALL_RIGHT / ALL_WRONG: always right / wrong;  MIXED: right on the prompt's even-numbered calls;
-//   SLOW: like MIXED but waits slow_ms (until abort_all, which returns the first 2 tokens, "abort");
-//   THROW: generate throws vime::Error;  DELAY: answers after 300 ms (so SLOW requests are surely
-//   in flight before a fast group finishes).
+//   SLOW: like MIXED but waits slow_ms (until abort_all, which returns the first 2 tokens,
+//   "abort"); THROW: generate throws vime::Error;  DELAY: answers after 300 ms (so SLOW requests
+//   are surely in flight before a fast group finishes).
 // A request whose input continues past the prompt (a resumed partial rollout) gets the rest of the
 // response. Responses longer than max_new_tokens are cut and finish with "length".
 #pragma once

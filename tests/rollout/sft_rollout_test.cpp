@@ -52,13 +52,14 @@ TEST_CASE("SFT: a string prompt and label train on the label and EOS", "[sft_rol
 
 TEST_CASE("SFT: chat messages train on assistant turns only", "[sft_rollout]") {
   const Json messages(Json::Array{message("system", "Be brief."), message("user", "Hi"),
-                                  message("assistant", "Hello there"),
-                                  message("user", "Bye"), message("assistant", "Goodbye")});
+                                  message("assistant", "Hello there"), message("user", "Bye"),
+                                  message("assistant", "Goodbye")});
   auto t = vime::rollout::sft_chat_tokens(qwen3(), messages, Json());
   REQUIRE(t.tokens.size() == t.loss_mask.size());
   const std::string trained = masked_text(t.tokens, t.loss_mask, 1);
-  CHECK(trained ==
-        "<think>\n\n</think>\n\nHello there<|im_end|>\n|<think>\n\n</think>\n\nGoodbye<|im_end|>\n");
+  CHECK(
+      trained ==
+      "<think>\n\n</think>\n\nHello there<|im_end|>\n|<think>\n\n</think>\n\nGoodbye<|im_end|>\n");
   const std::string context = masked_text(t.tokens, t.loss_mask, 0);
   CHECK(context.find("Be brief.") != std::string::npos);
   CHECK(context.find("<|im_start|>user\nBye<|im_end|>") != std::string::npos);
@@ -82,11 +83,11 @@ TEST_CASE("SFT rollout through the manager: --rollout-function-path sft", "[sft_
     row["label"] = "";
     rows += row.dump() + "\n";
   }
-  auto args = vime::test::rollout_args(
-      {"--prompt-data", dir.write("sft.jsonl", rows).string(), "--input-key", "messages",
-       "--rollout-batch-size", "2", "--rollout-function-path",
-       "slime.rollout.sft_rollout.generate_rollout", "--loss-type", "sft_loss",
-       "--disable-compute-advantages-and-returns"});
+  auto args = vime::test::rollout_args({"--prompt-data", dir.write("sft.jsonl", rows).string(),
+                                        "--input-key", "messages", "--rollout-batch-size", "2",
+                                        "--rollout-function-path",
+                                        "slime.rollout.sft_rollout.generate_rollout", "--loss-type",
+                                        "sft_loss", "--disable-compute-advantages-and-returns"});
   auto source = vime::data::RolloutDataSource::from_args(args);
   vime::test::ScriptedEngine engine(qwen3());
   vime::rollout::RolloutManager manager(args, engine, qwen3(), *source);
@@ -99,9 +100,9 @@ TEST_CASE("SFT rollout through the manager: --rollout-function-path sft", "[sft_
                                          0),
                     0)
             .find("Count") != std::string::npos);
-  CHECK(qwen3().decode(std::vector<int32_t>(out.samples[1].tokens.end() - out.samples[1].response_length,
-                                            out.samples[1].tokens.end())) ==
-        "<think>\n\n</think>\n\nFive<|im_end|>\n");
+  CHECK(qwen3().decode(std::vector<int32_t>(
+            out.samples[1].tokens.end() - out.samples[1].response_length,
+            out.samples[1].tokens.end())) == "<think>\n\n</think>\n\nFive<|im_end|>\n");
   CHECK(out.data.loss_masks[0] ==
         std::vector<int32_t>(static_cast<size_t>(out.data.response_lengths[0]), 1));
 }

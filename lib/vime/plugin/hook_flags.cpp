@@ -84,9 +84,10 @@ std::vector<std::string> check_hook_plugins(const Args& args) {
     for (auto s : specs) {
       // filter_hub's built-ins by name, slime's dotted name included.
       if (kind == PluginKind::kDynamicFilter) s = rollout::resolve_dynamic_filter_spec(s);
-      // The built-in SFT rollout (rollout/sft_rollout) is no .so.
-      if (kind == PluginKind::kRollout && rollout::is_sft_rollout_name(s)) {
-        lines.push_back(flag + ": " + s + " (built-in sft rollout)");
+      // The built-in rollouts (default, rollout/sft_rollout) are no .so.
+      if (kind == PluginKind::kRollout && (rollout::is_sft_rollout_name(s) ||
+                                           s == "slime.rollout.sglang_rollout.generate_rollout")) {
+        lines.push_back(flag + ": " + s + " (built-in rollout)");
         continue;
       }
       reject_python_path(s, flag);

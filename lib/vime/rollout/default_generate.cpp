@@ -54,7 +54,8 @@ SamplingParams eval_sampling_params(const Args& args, const eval::EvalDatasetCon
   p.skip_special_tokens = optional_bool(config.fields, "skip_special_tokens",
                                         args.get_bool("rollout_skip_special_tokens"));
   p.no_stop_trim = optional_bool(config.fields, "no_stop_trim", true);
-  if (const Json* penalty = config.fields.find("repetition_penalty"); penalty && penalty->is_number())
+  if (const Json* penalty = config.fields.find("repetition_penalty");
+      penalty && penalty->is_number())
     p.repetition_penalty = penalty->as_double();
   return p;
 }
@@ -64,8 +65,8 @@ std::vector<int32_t> prompt_input_ids(const Tokenizer& tokenizer, const Sample& 
   if (sample.prompt.is_string()) return tokenizer.encode(sample.prompt.as_string(), false);
   if (sample.prompt.is_array()) {
     const Json* tools = sample.metadata.find("tools");
-    const std::string text = tokenizer.apply_chat_template(
-        sample.prompt, tools ? *tools : Json(), true, sample.apply_chat_template_kwargs);
+    const std::string text = tokenizer.apply_chat_template(sample.prompt, tools ? *tools : Json(),
+                                                           true, sample.apply_chat_template_kwargs);
     return tokenizer.encode(text, false);
   }
   throw Error(std::string("sample prompt must be a string or a list of chat messages, got ") +
@@ -77,9 +78,9 @@ std::string new_session_id() {
   const uint64_t hi = (rng() & 0xFFFFFFFFFFFF0FFFull) | 0x4000ull;
   const uint64_t lo = (rng() & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
   char text[37];
-  std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xFFFF),
-                static_cast<unsigned>(hi & 0xFFFF), static_cast<unsigned>(lo >> 48),
+  std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48),
                 static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
   return text;
 }

@@ -53,12 +53,11 @@ DefaultRollout::DefaultRollout(const Args& args, GroupGenerator& generator)
 
 RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& data_source) {
   const int64_t target = args_.get_int("rollout_batch_size");
-  const int64_t over_sampling =
-      args_.get_optional_int("over_sampling_batch_size").value_or(target);
+  const int64_t over_sampling = args_.get_optional_int("over_sampling_batch_size").value_or(target);
   const SamplingParams params = rollout_sampling_params(args_);
   const int64_t n = args_.get_int("n_samples_per_prompt");
-  auto progress = metrics::console_progress("rollout " + std::to_string(rollout_id), "samples",
-                                            target * n);
+  auto progress =
+      metrics::console_progress("rollout " + std::to_string(rollout_id), "samples", target * n);
 
   generator_.clear_abort();
   DoneQueue done;
@@ -71,8 +70,9 @@ RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& da
   while (static_cast<int64_t>(kept.size()) < target && !(generator_.aborted() && in_flight == 0)) {
     while (remaining < target && !generator_.aborted()) {
       std::vector<SampleGroup> groups = data_source.get_samples(over_sampling);
-      if (groups.empty()) throw Error("the data source returned no prompts for rollout " +
-                                      std::to_string(rollout_id));
+      if (groups.empty())
+        throw Error("the data source returned no prompts for rollout " +
+                    std::to_string(rollout_id));
       for (SampleGroup& group : groups) {
         generator_.submit(std::move(group), params, false, rollout_id,
                           [&done](SampleGroup g) { done.push(std::move(g)); });

@@ -10,7 +10,7 @@
 namespace vime::rollout {
 
 EvalRunner::EvalRunner(const Args& args, GroupGenerator& generator, const Tokenizer& tokenizer,
-                         std::vector<eval::EvalDatasetConfig> datasets)
+                       std::vector<eval::EvalDatasetConfig> datasets)
     : args_(args), generator_(generator), tokenizer_(tokenizer), datasets_(std::move(datasets)) {}
 
 std::map<std::string, size_t> EvalRunner::samples_per_prompt() const {
@@ -26,10 +26,9 @@ RolloutFnEvalOutput EvalRunner::run(int64_t rollout_id) {
     auto it = loaded_.find(config.name);
     if (it == loaded_.end())
       it = loaded_
-               .emplace(config.name,
-                        eval::load_eval_samples(args_, config,
-                                                data::chat_template_renderer(tokenizer_),
-                                                data::token_counter(tokenizer_)))
+               .emplace(config.name, eval::load_eval_samples(
+                                         args_, config, data::chat_template_renderer(tokenizer_),
+                                         data::token_counter(tokenizer_)))
                .first;
     std::vector<SampleGroup> groups =
         generator_.run(it->second, eval_sampling_params(args_, config), true, rollout_id);

@@ -18,7 +18,7 @@ class EvalRunner {
  public:
   // The datasets are read on first use and kept.
   EvalRunner(const Args& args, GroupGenerator& generator, const Tokenizer& tokenizer,
-              std::vector<eval::EvalDatasetConfig> datasets);
+             std::vector<eval::EvalDatasetConfig> datasets);
 
   // One EvalDatasetResult per dataset, samples sorted by index.
   RolloutFnEvalOutput run(int64_t rollout_id);

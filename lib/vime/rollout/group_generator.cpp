@@ -113,8 +113,8 @@ void GroupGenerator::run_sample(const std::shared_ptr<GroupState>& state, size_t
       to_grade.push_back(s);
     }
     try {
-      std::vector<Json> rewards = to_grade.empty() ? std::vector<Json>{}
-                                                   : rewards_.group_reward(to_grade);
+      std::vector<Json> rewards =
+          to_grade.empty() ? std::vector<Json>{} : rewards_.group_reward(to_grade);
       if (rewards.size() != todo.size())
         throw Error("--group-rm reward returned " + std::to_string(rewards.size()) +
                     " rewards for " + std::to_string(todo.size()) + " samples");

@@ -88,7 +88,8 @@ struct RolloutManager::Impl {
 
   RolloutContext context(bool evaluation) {
     RolloutContext ctx{args, engine, tokenizer, evaluation, {}, {}};
-    if (args.is_set("rollout_max_response_len")) ctx.sampling_params = rollout_sampling_params(args);
+    if (args.is_set("rollout_max_response_len"))
+      ctx.sampling_params = rollout_sampling_params(args);
     ctx.generate_groups = [this, evaluation](std::vector<SampleGroup> groups,
                                              const SamplingParams& params) {
       generator.clear_abort();
@@ -127,8 +128,8 @@ TrainRollout RolloutManager::generate(int64_t rollout_id) {
   TrainRollout out;
   Metrics extra;
   if (auto load = m.args.get_optional_string("load_debug_rollout_data")) {
-    out.samples = load_debug_rollout_data(
-        debug_rollout_data_path(*load, std::to_string(rollout_id)));
+    out.samples =
+        load_debug_rollout_data(debug_rollout_data_path(*load, std::to_string(rollout_id)));
   } else {
     RolloutFnTrainOutput result = m.run_train(rollout_id);
     extra = std::move(result.metrics);

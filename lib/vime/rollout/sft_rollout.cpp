@@ -30,8 +30,8 @@ bool is_sft_rollout_name(std::string_view name) {
 SftTokens sft_chat_tokens(const Tokenizer& tokenizer, const Json& messages, const Json& tools) {
   if (!messages.is_array() || messages.size() == 0)
     throw Error("SFT rollout: a chat prompt must be a non-empty list of messages");
-  const Json dummy(Json::Object{{"role", Json("user")},
-                                {"content", Json("FOR CALCULATING LOSS MASK ONLY")}});
+  const Json dummy(
+      Json::Object{{"role", Json("user")}, {"content", Json("FOR CALCULATING LOSS MASK ONLY")}});
   const Json none = Json::object();
   const std::string dummy_text =
       tokenizer.apply_chat_template(Json(Json::Array{dummy}), Json(), false, none);
@@ -88,8 +88,7 @@ void make_sft_sample(const Tokenizer& tokenizer, Sample& sample) {
   sample.status = SampleStatus::kCompleted;
 }
 
-RolloutFnTrainOutput sft_rollout(RolloutContext& ctx, int64_t rollout_id,
-                                 DataSource& data_source) {
+RolloutFnTrainOutput sft_rollout(RolloutContext& ctx, int64_t rollout_id, DataSource& data_source) {
   (void)rollout_id;
   RolloutFnTrainOutput out;
   out.samples = data_source.get_samples(ctx.args.get_int("rollout_batch_size"));

@@ -23,7 +23,8 @@ void complete_train_data(TrainData& data, const std::vector<Sample>& samples) {
     int64_t next = 0;
     for (const Sample& s : samples)
       if (s.rollout_id) next = std::max(next, *s.rollout_id + 1);
-    for (const Sample& s : samples) data.rollout_ids.push_back(s.rollout_id ? *s.rollout_id : next++);
+    for (const Sample& s : samples)
+      data.rollout_ids.push_back(s.rollout_id ? *s.rollout_id : next++);
   }
   check_size(data.tokens.size(), n, "tokens");
   check_size(data.response_lengths.size(), n, "response_lengths");
@@ -60,7 +61,8 @@ TrainData convert_samples_to_train_data(const Args& args, const std::vector<Samp
     data.truncated.push_back(s.status == SampleStatus::kTruncated ? 1 : 0);
     data.sample_indices.push_back(s.index.value_or(-1));
     std::vector<int32_t> mask =
-        s.loss_mask ? *s.loss_mask : std::vector<int32_t>(static_cast<size_t>(s.response_length), 1);
+        s.loss_mask ? *s.loss_mask
+                    : std::vector<int32_t>(static_cast<size_t>(s.response_length), 1);
     if (static_cast<int64_t>(mask.size()) != s.response_length)
       throw Error("sample " + std::to_string(s.index.value_or(-1)) + ": loss_mask has " +
                   std::to_string(mask.size()) + " entries for a response of " +
@@ -69,10 +71,10 @@ TrainData convert_samples_to_train_data(const Args& args, const std::vector<Samp
     data.loss_masks.push_back(std::move(mask));
     if (has_raw_reward) data.raw_reward[i] = s.metadata.at("raw_reward").as_double();
     if (has_round_number) data.round_number.push_back(s.metadata.at("round_number").as_int());
-    if (first.rollout_log_probs) data.rollout_log_probs.push_back(s.rollout_log_probs.value_or(
-        std::vector<float>{}));
-    if (first.teacher_log_probs) data.teacher_log_probs.push_back(s.teacher_log_probs.value_or(
-        std::vector<float>{}));
+    if (first.rollout_log_probs)
+      data.rollout_log_probs.push_back(s.rollout_log_probs.value_or(std::vector<float>{}));
+    if (first.teacher_log_probs)
+      data.teacher_log_probs.push_back(s.teacher_log_probs.value_or(std::vector<float>{}));
     if (!first.rollout_top_p_offsets.empty()) {
       data.rollout_top_p_token_ids.push_back(s.rollout_top_p_token_ids);
       data.rollout_top_p_offsets.push_back(s.rollout_top_p_offsets);

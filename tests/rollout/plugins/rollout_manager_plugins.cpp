@@ -1,8 +1,7 @@
 // Plugins the [rollout_manager] tests load through the real loader, one per hook the manager
 // calls.
-#include <vime/hooks.hpp>
-
 #include <string>
+#include <vime/hooks.hpp>
 
 namespace {
 
@@ -48,8 +47,7 @@ void drop_odd(const vime::Args&, std::vector<vime::SampleGroup>& data) {
       if (s.index.value_or(0) % 2 == 1) s.remove_sample = true;
 }
 
-void count_all(const vime::Args&, std::vector<vime::SampleGroup>& all_groups,
-               vime::DataSource&) {
+void count_all(const vime::Args&, std::vector<vime::SampleGroup>& all_groups, vime::DataSource&) {
   for (auto& group : all_groups)
     for (auto& s : group) s.metadata["all_groups_seen"] = static_cast<int64_t>(all_groups.size());
 }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "rollout/rollout_test_support.hpp"
+#include "vime/rollout/debug_rollout_data.hpp"
 #include "vime/rollout/default_generate.hpp"
 #include "vime/rollout/group_generator.hpp"
 #include "vime/rollout/train_data.hpp"
@@ -184,8 +185,10 @@ TEST_CASE("eval runs every dataset with its overrides and logs pass@k", "[rollou
       "    - {name: hard, path: " +
       hard + ", custom_rm_path: '" + vime::test::manager_plugin("length_reward") +
       "', max_response_len: 3, top_k: 5}\n";
-  auto args = rollout_args({"--eval-config", dir.write("eval.yaml", yaml).string(), "--rm-type",
-                            "math", "--log-passrate", "--prompt-data", easy});
+  auto args =
+      rollout_args({"--eval-config", dir.write("eval.yaml", yaml).string(), "--rm-type", "math",
+                    "--log-passrate", "--prompt-data", easy, "--save-debug-rollout-data",
+                    (dir.path() / "d_{rollout_id}.json").string()});
   auto source = RolloutDataSource::from_args(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
@@ -219,6 +222,8 @@ TEST_CASE("eval runs every dataset with its overrides and logs pass@k", "[rollou
   CHECK(out.metrics.at("eval/easy-pass@2") == Approx(1 - 1.0 / 6));
   CHECK(out.metrics.at("eval/easy-pass@4") == Approx(1.0));
   CHECK(out.metrics.count("eval/easy/response_len/mean"));
+  // Eval samples are saved as rollout "eval_5", as slime names them.
+  CHECK(vime::rollout::load_debug_rollout_data(dir.path() / "d_eval_5.json").size() == 9);
 }
 
 TEST_CASE("debug rollout data round-trips through --save/--load-debug-rollout-data",

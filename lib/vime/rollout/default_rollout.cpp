@@ -67,32 +67,41 @@ RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& da
   int64_t in_flight = 0;
   // RolloutManager::abort() from another thread stops the loop: no new groups, what is in flight
   // comes back aborted and is kept as it is.
-  while (static_cast<int64_t>(kept.size()) < target && !(generator_.aborted() && in_flight == 0)) {
-    while (remaining < target && !generator_.aborted()) {
-      std::vector<SampleGroup> groups = data_source.get_samples(over_sampling);
-      if (groups.empty())
-        throw Error("the data source returned no prompts for rollout " +
-                    std::to_string(rollout_id));
-      for (SampleGroup& group : groups) {
-        generator_.submit(std::move(group), params, false, rollout_id,
-                          [&done](SampleGroup g) { done.push(std::move(g)); });
-        ++remaining;
-        ++in_flight;
+  try {
+    while (static_cast<int64_t>(kept.size()) < target &&
+           !(generator_.aborted() && in_flight == 0)) {
+      while (remaining < target && !generator_.aborted()) {
+        std::vector<SampleGroup> groups = data_source.get_samples(over_sampling);
+        if (groups.empty())
+          throw Error("the data source returned no prompts for rollout " +
+                      std::to_string(rollout_id));
+        for (SampleGroup& group : groups) {
+          generator_.submit(std::move(group), params, false, rollout_id,
+                            [&done](SampleGroup g) { done.push(std::move(g)); });
+          ++remaining;
+          ++in_flight;
+        }
       }
-    }
-    SampleGroup group = done.pop();
-    --in_flight;
-    if (dynamic_filter_) {
-      const DynamicFilterOutput verdict = dynamic_filter_(group);
-      if (should_drop_group(verdict, remaining, target)) {
-        --remaining;
-        drops.on_drop(verdict.reason);
-        dropped.push_back(std::move(group));
-        continue;
+      SampleGroup group = done.pop();
+      --in_flight;
+      if (dynamic_filter_) {
+        const DynamicFilterOutput verdict = dynamic_filter_(group);
+        if (should_drop_group(verdict, remaining, target)) {
+          --remaining;
+          drops.on_drop(verdict.reason);
+          dropped.push_back(std::move(group));
+          continue;
+        }
       }
+      progress->advance(static_cast<int64_t>(group.size()));
+      kept.push_back(std::move(group));
     }
-    progress->advance(static_cast<int64_t>(group.size()));
-    kept.push_back(std::move(group));
+  } catch (...) {
+    // A throwing filter or data source: the workers still hold `done`; let them finish first.
+    generator_.abort();
+    for (; in_flight > 0; --in_flight) done.pop();
+    generator_.clear_abort();
+    throw;
   }
   progress->finish();
 

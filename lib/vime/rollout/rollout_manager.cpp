@@ -86,27 +86,27 @@ struct RolloutManager::Impl {
           *spec, "--custom-eval-rollout-log-function-path", "eval_rollout_log");
   }
 
-  RolloutContext context(bool evaluation) {
+  RolloutContext context(bool evaluation, int64_t rollout_id) {
     RolloutContext ctx{args, engine, tokenizer, evaluation, {}, {}};
     if (args.is_set("rollout_max_response_len"))
       ctx.sampling_params = rollout_sampling_params(args);
-    ctx.generate_groups = [this, evaluation](std::vector<SampleGroup> groups,
+    ctx.generate_groups = [this, evaluation, rollout_id](std::vector<SampleGroup> groups,
                                              const SamplingParams& params) {
       generator.clear_abort();
-      return generator.run(std::move(groups), params, evaluation, std::nullopt);
+      return generator.run(std::move(groups), params, evaluation, rollout_id);
     };
     return ctx;
   }
 
   RolloutFnOutput call_plugin(const RolloutPlugin& fn, int64_t rollout_id, bool evaluation) {
-    RolloutContext ctx = context(evaluation);
+    RolloutContext ctx = context(evaluation, rollout_id);
     return fn(ctx, rollout_id, data_source, evaluation);
   }
 
   RolloutFnTrainOutput run_train(int64_t rollout_id) {
     if (default_rollout) return default_rollout->generate(rollout_id, data_source);
     if (sft) {
-      RolloutContext ctx = context(false);
+      RolloutContext ctx = context(false, rollout_id);
       return sft_rollout(ctx, rollout_id, data_source);
     }
     RolloutFnOutput out = call_plugin(rollout_fn, rollout_id, false);

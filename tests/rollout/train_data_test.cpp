@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "rollout/rollout_test_support.hpp"
+#include "vime/rollout/debug_rollout_data.hpp"
 #include "vime/rollout/rollout_manager.hpp"
 
 using vime::Json;
@@ -90,4 +91,21 @@ TEST_CASE("train-data conversion follows slime's _convert_samples_to_train_data"
   CHECK_THROWS_WITH(vime::rollout::convert_samples_to_train_data(
                         args, samples, vime::rollout::load_reward_post_processor(args)),
                     Catch::Contains("loss_mask has 1 entries"));
+}
+
+TEST_CASE("--load-debug-rollout-data-subsample slices like slime", "[rollout_manager]") {
+  std::vector<Sample> samples(10);
+  for (int i = 0; i < 10; ++i) samples[i].index = i;
+  auto indices = [](const std::vector<Sample>& kept) {
+    std::vector<int64_t> out;
+    for (const Sample& s : kept) out.push_back(*s.index);
+    return out;
+  };
+  using vime::rollout::subsample_debug_rollout_data;
+  // rough = 5: data[:2] + data[-3:] (Python floors -5 // 2 to -3).
+  CHECK(indices(subsample_debug_rollout_data(samples, 0.5)) == std::vector<int64_t>{0, 1, 7, 8, 9});
+  CHECK(indices(subsample_debug_rollout_data(samples, 1.0)).size() == 10);
+  CHECK(indices(subsample_debug_rollout_data(samples, 0.4)) == std::vector<int64_t>{0, 1, 8, 9});
+  // rough = 0: data[:0] + data[-0:] is everything.
+  CHECK(indices(subsample_debug_rollout_data(samples, 0.05)).size() == 10);
 }

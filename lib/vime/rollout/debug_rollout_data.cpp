@@ -1,5 +1,7 @@
 #include "vime/rollout/debug_rollout_data.hpp"
 
+#include <algorithm>
+
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
@@ -36,6 +38,17 @@ std::vector<Sample> load_debug_rollout_data(const std::filesystem::path& path) {
   std::vector<Sample> samples;
   for (const Json& s : list->as_array()) samples.push_back(Sample::from_json(s));
   return samples;
+}
+
+std::vector<Sample> subsample_debug_rollout_data(std::vector<Sample> samples, double ratio) {
+  const auto n = static_cast<int64_t>(samples.size());
+  const auto rough = static_cast<int64_t>(static_cast<double>(n) * ratio);
+  const int64_t head = std::min(rough / 2, n);
+  // Python's -rough // 2 floors: -(rough + 1) / 2 from the end; -0 is the start.
+  const int64_t tail_start = rough == 0 ? 0 : std::max<int64_t>(n - (rough + 1) / 2, 0);
+  std::vector<Sample> out(samples.begin(), samples.begin() + head);
+  out.insert(out.end(), samples.begin() + tail_start, samples.end());
+  return out;
 }
 
 }  // namespace vime::rollout

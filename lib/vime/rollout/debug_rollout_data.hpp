@@ -19,5 +19,8 @@ void save_debug_rollout_data(const std::filesystem::path& path, int64_t rollout_
                              const std::vector<Sample>& samples);
 // Throws vime::Error naming the file when it is missing or not such a JSON document.
 std::vector<Sample> load_debug_rollout_data(const std::filesystem::path& path);
+// --load-debug-rollout-data-subsample, as slime slices it: with r = int(N * ratio), the first r //
+// 2 and the last ceil(r / 2) samples (Python's data[:r//2] + data[-r//2:]; r = 0 keeps everything).
+std::vector<Sample> subsample_debug_rollout_data(std::vector<Sample> samples, double ratio);
 
 }  // namespace vime::rollout

@@ -91,7 +91,7 @@ struct RolloutManager::Impl {
     if (args.is_set("rollout_max_response_len"))
       ctx.sampling_params = rollout_sampling_params(args);
     ctx.generate_groups = [this, evaluation, rollout_id](std::vector<SampleGroup> groups,
-                                             const SamplingParams& params) {
+                                                         const SamplingParams& params) {
       generator.clear_abort();
       return generator.run(std::move(groups), params, evaluation, rollout_id);
     };
@@ -130,6 +130,8 @@ TrainRollout RolloutManager::generate(int64_t rollout_id) {
   if (auto load = m.args.get_optional_string("load_debug_rollout_data")) {
     out.samples =
         load_debug_rollout_data(debug_rollout_data_path(*load, std::to_string(rollout_id)));
+    if (auto ratio = m.args.get_optional_double("load_debug_rollout_data_subsample"))
+      out.samples = subsample_debug_rollout_data(std::move(out.samples), *ratio);
   } else {
     RolloutFnTrainOutput result = m.run_train(rollout_id);
     extra = std::move(result.metrics);

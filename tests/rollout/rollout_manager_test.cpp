@@ -184,7 +184,8 @@ TEST_CASE("eval runs every dataset with its overrides and logs pass@k", "[rollou
       " temperature: 0.3, metadata_overrides: {source_name: easy_src}}\n"
       "    - {name: hard, path: " +
       hard + ", custom_rm_path: '" + vime::test::manager_plugin("length_reward") +
-      "', max_response_len: 3, top_k: 5}\n";
+      "', max_response_len: 3, top_k: 5, custom_generate_function_path: '" +
+      vime::test::manager_plugin("scripted_generate") + "'}\n";
   auto args =
       rollout_args({"--eval-config", dir.write("eval.yaml", yaml).string(), "--rm-type", "math",
                     "--log-passrate", "--prompt-data", easy, "--save-debug-rollout-data",
@@ -205,6 +206,8 @@ TEST_CASE("eval runs every dataset with its overrides and logs pass@k", "[rollou
   REQUIRE(h.samples.size() == 1);
   CHECK(h.rewards == std::vector<double>{103});  // custom_rm_path wins over --rm-type
   CHECK(h.truncated == std::vector<int32_t>{1});
+  CHECK(h.samples[0].metadata.at("generated_by").as_string() == "scripted_generate");
+  CHECK_FALSE(e.samples[0].metadata.contains("generated_by"));
   for (const auto& r : engine.requests()) {
     if (qwen3().decode(r.input_ids).find("Q0: What is 0+1") != std::string::npos &&
         r.sampling_params.top_k == 5) {

@@ -77,6 +77,14 @@ void GroupGenerator::run_sample(const std::shared_ptr<GroupState>& state, size_t
   Sample& sample = state->group[i];
   const bool finished =
       sample.status == SampleStatus::kCompleted || sample.status == SampleStatus::kTruncated;
+  if (sample.status == SampleStatus::kFailed) {  // a retry: forget the last failure
+    sample.reward = Json();
+    sample.remove_sample = false;
+    if (sample.metadata.is_object()) {
+      sample.metadata.as_object().erase("error");
+      sample.metadata.as_object().erase("error_cat");
+    }
+  }
   if (!finished) {
     std::string stage = "generate";
     try {

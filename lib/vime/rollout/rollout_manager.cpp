@@ -58,10 +58,9 @@ struct RolloutManager::Impl {
       : args(a), engine(e), tokenizer(t), data_source(d), generator(args, engine, tokenizer) {
     auto rollout_name = args.get_optional_string("rollout_function_path");
     sft = rollout_name && is_sft_rollout_name(*rollout_name);
-    if (sft) {
-    } else if (is_default_rollout_name(rollout_name)) {
+    if (!sft && is_default_rollout_name(rollout_name)) {
       default_rollout = std::make_unique<DefaultRollout>(args, generator);
-    } else {
+    } else if (!sft) {
       rollout_fn = plugin::load_plugin<PluginKind::kRollout>(
           *rollout_name, "--rollout-function-path", "generate_rollout");
     }
@@ -90,6 +89,13 @@ struct RolloutManager::Impl {
     RolloutContext ctx{args, engine, tokenizer, evaluation, {}, {}};
     if (args.is_set("rollout_max_response_len"))
       ctx.sampling_params = rollout_sampling_params(args);
+    if (evaluation) {
+      SamplingParams& p = ctx.sampling_params;
+      p.temperature = args.get_optional_double("eval_temperature").value_or(p.temperature);
+      p.top_p = args.get_optional_double("eval_top_p").value_or(p.top_p);
+      p.top_k = args.get_optional_int("eval_top_k").value_or(p.top_k);
+      p.max_new_tokens = args.get_optional_int("eval_max_response_len").value_or(p.max_new_tokens);
+    }
     ctx.generate_groups = [this, evaluation, rollout_id](std::vector<SampleGroup> groups,
                                                          const SamplingParams& params) {
       generator.clear_abort();

@@ -34,7 +34,11 @@ RolloutFnEvalOutput EvalRunner::run(int64_t rollout_id) {
         generator_.run(it->second, eval_sampling_params(args_, config), true, rollout_id);
     std::vector<Sample> samples;
     for (SampleGroup& group : groups)
-      for (Sample& s : group) samples.push_back(std::move(s));
+      for (Sample& s : group) {
+        // Only RolloutManager::abort() leaves samples ungraded: they count as reward 0.
+        if (s.status == SampleStatus::kAborted && s.reward.is_null()) s.reward = 0.0;
+        samples.push_back(std::move(s));
+      }
     std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
       return a.index.value_or(-1) < b.index.value_or(-1);
     });

@@ -18,6 +18,7 @@
 #include "vime/generate_context.hpp"
 #include "vime/json.hpp"
 #include "vime/plugin.hpp"
+#include "vime/rollout_context.hpp"
 #include "vime/rollout_types.hpp"
 #include "vime/sample.hpp"
 #include "vime/sampling_params.hpp"
@@ -33,8 +34,9 @@ struct RewardPostProcessOutput {
 };
 
 // --rollout-function-path / --eval-function-path (default symbol: generate_rollout). Called once
-// per rollout on the controller thread; returns RolloutFnEvalOutput when `evaluation`.
-using RolloutFn = RolloutFnOutput(const Args& args, int64_t rollout_id, DataSource& data_source,
+// per rollout on the controller thread; returns RolloutFnEvalOutput when `evaluation`. `ctx` gives
+// the args, the engine, the tokenizer and ctx.generate_groups (vime's default generate + reward).
+using RolloutFn = RolloutFnOutput(RolloutContext& ctx, int64_t rollout_id, DataSource& data_source,
                                   bool evaluation);
 // --custom-generate-function-path (default symbol: generate). Sets tokens (prompt + response),
 // response_length, response, loss_mask (tool tokens 0), rollout_log_probs and status; a reward it

@@ -5,6 +5,7 @@
 #include "vime/error.hpp"
 #include "vime/plugin/plugin_loader.hpp"
 #include "vime/rollout/dynamic_filter.hpp"
+#include "vime/rollout/sft_rollout.hpp"
 
 namespace vime::plugin {
 namespace {
@@ -83,6 +84,12 @@ std::vector<std::string> check_hook_plugins(const Args& args) {
     for (auto s : specs) {
       // filter_hub's built-ins by name, slime's dotted name included.
       if (kind == PluginKind::kDynamicFilter) s = rollout::resolve_dynamic_filter_spec(s);
+      // The built-in rollouts (default, rollout/sft_rollout) are no .so.
+      if (kind == PluginKind::kRollout && (rollout::is_sft_rollout_name(s) ||
+                                           s == "slime.rollout.sglang_rollout.generate_rollout")) {
+        lines.push_back(flag + ": " + s + " (built-in rollout)");
+        continue;
+      }
       reject_python_path(s, flag);
       LoadedExport e = load_export(s, flag, kind, default_symbol);
       lines.push_back(flag + ": " + e.description + " (" + plugin_kind_name(kind) + ")");

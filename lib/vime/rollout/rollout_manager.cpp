@@ -1,0 +1,185 @@
+#include "vime/rollout/rollout_manager.hpp"
+
+#include <chrono>
+#include <variant>
+
+#include "vime/error.hpp"
+#include "vime/eval/dataset_presets.hpp"
+#include "vime/eval/eval_dataset_config.hpp"
+#include "vime/hooks.hpp"
+#include "vime/plugin/plugin_loader.hpp"
+#include "vime/rollout/debug_rollout_data.hpp"
+#include "vime/rollout/default_generate.hpp"
+#include "vime/rollout/default_rollout.hpp"
+#include "vime/rollout/eval_rollout.hpp"
+#include "vime/rollout/group_generator.hpp"
+#include "vime/rollout/rollout_log.hpp"
+#include "vime/rollout/sft_rollout.hpp"
+#include "vime/rollout/train_data.hpp"
+
+namespace vime::rollout {
+namespace {
+
+using RolloutPlugin = plugin::PluginFunction<PluginKind::kRollout>;
+
+// Unset, or slime's own default, means vime's built-in rollout.
+bool is_default_rollout_name(const std::optional<std::string>& name) {
+  return !name || *name == "slime.rollout.sglang_rollout.generate_rollout";
+}
+
+std::vector<Sample> flatten(std::vector<SampleGroup> groups) {
+  std::vector<Sample> out;
+  for (SampleGroup& group : groups)
+    for (Sample& s : group) out.push_back(std::move(s));
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+struct RolloutManager::Impl {
+  const Args args;
+  EngineClient& engine;
+  const Tokenizer& tokenizer;
+  DataSource& data_source;
+  GroupGenerator generator;
+  std::unique_ptr<DefaultRollout> default_rollout;
+  std::unique_ptr<rollout::EvalRunner> eval_rollout;
+  bool sft = false;
+  RolloutPlugin rollout_fn, eval_fn;
+  TrainDataConverter convert;
+  plugin::PluginFunction<PluginKind::kRolloutLog> rollout_log;
+  plugin::PluginFunction<PluginKind::kEvalRolloutLog> eval_log;
+
+  Impl(const Args& a, EngineClient& e, const Tokenizer& t, DataSource& d)
+      : args(a), engine(e), tokenizer(t), data_source(d), generator(args, engine, tokenizer) {
+    auto rollout_name = args.get_optional_string("rollout_function_path");
+    sft = rollout_name && is_sft_rollout_name(*rollout_name);
+    if (!sft && is_default_rollout_name(rollout_name)) {
+      default_rollout = std::make_unique<DefaultRollout>(args, generator);
+    } else if (!sft) {
+      rollout_fn = plugin::load_plugin<PluginKind::kRollout>(
+          *rollout_name, "--rollout-function-path", "generate_rollout");
+    }
+    if (auto eval_name = args.get_optional_string("eval_function_path");
+        eval_name && !is_default_rollout_name(eval_name)) {
+      eval_fn = plugin::load_plugin<PluginKind::kRollout>(*eval_name, "--eval-function-path",
+                                                          "generate_rollout");
+    } else if (!eval_name && rollout_fn) {
+      eval_fn = rollout_fn;  // slime: --eval-function-path defaults to the rollout function
+    }
+    if (!eval_fn) {
+      std::vector<eval::EvalDatasetConfig> datasets = eval::load_eval_dataset_configs(args);
+      eval_rollout =
+          std::make_unique<rollout::EvalRunner>(args, generator, tokenizer, std::move(datasets));
+    }
+    convert = load_train_data_converter(args);
+    if (auto spec = args.get_optional_string("custom_rollout_log_function_path"))
+      rollout_log = plugin::load_plugin<PluginKind::kRolloutLog>(
+          *spec, "--custom-rollout-log-function-path", "rollout_log");
+    if (auto spec = args.get_optional_string("custom_eval_rollout_log_function_path"))
+      eval_log = plugin::load_plugin<PluginKind::kEvalRolloutLog>(
+          *spec, "--custom-eval-rollout-log-function-path", "eval_rollout_log");
+  }
+
+  RolloutContext context(bool evaluation, int64_t rollout_id) {
+    RolloutContext ctx{args, engine, tokenizer, evaluation, {}, {}};
+    if (args.is_set("rollout_max_response_len"))
+      ctx.sampling_params = rollout_sampling_params(args);
+    if (evaluation) {
+      SamplingParams& p = ctx.sampling_params;
+      p.temperature = args.get_optional_double("eval_temperature").value_or(p.temperature);
+      p.top_p = args.get_optional_double("eval_top_p").value_or(p.top_p);
+      p.top_k = args.get_optional_int("eval_top_k").value_or(p.top_k);
+      p.max_new_tokens = args.get_optional_int("eval_max_response_len").value_or(p.max_new_tokens);
+    }
+    ctx.generate_groups = [this, evaluation, rollout_id](std::vector<SampleGroup> groups,
+                                                         const SamplingParams& params) {
+      generator.clear_abort();
+      return generator.run(std::move(groups), params, evaluation, rollout_id);
+    };
+    return ctx;
+  }
+
+  RolloutFnOutput call_plugin(const RolloutPlugin& fn, int64_t rollout_id, bool evaluation) {
+    RolloutContext ctx = context(evaluation, rollout_id);
+    return fn(ctx, rollout_id, data_source, evaluation);
+  }
+
+  RolloutFnTrainOutput run_train(int64_t rollout_id) {
+    if (default_rollout) return default_rollout->generate(rollout_id, data_source);
+    if (sft) {
+      RolloutContext ctx = context(false, rollout_id);
+      return sft_rollout(ctx, rollout_id, data_source);
+    }
+    RolloutFnOutput out = call_plugin(rollout_fn, rollout_id, false);
+    if (auto* train = std::get_if<RolloutFnTrainOutput>(&out)) return std::move(*train);
+    throw Error("--rollout-function-path " + rollout_fn.description() +
+                " returned eval output for a train rollout");
+  }
+};
+
+RolloutManager::RolloutManager(const Args& args, EngineClient& engine, const Tokenizer& tokenizer,
+                               DataSource& data_source)
+    : impl_(std::make_unique<Impl>(args, engine, tokenizer, data_source)) {}
+
+RolloutManager::~RolloutManager() = default;
+
+TrainRollout RolloutManager::generate(int64_t rollout_id) {
+  Impl& m = *impl_;
+  const auto start = std::chrono::steady_clock::now();
+  TrainRollout out;
+  Metrics extra;
+  if (auto load = m.args.get_optional_string("load_debug_rollout_data")) {
+    out.samples =
+        load_debug_rollout_data(debug_rollout_data_path(*load, std::to_string(rollout_id)));
+    if (auto ratio = m.args.get_optional_double("load_debug_rollout_data_subsample"))
+      out.samples = subsample_debug_rollout_data(std::move(out.samples), *ratio);
+  } else {
+    RolloutFnTrainOutput result = m.run_train(rollout_id);
+    extra = std::move(result.metrics);
+    out.samples = flatten(std::move(result.samples));
+    if (auto save = m.args.get_optional_string("save_debug_rollout_data"))
+      save_debug_rollout_data(debug_rollout_data_path(*save, std::to_string(rollout_id)),
+                              rollout_id, out.samples);
+  }
+  const double rollout_time = seconds_since(start);
+  out.data = m.convert(out.samples);
+  if (!m.rollout_log || !m.rollout_log(rollout_id, m.args, out.samples, extra, rollout_time))
+    out.metrics = train_rollout_metrics(m.args, out.samples, extra, rollout_time);
+  return out;
+}
+
+EvalRollout RolloutManager::eval(int64_t rollout_id) {
+  Impl& m = *impl_;
+  EvalRollout out;
+  std::map<std::string, size_t> samples_per_prompt;
+  if (m.eval_fn) {
+    RolloutFnOutput result = m.call_plugin(m.eval_fn, rollout_id, true);
+    auto* eval = std::get_if<RolloutFnEvalOutput>(&result);
+    if (!eval)
+      throw Error("--eval-function-path " + m.eval_fn.description() +
+                  " returned train output for an eval rollout");
+    out.output = std::move(*eval);
+  } else {
+    out.output = m.eval_rollout->run(rollout_id);
+    samples_per_prompt = m.eval_rollout->samples_per_prompt();
+  }
+  if (auto save = m.args.get_optional_string("save_debug_rollout_data")) {
+    std::vector<Sample> all;
+    for (const auto& [name, result] : out.output.data)
+      all.insert(all.end(), result.samples.begin(), result.samples.end());
+    save_debug_rollout_data(debug_rollout_data_path(*save, "eval_" + std::to_string(rollout_id)),
+                            rollout_id, all);
+  }
+  if (!m.eval_log || !m.eval_log(rollout_id, m.args, out.output, out.output.metrics))
+    out.metrics = eval_rollout_metrics(m.args, out.output, samples_per_prompt);
+  return out;
+}
+
+void RolloutManager::abort() { impl_->generator.abort(); }
+
+}  // namespace vime::rollout

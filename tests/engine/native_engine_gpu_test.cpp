@@ -24,9 +24,8 @@ TEST_CASE("bf16 CUDA engine agrees with the uncached bf16 forward", "[gpu][engin
   }
   std::vector<std::future<vime::GenerateResponse>> results;
   for (const auto& p : prompts)
-    results.push_back(std::async(std::launch::async, [&, p] {
-      return engine.generate(vime::test::make_request(p, 32));
-    }));
+    results.push_back(std::async(
+        std::launch::async, [&, p] { return engine.generate(vime::test::make_request(p, 32)); }));
   int64_t same_prefix = 0, total = 0, first_tokens_equal = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const auto out = results[i].get().output_ids;

@@ -1,6 +1,8 @@
 // The NativeEngine on a tiny random Qwen3-shaped model on CPU (fp32) with the real Qwen3
 // tokenizer: outputs against the uncached full forward, batch independence, continuous batching,
 // concurrency, stop conditions, abort, pause/resume, release_memory and in-place weight updates.
+#include "vime/engine/native_engine.hpp"
+
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
@@ -12,7 +14,6 @@
 #include "engine/engine_fixtures.hpp"
 #include "tokenizer/tokenizer_fixtures.hpp"
 #include "vime/core/arg_parser.hpp"
-#include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
 
 using vime::GenerateRequest;
@@ -32,9 +33,12 @@ std::vector<int32_t> prompt_of(const std::string& text) {
   return vime::test::real_tokenizer("qwen3").encode(text);
 }
 
-const std::vector<std::string> kTexts = {
-    "The capital of France is", "1 + 1 =", "Once upon a time, in a land far away,",
-    "def fibonacci(n):", "Translate to German: good morning", "Q: why is the sky blue?\nA:"};
+const std::vector<std::string> kTexts = {"The capital of France is",
+                                         "1 + 1 =",
+                                         "Once upon a time, in a land far away,",
+                                         "def fibonacci(n):",
+                                         "Translate to German: good morning",
+                                         "Q: why is the sky blue?\nA:"};
 
 void wait_until(const std::function<bool()>& done) {
   for (int i = 0; i < 2000 && !done(); ++i)
@@ -58,9 +62,11 @@ TEST_CASE("greedy output equals an argmax loop over the uncached forward", "[eng
     CHECK(r.finish_reason == "length");
     CHECK(r.prompt_tokens == static_cast<int64_t>(prompt_of(kTexts[i]).size()));
     CHECK(r.output_ids == vime::test::greedy_reference(model, prompt_of(kTexts[i]), 12));
-    const auto expected = vime::test::reference_log_probs(model, prompt_of(kTexts[i]), r.output_ids, 1.0);
+    const auto expected =
+        vime::test::reference_log_probs(model, prompt_of(kTexts[i]), r.output_ids, 1.0);
     REQUIRE(r.output_log_probs.size() == expected.size());
-    for (size_t t = 0; t < expected.size(); ++t) CHECK(r.output_log_probs[t] == Approx(expected[t]).margin(1e-5));
+    for (size_t t = 0; t < expected.size(); ++t)
+      CHECK(r.output_log_probs[t] == Approx(expected[t]).margin(1e-5));
   }
 }
 
@@ -92,7 +98,8 @@ TEST_CASE("a seeded request gives the same tokens alone and inside a batch", "[e
   std::vector<std::future<GenerateResponse>> others;
   for (int i = 0; i < 16; ++i)
     others.push_back(std::async(std::launch::async, [&, i] {
-      return engine.generate(make_request(prompt_of(kTexts[i % kTexts.size()] + " and"), 10 + i, 1.0, i));
+      return engine.generate(
+          make_request(prompt_of(kTexts[i % kTexts.size()] + " and"), 10 + i, 1.0, i));
     }));
   auto mine = std::async(std::launch::async, [&] { return engine.generate(target); });
   wait_until([&] { return engine.stats().queued == 17; });
@@ -106,7 +113,8 @@ TEST_CASE("a seeded request gives the same tokens alone and inside a batch", "[e
   CHECK(a.output_ids != b.output_ids);
 }
 
-TEST_CASE("continuous batching: a short request joins and finishes while a long one runs", "[engine]") {
+TEST_CASE("continuous batching: a short request joins and finishes while a long one runs",
+          "[engine]") {
   auto& model = shared_model();
   NativeEngine engine(model, nullptr, {});
   auto long_request = make_request(prompt_of(kTexts[2]), 300);
@@ -124,22 +132,25 @@ TEST_CASE("continuous batching: a short request joins and finishes while a long 
 TEST_CASE("16 threads submitting at once each get their own output", "[engine]") {
   auto& model = shared_model();
   NativeEngineOptions options;
-  options.max_running_requests = 8;   // the other half queues and joins as rows free up
-  options.max_prefill_tokens = 20;    // several prefill forwards
+  options.max_running_requests = 8;  // the other half queues and joins as rows free up
+  options.max_prefill_tokens = 20;   // several prefill forwards
   NativeEngine engine(model, nullptr, options);
   std::vector<std::thread> threads;
   std::vector<GenerateResponse> results(16);
   for (int i = 0; i < 16; ++i)
     threads.emplace_back([&, i] {
-      results[i] = engine.generate(make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8, 100 + i));
+      results[i] = engine.generate(
+          make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8, 100 + i));
     });
   for (auto& t : threads) t.join();
   NativeEngine alone(model, nullptr, {});
   for (int i = 0; i < 16; ++i) {
     CAPTURE(i);
     CHECK(results[i].output_ids.size() == static_cast<size_t>(4 + i % 5));
-    CHECK(results[i].output_ids ==
-          alone.generate(make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8, 100 + i)).output_ids);
+    CHECK(
+        results[i].output_ids ==
+        alone.generate(make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8, 100 + i))
+            .output_ids);
   }
   CHECK(engine.stats().requests_finished == 16);
   CHECK(engine.stats().prefill_forwards > 1);
@@ -173,8 +184,8 @@ TEST_CASE("stop token ids, stop strings, max_new_tokens and a full context", "[e
     CHECK(r.finish_reason == "stop");
     CHECK(r.output_ids.size() <= 8);
     CHECK(qwen.decode(r.output_ids).find(stop) != std::string::npos);
-    CHECK(qwen.decode(std::vector<int32_t>(r.output_ids.begin(), r.output_ids.end() - 1)).find(stop) ==
-          std::string::npos);
+    CHECK(qwen.decode(std::vector<int32_t>(r.output_ids.begin(), r.output_ids.end() - 1))
+              .find(stop) == std::string::npos);
   }
   {
     NativeEngine engine(model, &qwen, options);
@@ -188,7 +199,8 @@ TEST_CASE("stop token ids, stop strings, max_new_tokens and a full context", "[e
     auto r = engine.generate(make_request(prompt, 0));
     CHECK(r.finish_reason == "length");
     CHECK(r.output_ids.size() == 5);
-    CHECK_THROWS_AS(engine.generate(make_request(prompt_of(kTexts[2] + kTexts[3]), 4)), vime::Error);
+    CHECK_THROWS_AS(engine.generate(make_request(prompt_of(kTexts[2] + kTexts[3]), 4)),
+                    vime::Error);
   }
 }
 
@@ -212,7 +224,8 @@ TEST_CASE("invalid requests fail alone and the engine keeps serving", "[engine]"
   NativeEngineOptions options;
   options.max_context_len = 64;
   NativeEngine engine(model, nullptr, options);
-  auto running = std::async(std::launch::async, [&] { return engine.generate(make_request(prompt_of(kTexts[0]), 100)); });
+  auto running = std::async(
+      std::launch::async, [&] { return engine.generate(make_request(prompt_of(kTexts[0]), 100)); });
   CHECK_THROWS_AS(engine.generate(make_request({}, 4)), vime::Error);
   CHECK_THROWS_AS(engine.generate(make_request(std::vector<int32_t>(64, 5), 4)), vime::Error);
   CHECK_THROWS_AS(engine.generate(make_request({1, 151936}, 4)), vime::Error);
@@ -259,12 +272,14 @@ TEST_CASE("pause holds requests, release_memory frees the cache, resume goes on"
   NativeEngine engine(model, nullptr, {});
   const auto prompt = prompt_of(kTexts[4]);
   const auto expected = vime::test::greedy_reference(model, prompt, 60);
-  auto held = std::async(std::launch::async, [&] { return engine.generate(make_request(prompt, 60)); });
+  auto held =
+      std::async(std::launch::async, [&] { return engine.generate(make_request(prompt, 60)); });
   wait_until([&] { return engine.stats().generated_tokens >= 10; });
   engine.pause();
   const int64_t generated = engine.stats().generated_tokens;
   CHECK(generated < 60);
-  auto queued = std::async(std::launch::async, [&] { return engine.generate(make_request(prompt, 5)); });
+  auto queued =
+      std::async(std::launch::async, [&] { return engine.generate(make_request(prompt, 5)); });
   wait_until([&] { return engine.stats().queued == 1; });
   engine.release_memory();  // the held request is prefilled again (prompt + output so far)
   CHECK(engine.stats().kv_cache_bytes == 0);
@@ -305,8 +320,12 @@ TEST_CASE("NativeEngineOptions from flags", "[engine]") {
   const auto defaults = NativeEngineOptions::from_args(vime::core::parse_args(none));
   CHECK(defaults.seed == 42);
   CHECK(defaults.max_context_len == 0);
-  const std::vector<std::string> tokens{"--rollout-seed", "7", "--vllm-server-concurrency", "32",
-                                        "--rollout-max-context-len", "4096"};
+  const std::vector<std::string> tokens{"--rollout-seed",
+                                        "7",
+                                        "--vllm-server-concurrency",
+                                        "32",
+                                        "--rollout-max-context-len",
+                                        "4096"};
   const auto options = NativeEngineOptions::from_args(vime::core::parse_args(tokens));
   CHECK(options.seed == 7);
   CHECK(options.max_running_requests == 32);

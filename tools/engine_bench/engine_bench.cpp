@@ -19,7 +19,8 @@
 
 namespace {
 
-void run_all(vime::engine::NativeEngine& engine, const std::vector<vime::GenerateRequest>& requests) {
+void run_all(vime::engine::NativeEngine& engine,
+             const std::vector<vime::GenerateRequest>& requests) {
   std::vector<std::thread> threads;
   for (const auto& r : requests) threads.emplace_back([&engine, &r] { engine.generate(r); });
   for (auto& t : threads) t.join();
@@ -34,13 +35,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() { return std::string(i + 1 < argc ? argv[++i] : ""); };
-    if (a == "--model") model_name = next();
-    else if (a == "--prompts") prompts = std::stoll(next());
-    else if (a == "--prompt-len") prompt_len = std::stoll(next());
-    else if (a == "--new-tokens") new_tokens = std::stoll(next());
-    else if (a == "--max-running") max_running = std::stoll(next());
-    else if (a == "--device") device_name = next();
-    else if (a == "--temperature") temperature = std::stod(next());
+    if (a == "--model")
+      model_name = next();
+    else if (a == "--prompts")
+      prompts = std::stoll(next());
+    else if (a == "--prompt-len")
+      prompt_len = std::stoll(next());
+    else if (a == "--new-tokens")
+      new_tokens = std::stoll(next());
+    else if (a == "--max-running")
+      max_running = std::stoll(next());
+    else if (a == "--device")
+      device_name = next();
+    else if (a == "--temperature")
+      temperature = std::stod(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -55,7 +63,8 @@ int main(int argc, char** argv) {
   auto make_requests = [&](int64_t count, int64_t tokens) {
     std::vector<vime::GenerateRequest> out(count);
     for (int64_t i = 0; i < count; ++i) {
-      auto t = at::randint(config.vocab_size, {prompt_len}, gen, at::TensorOptions().dtype(at::kInt));
+      auto t =
+          at::randint(config.vocab_size, {prompt_len}, gen, at::TensorOptions().dtype(at::kInt));
       out[i].input_ids.assign(t.data_ptr<int32_t>(), t.data_ptr<int32_t>() + prompt_len);
       out[i].sampling_params.max_new_tokens = tokens;
       out[i].sampling_params.temperature = temperature;

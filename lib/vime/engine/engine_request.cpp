@@ -43,8 +43,7 @@ class GenericTextStream final : public TextStream {
 
 }  // namespace
 
-std::unique_ptr<TextStream> TextStream::make(const Tokenizer& tokenizer,
-                                             bool skip_special_tokens) {
+std::unique_ptr<TextStream> TextStream::make(const Tokenizer& tokenizer, bool skip_special_tokens) {
   if (const auto* hf = dynamic_cast<const tokenizer::HfTokenizer*>(&tokenizer))
     return std::make_unique<HfTextStream>(*hf, skip_special_tokens);
   return std::make_unique<GenericTextStream>(tokenizer, skip_special_tokens);

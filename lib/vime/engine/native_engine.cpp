@@ -102,8 +102,9 @@ std::unique_ptr<EngineRequest> NativeEngine::Impl::make_request(const GenerateRe
       throw Error("generate: input_ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
                   " is outside the model's vocabulary (0.." + std::to_string(vocab - 1) + ")");
   if (params.repetition_penalty != 1.0)
-    throw Error("sampling_params.repetition_penalty is not supported by the native engine; "
-                "leave it at 1");
+    throw Error(
+        "sampling_params.repetition_penalty is not supported by the native engine; "
+        "leave it at 1");
   if (!params.stop.empty() && tokenizer == nullptr)
     throw Error("sampling_params.stop needs a tokenizer; the engine was built without one");
   uint64_t fallback_seed;
@@ -172,8 +173,7 @@ void NativeEngine::Impl::loop() {
       continue;
     }
     idle = false;
-    while (!queue.empty() &&
-           static_cast<int64_t>(running.size()) < options.max_running_requests) {
+    while (!queue.empty() && static_cast<int64_t>(running.size()) < options.max_running_requests) {
       running.push_back(std::move(queue.front()));
       queue.pop_front();
     }
@@ -224,7 +224,8 @@ void NativeEngine::Impl::compact() {
     while (hole < end && running[hole]) ++hole;
     while (end > hole && !running[end - 1]) --end;
     if (hole >= end) break;
-    cache.move_row(static_cast<int64_t>(end - 1), static_cast<int64_t>(hole), running[end - 1]->cached);
+    cache.move_row(static_cast<int64_t>(end - 1), static_cast<int64_t>(hole),
+                   running[end - 1]->cached);
     running[hole] = std::move(running[end - 1]);
     --end;
   }

@@ -33,15 +33,20 @@ at::Tensor cached_attention(const at::Tensor& q, const at::Tensor& keys, const a
   const int64_t kv_heads = keys.size(1), groups = heads / kv_heads;
   // Query heads j*groups .. (j+1)*groups-1 share kv head j (as repeat_interleave in the varlen
   // path), so GQA needs no copy of K/V: the batch of the bmm is (row, kv head).
-  auto k = keys.narrow(0, 0, batch).narrow(2, 0, max_length).reshape({batch * kv_heads, max_length, head_dim});
-  auto v = values.narrow(0, 0, batch).narrow(2, 0, max_length).reshape({batch * kv_heads, max_length, head_dim});
+  auto k = keys.narrow(0, 0, batch)
+               .narrow(2, 0, max_length)
+               .reshape({batch * kv_heads, max_length, head_dim});
+  auto v = values.narrow(0, 0, batch)
+               .narrow(2, 0, max_length)
+               .reshape({batch * kv_heads, max_length, head_dim});
   auto qg = q.reshape({batch * kv_heads, groups, head_dim});
   auto scores = at::bmm(qg, k.transpose(1, 2)).to(at::kFloat) * scale;  // [B*kv, groups, L]
   auto beyond = at::arange(max_length, lengths.options()).unsqueeze(0) >= lengths.unsqueeze(1);
   scores = scores.view({batch, kv_heads, groups, max_length})
                .masked_fill(beyond.view({batch, 1, 1, max_length}),
                             -std::numeric_limits<float>::infinity());
-  auto probs = at::softmax(scores, -1).to(q.scalar_type()).view({batch * kv_heads, groups, max_length});
+  auto probs =
+      at::softmax(scores, -1).to(q.scalar_type()).view({batch * kv_heads, groups, max_length});
   return at::bmm(probs, v).view({batch, heads, head_dim});
 }
 

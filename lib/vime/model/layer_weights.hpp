@@ -26,9 +26,8 @@ struct LayerWeights {
   at::Tensor down_weight;             // [hidden, ffn]
 
   std::vector<at::Tensor*> slots() {
-    return {&input_norm, &q_weight,  &q_bias,      &k_weight,  &k_bias,
-            &v_weight,   &v_bias,    &o_weight,    &q_norm,    &k_norm,
-            &post_norm,  &gate_weight, &up_weight, &down_weight};
+    return {&input_norm, &q_weight, &q_bias, &k_weight,  &k_bias,      &v_weight,  &v_bias,
+            &o_weight,   &q_norm,   &k_norm, &post_norm, &gate_weight, &up_weight, &down_weight};
   }
 };
 

@@ -11,35 +11,12 @@
 #include <cstdio>
 #include <string>
 
+#include "model_presets.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
 
 namespace {
-
-vime::ModelConfig preset(const std::string& name) {
-  vime::ModelConfig c;
-  c.model_type = "qwen3";
-  c.qk_norm = true;
-  c.tie_word_embeddings = true;
-  c.rope_theta = 1000000.0;
-  c.rms_norm_eps = 1e-6;
-  c.vocab_size = c.padded_vocab_size = 151936;
-  c.head_dim = 128;
-  c.num_key_value_heads = 8;
-  if (name == "qwen3-0.6b") {
-    c.hidden_size = 1024, c.intermediate_size = 3072, c.num_layers = 28, c.num_attention_heads = 16;
-  } else if (name == "qwen3-4b") {
-    c.hidden_size = 2560, c.intermediate_size = 9728, c.num_layers = 36, c.num_attention_heads = 32;
-  } else if (name == "tiny") {
-    c.vocab_size = c.padded_vocab_size = 512;
-    c.hidden_size = 64, c.intermediate_size = 128, c.num_layers = 2, c.num_attention_heads = 4;
-    c.num_key_value_heads = 2, c.head_dim = 16;
-  } else {
-    throw std::runtime_error("unknown --model " + name);
-  }
-  return c;
-}
 
 double model_flops(const vime::ModelConfig& c, int64_t tokens, int64_t seq_len) {
   const double q = double(c.num_attention_heads * c.head_dim);
@@ -76,7 +53,7 @@ int main(int argc, char** argv) {
     }
   }
   const at::Device device(device_name);
-  const auto config = preset(model_name);
+  const auto config = vime::bench::preset(model_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   vime::Model model(config, dtype, device, 1);
   model.set_recompute({recompute, 0});

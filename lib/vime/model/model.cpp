@@ -10,27 +10,10 @@
 #include <map>
 
 #include "vime/error.hpp"
+#include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
 
 namespace vime {
-
-// The tensors of one decoder layer (views of Model::parameters_, or recompute's fresh leaves).
-struct LayerWeights {
-  at::Tensor input_norm;                   // [hidden]
-  at::Tensor q_weight, q_bias;             // [heads*head_dim, hidden], [heads*head_dim]
-  at::Tensor k_weight, k_bias;             // [kv_heads*head_dim, hidden], [kv_heads*head_dim]
-  at::Tensor v_weight, v_bias;             // like k
-  at::Tensor o_weight;                     // [hidden, heads*head_dim]
-  at::Tensor q_norm, k_norm;               // [head_dim] (Qwen3)
-  at::Tensor post_norm;                    // [hidden]
-  at::Tensor gate_weight, up_weight;       // [ffn, hidden]
-  at::Tensor down_weight;                  // [hidden, ffn]
-
-  std::vector<at::Tensor*> slots() {
-    return {&input_norm, &q_weight, &q_bias,    &k_weight,   &k_bias,    &v_weight, &v_bias,
-            &o_weight,   &q_norm,   &k_norm,    &post_norm,  &gate_weight, &up_weight, &down_weight};
-  }
-};
 
 namespace {
 
@@ -49,7 +32,17 @@ struct LayerContext {
 };
 
 at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerContext& c) {
-  const auto& cfg = *c.config;
+  const double scale = 1.0 / std::sqrt(double(c.config->head_dim));
+  return decoder_layer(w, x, *c.config, c.rope,
+                       [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+                         return varlen_causal_attention(q, k, v, *c.varlen, scale, c.backend);
+                       });
+}
+
+}  // namespace
+
+at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const ModelConfig& cfg,
+                         const RopeTables& rope, const AttentionFn& attend) {
   const int64_t tokens = x.size(0);
   auto h = rms_norm(x, w.input_norm, cfg.rms_norm_eps);
   auto q = at::linear(h, w.q_weight, w.q_bias).view({tokens, cfg.num_attention_heads, cfg.head_dim});
@@ -59,16 +52,13 @@ at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerCon
     q = rms_norm(q, w.q_norm, cfg.rms_norm_eps);
     k = rms_norm(k, w.k_norm, cfg.rms_norm_eps);
   }
-  q = apply_rope(q, c.rope);
-  k = apply_rope(k, c.rope);
-  auto attn = varlen_causal_attention(q, k, v, *c.varlen, 1.0 / std::sqrt(double(cfg.head_dim)),
-                                      c.backend);
+  q = apply_rope(q, rope);
+  k = apply_rope(k, rope);
+  auto attn = attend(q, k, v);
   auto x1 = x + at::linear(attn.reshape({tokens, -1}), w.o_weight);
   auto h2 = rms_norm(x1, w.post_norm, cfg.rms_norm_eps);
   return x1 + swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight);
 }
-
-}  // namespace
 
 // A layer whose activations are not kept: forward runs without a graph, backward runs the layer
 // again with one and differentiates it (Megatron's --recompute-granularity full).
@@ -240,6 +230,8 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
 }
 
 Model::~Model() = default;
+
+const LayerWeights& Model::layer(int64_t index) const { return *layers_.at(index); }
 
 std::vector<at::Tensor> Model::parameters() const {
   std::vector<at::Tensor> out;

@@ -72,6 +72,12 @@ class Model {
   // Tensors as an HF checkpoint holds them: vocabulary cut back to `vocab_size` (0: the config's).
   NamedTensorList hf_tensors(int64_t vocab_size = 0) const;
 
+  // For the engine's cached forward (model/cached_forward.cpp), which runs the layers itself.
+  const LayerWeights& layer(int64_t index) const;
+  const at::Tensor& embedding() const { return embed_; }
+  const at::Tensor& final_norm() const { return final_norm_; }
+  const at::Tensor& inverse_frequencies() const { return inv_freq_; }
+
   void set_recompute(RecomputeOptions options) { recompute_ = options; }
   void set_attention_backend(AttentionBackend backend) { attention_backend_ = backend; }
   void set_requires_grad(bool requires_grad);

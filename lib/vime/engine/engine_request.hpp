@@ -1,0 +1,44 @@
+// One request inside the NativeEngine: its resolved sampling settings, stop checker, incremental
+// detokenizer, the output so far and the promise its caller waits on.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vime/engine/row_sampling.hpp"
+#include "vime/engine/stop_checker.hpp"
+#include "vime/engine_client.hpp"
+#include "vime/tokenizer.hpp"
+
+namespace vime::engine {
+
+// The text each new output id adds: tokenizer::DecodeStream for vime's HfTokenizer, else the same
+// prefix/read-offset scheme over Tokenizer::decode.
+class TextStream {
+ public:
+  virtual ~TextStream() = default;
+  virtual std::optional<std::string> step(int32_t id) = 0;
+  static std::unique_ptr<TextStream> make(const Tokenizer& tokenizer, bool skip_special_tokens);
+};
+
+struct EngineRequest {
+  std::vector<int32_t> prompt;
+  bool return_logprob = true;
+  RowSampling sampling;
+  std::unique_ptr<TextStream> text;
+  std::unique_ptr<StopChecker> checker;
+  std::vector<int32_t> output_ids;
+  std::vector<float> log_probs;
+  int64_t cached = 0;  // positions of this request in the KV cache (0: needs a prefill)
+  std::promise<GenerateResponse> promise;
+
+  // prompt + output: what a prefill runs (the output too after the cache was released).
+  std::vector<int64_t> tokens() const;
+  int64_t length() const { return static_cast<int64_t>(prompt.size() + output_ids.size()); }
+};
+
+}  // namespace vime::engine

@@ -1,0 +1,362 @@
+#include "vime/engine/native_engine.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "vime/engine/engine_request.hpp"
+#include "vime/error.hpp"
+#include "vime/model/cached_forward.hpp"
+#include "vime/model/kv_cache.hpp"
+#include "vime/model/model.hpp"
+
+namespace vime::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::vector<int32_t> resolve_eos(const NativeEngineOptions& options, const Tokenizer* tokenizer) {
+  if (!options.eos_token_ids.empty() || tokenizer == nullptr) return options.eos_token_ids;
+  if (auto eos = tokenizer->eos_token_id()) return {*eos};
+  return {};
+}
+
+}  // namespace
+
+NativeEngineOptions NativeEngineOptions::from_args(const Args& args) {
+  NativeEngineOptions options;
+  options.seed = static_cast<uint64_t>(args.get_optional_int("rollout_seed").value_or(42));
+  if (auto n = args.get_optional_int("vllm_server_concurrency")) options.max_running_requests = *n;
+  if (auto n = args.get_optional_int("rollout_max_context_len")) options.max_context_len = *n;
+  return options;
+}
+
+struct NativeEngine::Impl {
+  Impl(Model& m, const Tokenizer* t, NativeEngineOptions o)
+      : model(m),
+        tokenizer(t),
+        options(std::move(o)),
+        eos(resolve_eos(options, t)),
+        max_context(options.max_context_len > 0 ? options.max_context_len
+                                                : m.config().max_position_embeddings),
+        cache(m.config(), m.dtype(), m.device(), options.max_running_requests, max_context) {}
+
+  std::unique_ptr<EngineRequest> make_request(const GenerateRequest& request);
+  void loop();
+  void step(const std::string& version);
+  void sample_rows(const at::Tensor& logits, const std::vector<int64_t>& rows,
+                   const std::string& version);
+  void compact();
+  void finish(EngineRequest& r, const char* reason, const std::string& version);
+  void abort_everything();  // under the lock
+
+  Model& model;
+  const Tokenizer* tokenizer;
+  const NativeEngineOptions options;
+  const std::vector<int32_t> eos;
+  const int64_t max_context;
+  KvCache cache;  // the scheduler thread's
+
+  mutable std::mutex mu;
+  std::condition_variable wake;     // the scheduler waits on it
+  std::condition_variable changed;  // pause(), abort_all() and release_memory() wait on it
+  std::deque<std::unique_ptr<EngineRequest>> queue;
+  std::vector<std::unique_ptr<EngineRequest>> running;  // cache row i holds running[i]
+  bool stopping = false, paused = false, idle = true, release_pending = false;
+  uint64_t abort_epoch = 0, aborted_epoch = 0;
+  std::string weight_version;
+  uint64_t submitted = 0;
+  EngineStats totals;
+  std::thread thread;
+};
+
+std::unique_ptr<EngineRequest> NativeEngine::Impl::make_request(const GenerateRequest& request) {
+  const auto& ids = request.input_ids;
+  const auto& params = request.sampling_params;
+  const int64_t vocab = model.config().vocab_size;
+  if (ids.empty()) throw Error("generate: the prompt is empty (input_ids has no tokens)");
+  if (static_cast<int64_t>(ids.size()) >= max_context)
+    throw Error("generate: the prompt has " + std::to_string(ids.size()) +
+                " tokens but the engine's context holds " + std::to_string(max_context) +
+                " (prompt + output); shorten it or raise --rollout-max-context-len");
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      throw Error("generate: input_ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                  " is outside the model's vocabulary (0.." + std::to_string(vocab - 1) + ")");
+  if (params.repetition_penalty != 1.0)
+    throw Error(
+        "sampling_params.repetition_penalty is not supported by the native engine; "
+        "leave it at 1");
+  if (!params.stop.empty() && tokenizer == nullptr)
+    throw Error("sampling_params.stop needs a tokenizer; the engine was built without one");
+  uint64_t fallback_seed;
+  {
+    std::lock_guard lock(mu);
+    fallback_seed = splitmix64(options.seed ^ splitmix64(submitted++));
+  }
+  auto r = std::make_unique<EngineRequest>();
+  r->prompt = ids;
+  r->return_logprob = request.return_logprob;
+  r->sampling = make_row_sampling(params, eos, fallback_seed);
+  TokenTextFn decode;
+  if (!params.stop.empty()) {
+    r->text = TextStream::make(*tokenizer, params.skip_special_tokens);
+    decode = [text = r->text.get()](int32_t id) { return text->step(id); };
+  }
+  r->checker = std::make_unique<StopChecker>(r->sampling, static_cast<int64_t>(ids.size()),
+                                             max_context, std::move(decode), params.no_stop_trim);
+  return r;
+}
+
+void NativeEngine::Impl::finish(EngineRequest& r, const char* reason, const std::string& version) {
+  GenerateResponse response;
+  response.output_ids = std::move(r.output_ids);
+  if (r.return_logprob) response.output_log_probs = std::move(r.log_probs);
+  response.finish_reason = reason;
+  response.weight_version = version;
+  response.prompt_tokens = static_cast<int64_t>(r.prompt.size());
+  r.promise.set_value(std::move(response));
+}
+
+void NativeEngine::Impl::abort_everything() {
+  for (auto& r : running)
+    if (r) finish(*r, "abort", weight_version);
+  running.clear();
+  for (auto& r : queue) finish(*r, "abort", weight_version);
+  queue.clear();
+}
+
+void NativeEngine::Impl::loop() {
+  at::AutoGradMode no_grad(false);  // not InferenceMode: the trainer later trains these tensors
+  c10::OptionalDeviceGuard device_guard;
+  if (!model.device().is_cpu()) device_guard.reset_device(model.device());
+  std::unique_lock lock(mu);
+  while (true) {
+    idle = true;
+    changed.notify_all();
+    wake.wait(lock, [&] {
+      return stopping || abort_epoch != aborted_epoch || release_pending ||
+             (!paused && (!queue.empty() || !running.empty()));
+    });
+    if (stopping || abort_epoch != aborted_epoch) {
+      abort_everything();
+      aborted_epoch = abort_epoch;
+      totals.running = 0;
+      changed.notify_all();
+      if (stopping) return;
+      continue;
+    }
+    if (release_pending) {
+      cache.release();
+      for (auto& r : running) r->cached = 0;
+      totals.kv_cache_bytes = 0;
+      changed.notify_all();
+      release_pending = false;
+      continue;
+    }
+    idle = false;
+    while (!queue.empty() && static_cast<int64_t>(running.size()) < options.max_running_requests) {
+      running.push_back(std::move(queue.front()));
+      queue.pop_front();
+    }
+    const std::string version = weight_version;
+    lock.unlock();
+    try {
+      step(version);
+    } catch (...) {
+      // A failed step (out of memory, NaN logits) fails the requests in it, not the engine.
+      const auto error = std::current_exception();
+      for (auto& r : running)
+        if (r) r->promise.set_exception(error);
+      running.clear();
+    }
+    lock.lock();
+    totals.kv_cache_bytes = cache.bytes();
+    totals.running = static_cast<int64_t>(running.size());
+  }
+}
+
+void NativeEngine::Impl::sample_rows(const at::Tensor& logits, const std::vector<int64_t>& rows,
+                                     const std::string& version) {
+  std::vector<SamplerRow> sampler_rows;
+  for (int64_t row : rows) {
+    const EngineRequest& r = *running[row];
+    sampler_rows.push_back({&r.sampling, static_cast<int64_t>(r.output_ids.size())});
+  }
+  const SampledTokens sampled = sample_tokens(logits, sampler_rows, options.logprob_mode);
+  int64_t finished = 0;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    EngineRequest& r = *running[rows[k]];
+    r.output_ids.push_back(sampled.token_ids[k]);
+    r.log_probs.push_back(sampled.log_probs[k]);
+    const StopResult result = r.checker->on_token(sampled.token_ids[k]);
+    if (!result.done()) continue;
+    finish(r, finish_reason_name(result.reason), version);
+    running[rows[k]].reset();
+    ++finished;
+  }
+  std::lock_guard lock(mu);
+  totals.generated_tokens += static_cast<int64_t>(rows.size());
+  totals.requests_finished += finished;
+}
+
+void NativeEngine::Impl::compact() {
+  size_t hole = 0, end = running.size();
+  while (true) {
+    while (hole < end && running[hole]) ++hole;
+    while (end > hole && !running[end - 1]) --end;
+    if (hole >= end) break;
+    cache.move_row(static_cast<int64_t>(end - 1), static_cast<int64_t>(hole),
+                   running[end - 1]->cached);
+    running[hole] = std::move(running[end - 1]);
+    --end;
+  }
+  running.resize(end);
+}
+
+void NativeEngine::Impl::step(const std::string& version) {
+  // Prefill every row without cache (new, or held across release_memory), packed in forwards of
+  // at most max_prefill_tokens tokens.
+  std::vector<int64_t> pending;
+  for (size_t i = 0; i < running.size(); ++i)
+    if (running[i]->cached == 0) pending.push_back(static_cast<int64_t>(i));
+  for (size_t next = 0; next < pending.size();) {
+    const auto start = Clock::now();
+    std::vector<int64_t> rows;
+    std::vector<std::vector<int64_t>> sequences;
+    int64_t tokens = 0, longest = 0;
+    for (; next < pending.size(); ++next) {
+      auto sequence = running[pending[next]]->tokens();
+      const int64_t size = static_cast<int64_t>(sequence.size());
+      if (!rows.empty() && tokens + size > options.max_prefill_tokens) break;
+      tokens += size;
+      longest = std::max(longest, size);
+      rows.push_back(pending[next]);
+      sequences.push_back(std::move(sequence));
+    }
+    cache.reserve(static_cast<int64_t>(running.size()), longest);
+    auto logits = prefill_forward(model, cache, sequences, rows);
+    for (size_t k = 0; k < rows.size(); ++k)
+      running[rows[k]]->cached = static_cast<int64_t>(sequences[k].size());
+    sample_rows(logits, rows, version);
+    std::lock_guard lock(mu);
+    totals.prefill_tokens += tokens;
+    totals.prefill_forwards += 1;
+    totals.prefill_seconds += seconds_since(start);
+  }
+  compact();
+  if (running.empty()) return;
+
+  const auto start = Clock::now();
+  std::vector<int64_t> tokens, positions, rows;
+  int64_t longest = 0;
+  for (size_t i = 0; i < running.size(); ++i) {
+    tokens.push_back(running[i]->output_ids.back());
+    positions.push_back(running[i]->cached);
+    rows.push_back(static_cast<int64_t>(i));
+    longest = std::max(longest, running[i]->cached + 1);
+  }
+  cache.reserve(static_cast<int64_t>(running.size()), longest);
+  auto logits = decode_forward(model, cache, tokens, positions);
+  for (auto& r : running) r->cached += 1;
+  sample_rows(logits, rows, version);
+  compact();
+  std::lock_guard lock(mu);
+  totals.decode_steps += 1;
+  totals.decode_tokens += static_cast<int64_t>(rows.size());
+  totals.decode_seconds += seconds_since(start);
+}
+
+NativeEngine::NativeEngine(Model& model, const Tokenizer* tokenizer, NativeEngineOptions options) {
+  if (options.max_running_requests <= 0)
+    throw UsageError("NativeEngine: max_running_requests must be positive");
+  if (options.max_prefill_tokens <= 0)
+    throw UsageError("NativeEngine: max_prefill_tokens must be positive");
+  impl_ = std::make_unique<Impl>(model, tokenizer, std::move(options));
+  if (impl_->max_context < 2)
+    throw UsageError("NativeEngine: the context length must be at least 2 tokens");
+  impl_->thread = std::thread([this] { impl_->loop(); });
+}
+
+NativeEngine::~NativeEngine() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->wake.notify_all();
+  impl_->thread.join();
+}
+
+GenerateResponse NativeEngine::generate(const GenerateRequest& request) {
+  auto r = impl_->make_request(request);
+  auto result = r->promise.get_future();
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->stopping) throw Error("generate: the engine is shutting down");
+    impl_->queue.push_back(std::move(r));
+  }
+  impl_->wake.notify_all();
+  return result.get();
+}
+
+void NativeEngine::abort_all() {
+  std::unique_lock lock(impl_->mu);
+  for (auto& r : impl_->queue) impl_->finish(*r, "abort", impl_->weight_version);
+  impl_->queue.clear();
+  const uint64_t epoch = ++impl_->abort_epoch;
+  impl_->wake.notify_all();
+  impl_->changed.wait(lock, [&] { return impl_->aborted_epoch >= epoch || impl_->stopping; });
+}
+
+void NativeEngine::pause() {
+  std::unique_lock lock(impl_->mu);
+  impl_->paused = true;
+  impl_->changed.wait(lock, [&] { return impl_->idle; });
+}
+
+void NativeEngine::resume() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->paused = false;
+  }
+  impl_->wake.notify_all();
+}
+
+void NativeEngine::release_memory() {
+  std::unique_lock lock(impl_->mu);
+  impl_->release_pending = true;
+  impl_->wake.notify_all();
+  impl_->changed.wait(lock, [&] { return !impl_->release_pending || impl_->stopping; });
+}
+
+void NativeEngine::set_weight_version(std::string version) {
+  std::lock_guard lock(impl_->mu);
+  impl_->weight_version = std::move(version);
+}
+
+EngineStats NativeEngine::stats() const {
+  std::lock_guard lock(impl_->mu);
+  EngineStats s = impl_->totals;
+  s.queued = static_cast<int64_t>(impl_->queue.size());
+  return s;
+}
+
+}  // namespace vime::engine

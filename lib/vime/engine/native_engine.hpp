@@ -1,0 +1,80 @@
+// The in-process rollout engine: generates with the very Model the trainer trains (the engine
+// holds a Model&; the trainer updates the parameters in place while the engine is paused, so no
+// weights are copied). One scheduler thread does continuous batching: it admits queued requests
+// while rows are free, prefills them packed, and runs decode steps over every running request
+// against a KvCache; requests join and leave the batch between steps. Sampling is per request
+// (engine::sample_tokens with per-request Philox seeds), so a request's tokens do not depend on
+// the batch it ran in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vime/args.hpp"
+#include "vime/engine/sampler.hpp"
+#include "vime/engine_client.hpp"
+#include "vime/tokenizer.hpp"
+
+namespace vime {
+class Model;
+}
+
+namespace vime::engine {
+
+struct NativeEngineOptions {
+  int64_t max_running_requests = 256;  // sequences decoded together (continuous batch size)
+  int64_t max_context_len = 0;         // prompt + output; 0: model max_position_embeddings
+  int64_t max_prefill_tokens = 8192;   // tokens per prefill forward (a longer prompt runs alone)
+  LogProbMode logprob_mode = LogProbMode::kTemperature;
+  uint64_t seed = 42;                  // draws the seed of each request that has none
+  std::vector<int32_t> eos_token_ids;  // empty: the tokenizer's EOS, if any
+
+  // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len.
+  static NativeEngineOptions from_args(const Args& args);
+};
+
+struct EngineStats {
+  int64_t requests_finished = 0;
+  int64_t generated_tokens = 0;
+  int64_t prefill_tokens = 0;  // tokens run through prefill (re-prefills after release included)
+  int64_t prefill_forwards = 0;
+  int64_t decode_steps = 0;
+  int64_t decode_tokens = 0;  // sum over decode steps of the batch size
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+  int64_t running = 0;
+  int64_t queued = 0;
+  int64_t kv_cache_bytes = 0;
+};
+
+class NativeEngine final : public EngineClient {
+ public:
+  // `model` and `tokenizer` (for stop strings and EOS; may be null) must outlive the engine.
+  NativeEngine(Model& model, const Tokenizer* tokenizer, NativeEngineOptions options = {});
+  ~NativeEngine() override;  // aborts what is in flight, joins the thread
+  NativeEngine(const NativeEngine&) = delete;
+  NativeEngine& operator=(const NativeEngine&) = delete;
+
+  // Blocking, thread-safe. Throws vime::Error for an invalid request (empty prompt, prompt that
+  // fills the context, ids outside the vocabulary, bad sampling params); others are unaffected.
+  GenerateResponse generate(const GenerateRequest& request) override;
+  // Every running and queued request ends with "abort", keeping its partial output; returns once
+  // they have.
+  void abort_all() override;
+  // Returns after the current step: requests are held (new ones queue) until resume(), and the
+  // model's parameters may be changed in place meanwhile.
+  void pause();
+  void resume();
+  // Frees the KV cache (the trainer runs now); held requests are prefilled again when they go on.
+  void release_memory();
+  void set_weight_version(std::string version);  // responses carry it from now on
+  EngineStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vime::engine

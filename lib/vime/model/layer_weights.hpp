@@ -1,0 +1,43 @@
+// One decoder layer's tensors and its math with the attention left to the caller, shared by the
+// training forward (varlen attention over packed sequences, model.cpp) and the engine's cached
+// forward (attention against the KV cache, cached_forward.cpp).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <vector>
+
+#include "vime/model/layers.hpp"
+#include "vime/model/model_config.hpp"
+
+namespace vime {
+
+// The tensors of one decoder layer (views of Model's parameters, or recompute's fresh leaves).
+struct LayerWeights {
+  at::Tensor input_norm;              // [hidden]
+  at::Tensor q_weight, q_bias;        // [heads*head_dim, hidden], [heads*head_dim]
+  at::Tensor k_weight, k_bias;        // [kv_heads*head_dim, hidden], [kv_heads*head_dim]
+  at::Tensor v_weight, v_bias;        // like k
+  at::Tensor o_weight;                // [hidden, heads*head_dim]
+  at::Tensor q_norm, k_norm;          // [head_dim] (Qwen3)
+  at::Tensor post_norm;               // [hidden]
+  at::Tensor gate_weight, up_weight;  // [ffn, hidden]
+  at::Tensor down_weight;             // [hidden, ffn]
+
+  std::vector<at::Tensor*> slots() {
+    return {&input_norm, &q_weight, &q_bias, &k_weight,  &k_bias,      &v_weight,  &v_bias,
+            &o_weight,   &q_norm,   &k_norm, &post_norm, &gate_weight, &up_weight, &down_weight};
+  }
+};
+
+// q: [tokens, heads, head_dim]; k, v: [tokens, kv_heads, head_dim], after q/k norm and RoPE.
+// Returns [tokens, heads, head_dim].
+using AttentionFn =
+    std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)>;
+
+// x: [tokens, hidden] -> [tokens, hidden]; rope: the tables of x's positions.
+at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const ModelConfig& config,
+                         const RopeTables& rope, const AttentionFn& attend);
+
+}  // namespace vime

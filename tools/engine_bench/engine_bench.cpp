@@ -1,0 +1,105 @@
+// Generation throughput of the NativeEngine on a random-init model: N prompts of P random tokens,
+// M new tokens each (no EOS, so every request runs M steps), all submitted at once.
+//   engine_bench --model qwen3-0.6b|qwen3-4b|tiny --prompts 256 --prompt-len 128 --new-tokens 512
+//                [--max-running 256] [--device cuda] [--temperature 1.0]
+// Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
+// tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
+// measures HF transformers' generate() on the same shape.
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "bench/model_presets.hpp"
+#include "vime/engine/native_engine.hpp"
+#include "vime/model/model.hpp"
+
+namespace {
+
+void run_all(vime::engine::NativeEngine& engine,
+             const std::vector<vime::GenerateRequest>& requests) {
+  std::vector<std::thread> threads;
+  for (const auto& r : requests) threads.emplace_back([&engine, &r] { engine.generate(r); });
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_name = "qwen3-0.6b", device_name = "cuda";
+  int64_t prompts = 256, prompt_len = 128, new_tokens = 512, max_running = 256;
+  double temperature = 1.0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (a == "--model")
+      model_name = next();
+    else if (a == "--prompts")
+      prompts = std::stoll(next());
+    else if (a == "--prompt-len")
+      prompt_len = std::stoll(next());
+    else if (a == "--new-tokens")
+      new_tokens = std::stoll(next());
+    else if (a == "--max-running")
+      max_running = std::stoll(next());
+    else if (a == "--device")
+      device_name = next();
+    else if (a == "--temperature")
+      temperature = std::stod(next());
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const at::Device device(device_name);
+  const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
+  const auto config = vime::bench::preset(model_name);
+  vime::Model model(config, dtype, device, 1);
+
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
+  auto make_requests = [&](int64_t count, int64_t tokens) {
+    std::vector<vime::GenerateRequest> out(count);
+    for (int64_t i = 0; i < count; ++i) {
+      auto t =
+          at::randint(config.vocab_size, {prompt_len}, gen, at::TensorOptions().dtype(at::kInt));
+      out[i].input_ids.assign(t.data_ptr<int32_t>(), t.data_ptr<int32_t>() + prompt_len);
+      out[i].sampling_params.max_new_tokens = tokens;
+      out[i].sampling_params.temperature = temperature;
+      out[i].sampling_params.seed = i;
+    }
+    return out;
+  };
+  vime::engine::NativeEngineOptions options;
+  options.max_running_requests = max_running;
+  options.max_context_len = prompt_len + new_tokens + 1;
+  vime::engine::NativeEngine engine(model, nullptr, options);
+  run_all(engine, make_requests(std::min<int64_t>(prompts, 8), 8));  // warm-up: kernels, cache
+  const auto warm = engine.stats();
+
+  const auto requests = make_requests(prompts, new_tokens);
+  const auto start = std::chrono::steady_clock::now();
+  run_all(engine, requests);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto s = engine.stats();
+  const double generated = double(s.generated_tokens - warm.generated_tokens);
+  const double decode_s = s.decode_seconds - warm.decode_seconds;
+  const double prefill_s = s.prefill_seconds - warm.prefill_seconds;
+  std::printf(
+      "{\"system\": \"vime-native\", \"model\": \"%s\", \"device\": \"%s\", \"dtype\": \"%s\", "
+      "\"prompts\": %lld, \"prompt_len\": %lld, \"new_tokens\": %lld, \"max_running\": %lld, "
+      "\"seconds\": %.3f, \"generated_tokens\": %.0f, \"tokens_per_s\": %.1f, "
+      "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
+      "\"kv_cache_gib\": %.3f}\n",
+      model_name.c_str(), device_name.c_str(), device.is_cuda() ? "bf16" : "fp32",
+      static_cast<long long>(prompts), static_cast<long long>(prompt_len),
+      static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
+      generated / seconds, double(s.decode_tokens - warm.decode_tokens) / decode_s,
+      double(s.prefill_tokens - warm.prefill_tokens) / prefill_s,
+      static_cast<long long>(s.decode_steps - warm.decode_steps),
+      double(s.kv_cache_bytes) / (1024.0 * 1024.0 * 1024.0));
+  return 0;
+}

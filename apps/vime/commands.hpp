@@ -10,6 +10,7 @@ namespace vime::app {
 using Arguments = std::vector<std::string>;
 
 int run_train(const Arguments& args);
+int run_eval(const Arguments& args);
 int run_plugin(const Arguments& args);
 int run_tokenize(const Arguments& args);
 int run_reward(const Arguments& args);

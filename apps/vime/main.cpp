@@ -22,6 +22,10 @@ constexpr Command kCommands[] = {
     {"train",
      "RL (or SFT) training with slime's flags; --dry-run prints the resolved configuration",
      vime::app::run_train},
+    {"eval",
+     "evaluate a checkpoint or HF directory on eval datasets (--dataset, --eval-prompt-data, "
+     "--eval-config)",
+     vime::app::run_eval},
     {"plugin", "inspect a plugin .so, or start a new one (`vime plugin new --kind reward NAME`)",
      vime::app::run_plugin},
     {"tokenize", "encode, decode or render chat templates over JSONL with an HF tokenizer",

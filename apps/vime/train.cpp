@@ -1,5 +1,5 @@
 // vime train: parse slime's flags (+ --config YAML), validate, check plugins; --dry-run prints the
-// resolved configuration. The training loop itself arrives with the [loop] issue.
+// resolved configuration; otherwise runs the loop (lib/vime/loop/train_loop.hpp).
 #include <cstdio>
 #include <iostream>
 
@@ -9,6 +9,7 @@
 #include "vime/core/config_dump.hpp"
 #include "vime/core/help.hpp"
 #include "vime/error.hpp"
+#include "vime/loop/train_loop.hpp"
 #include "vime/plugin/hook_flags.hpp"
 
 namespace vime::app {
@@ -45,9 +46,7 @@ int run_train(const Arguments& argv) {
     std::cout << core::resolved_config_yaml(args, extras);
     return 0;
   }
-  throw Error(
-      "the training loop is not implemented yet in this build; use --dry-run to check a "
-      "configuration");
+  return loop::run_training(args, std::cout);
 }
 
 }  // namespace vime::app

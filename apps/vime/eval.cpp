@@ -1,0 +1,45 @@
+// vime eval: evaluate a checkpoint (--load) or HF directory (--hf-checkpoint) on eval datasets with
+// slime's eval flags; the eval rollout is the one `vime train` runs (lib/vime/loop/eval_run.hpp).
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "vime/core/arg_parser.hpp"
+#include "vime/core/arg_validation.hpp"
+#include "vime/core/help.hpp"
+#include "vime/loop/eval_run.hpp"
+#include "vime/plugin/hook_flags.hpp"
+
+namespace vime::app {
+namespace {
+
+constexpr const char* kUsage = R"(usage: vime eval --hf-checkpoint DIR [--load CKPT] DATASETS [flags]
+
+Generates on every eval dataset with the embedded engine, grades the responses and prints slime's
+eval metrics (eval/NAME, eval/NAME-truncated_ratio, eval/NAME-pass@k with --log-passrate).
+DATASETS: --dataset math|gsm8k|aime|gpqa [--dataset-path P], --eval-prompt-data NAME FILE ...,
+or --eval-config YAML. --eval-output FILE writes one JSON line per sample.
+
+  --help [GROUP]     all flags, or those of one group (e.g. --help eval)
+)";
+
+}  // namespace
+
+int run_eval(const Arguments& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--help" || argv[i] == "-h") {
+      std::string group = i + 1 < argv.size() && !argv[i + 1].starts_with("-") ? argv[i + 1] : "";
+      std::fputs(kUsage, stdout);
+      std::fputs(core::flags_help(group).c_str(), stdout);
+      return 0;
+    }
+  }
+  Args args = core::parse_args(argv);
+  for (const auto& w : core::validate_args(args)) {
+    std::fprintf(stderr, "vime eval: warning: %s\n", w.c_str());
+  }
+  plugin::check_hook_plugins(args);
+  return loop::run_evaluation(args, std::cout);
+}
+
+}  // namespace vime::app

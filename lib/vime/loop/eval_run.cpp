@@ -1,0 +1,81 @@
+#include "vime/loop/eval_run.hpp"
+
+#include <ATen/ATen.h>
+
+#include <cstdio>
+#include <ostream>
+
+#include "vime/core/atomic_file.hpp"
+#include "vime/data/make_data_source.hpp"
+#include "vime/engine/native_engine.hpp"
+#include "vime/error.hpp"
+#include "vime/loop/run_models.hpp"
+#include "vime/metrics/metrics_logger.hpp"
+#include "vime/rollout/rollout_manager.hpp"
+
+namespace vime::loop {
+namespace {
+
+// `vime eval` has eval datasets only; a rollout function that asks for training prompts is told so.
+class NoTrainPrompts final : public DataSource {
+ public:
+  std::vector<SampleGroup> get_samples(int64_t) override {
+    throw UsageError("vime eval has no training prompts (--prompt-data); use vime train");
+  }
+  void add_samples(std::vector<SampleGroup>) override {}
+  void save(int64_t) override {}
+  void load(std::optional<int64_t>) override {}
+  int64_t size() const override { return 0; }
+};
+
+}  // namespace
+
+std::string eval_results_jsonl(const Args& args, const RolloutFnEvalOutput& output) {
+  (void)args;
+  std::string out;
+  for (const auto& [name, result] : output.data) {
+    for (size_t i = 0; i < result.samples.size(); ++i) {
+      const auto& s = result.samples[i];
+      Json line = Json::object();
+      line["dataset"] = name;
+      if (s.index) line["index"] = *s.index;
+      if (s.group_index) line["group_index"] = *s.group_index;
+      line["prompt"] = s.prompt;
+      line["response"] = s.response;
+      line["label"] = s.label;
+      line["reward"] = i < result.rewards.size() ? Json(result.rewards[i]) : Json(nullptr);
+      line["raw_reward"] = s.reward;
+      line["status"] = to_string(s.status);
+      line["response_length"] = s.response_length;
+      line["truncated"] = i < result.truncated.size() ? result.truncated[i] : 0;
+      out += line.dump() + "\n";
+    }
+  }
+  return out;
+}
+
+int run_evaluation(const Args& given_args, std::ostream& console) {
+  const Args args = with_run_defaults(given_args);
+  const auto device = run_device();
+  const auto dtype = run_dtype(args);
+  at::manual_seed(static_cast<uint64_t>(args.get_int("seed")));
+  auto tokenizer = load_run_tokenizer(args);
+  const auto source = actor_source(args);
+  auto model = ckpt::load_model(source, dtype, device);
+  model->set_requires_grad(false);
+  console << "vime eval: " << source.dir.string() << " on " << (device.is_cuda() ? "CUDA" : "CPU")
+          << "\n";
+  engine::NativeEngine engine(*model, tokenizer.get(), engine::NativeEngineOptions::from_args(args));
+  NoTrainPrompts no_prompts;
+  rollout::RolloutManager manager(args, engine, *tokenizer, no_prompts);
+  auto result = manager.eval(0);
+  auto logger = metrics::make_metrics_logger(args, &console);
+  if (!result.metrics.empty()) logger->log("eval/step", 0, result.metrics);
+  if (args.is_set("eval_output")) {
+    write_text_file_atomic(args.get_string("eval_output"), eval_results_jsonl(args, result.output));
+    console << "vime eval: per-sample results in " << args.get_string("eval_output") << "\n";
+  }
+  return 0;
+}
+
+}  // namespace vime::loop

@@ -1,0 +1,228 @@
+#include "vime/loop/train_loop.hpp"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <optional>
+#include <ostream>
+
+#include "vime/ckpt/checkpoint.hpp"
+#include "vime/data/make_data_source.hpp"
+#include "vime/data/tokenizer_hooks.hpp"
+#include "vime/engine/native_engine.hpp"
+#include "vime/error.hpp"
+#include "vime/loop/ci_checks.hpp"
+#include "vime/loop/periodic.hpp"
+#include "vime/loop/run_models.hpp"
+#include "vime/loop/train_batch.hpp"
+#include "vime/metrics/metric_steps.hpp"
+#include "vime/metrics/metrics_logger.hpp"
+#include "vime/metrics/phase_timer.hpp"
+#include "vime/metrics/progress_bar.hpp"
+#include "vime/rollout/rollout_manager.hpp"
+#include "vime/train/actor.hpp"
+#include "vime/train/critic.hpp"
+#include "vime/train/grad_reducer.hpp"
+
+namespace vime::loop {
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::unique_ptr<Model> load_model_from(const ckpt::ResolvedCheckpoint& source,
+                                       at::ScalarType dtype, const at::Device& device) {
+  return ckpt::load_model(source, dtype, device);
+}
+
+// slime's num_rollout: --num-rollout, else epochs x (prompts // rollout_batch_size).
+int64_t resolve_num_rollout(const Args& args, int64_t prompts_per_epoch) {
+  if (args.is_set("num_rollout")) return args.get_int("num_rollout");
+  if (!args.is_set("num_epoch")) {
+    throw UsageError("give --num-rollout or --num-epoch: how long to train");
+  }
+  return prompts_per_epoch / args.get_int("rollout_batch_size") * args.get_int("num_epoch");
+}
+
+std::optional<int64_t> optional_interval(const Args& args, const char* key) {
+  return args.is_set(key) ? std::optional<int64_t>(args.get_int(key)) : std::nullopt;
+}
+
+}  // namespace
+
+int run_training(const Args& given_args, std::ostream& console) {
+  const Args args = with_run_defaults(given_args);
+  if (args.get_int("num_critic_only_steps") > 0) {
+    throw UsageError("--num-critic-only-steps is not supported yet: the critic trains with the actor");
+  }
+  const bool rollout_only = args.get_bool("debug_rollout_only");
+  const bool is_ppo = args.get_string("advantage_estimator") == "ppo";
+  const auto device = run_device();
+  const auto dtype = run_dtype(args);
+  at::manual_seed(static_cast<uint64_t>(args.get_int("seed")));
+
+  auto logger = metrics::make_metrics_logger(args, &console);
+  auto tokenizer = load_run_tokenizer(args);
+
+  // --- Models: actor (+ optimizer) from --load / --ref-load / --hf-checkpoint, reference, critic.
+  const auto source = actor_source(args);
+  auto actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), dtype, device,
+                                             static_cast<uint64_t>(args.get_int("seed")));
+  actor_model->set_recompute(RecomputeOptions::from_args(args));
+  std::unique_ptr<Model> ref_model;
+  if (needs_reference_model(args) && !rollout_only) {
+    if (auto ref = reference_source(args)) {
+      ref_model = load_model_from(*ref, dtype, device);
+      ref_model->set_requires_grad(false);
+    }
+  }
+  train::SingleRank reducer;
+  metrics::PhaseTimer timer;
+  train::Actor actor(args, *actor_model, ref_model.get(), reducer);
+  actor.set_timer(&timer);
+  const auto resume = ckpt::load_for_training(args, *actor_model, actor.optimizer(),
+                                              actor.lr_scheduler());
+  if (resume.is_loaded) console << "vime train: weights from " << resume.from.string() << "\n";
+  std::unique_ptr<Model> critic_trunk;
+  std::unique_ptr<train::Critic> critic;
+  if (is_ppo && !rollout_only) {
+    critic_trunk = load_model_from(source, dtype, device);
+    critic = std::make_unique<train::Critic>(args, *critic_trunk, reducer);
+  }
+
+  // --- Data, engine, rollout manager.
+  auto data_source = data::make_data_source(args, data::chat_template_renderer(*tokenizer),
+                                            data::token_counter(*tokenizer));
+  const int64_t start_rollout_id =
+      args.is_set("start_rollout_id") ? args.get_int("start_rollout_id")
+                                      : (resume.is_resumed ? resume.state.iteration + 1 : 0);
+  if (start_rollout_id > 0) data_source->load(start_rollout_id - 1);
+  const int64_t prompts = data_source->size();
+  const int64_t num_rollout = resolve_num_rollout(args, prompts);
+  const std::optional<int64_t> per_epoch =
+      args.is_set("num_rollout") || prompts <= 0
+          ? std::nullopt
+          : std::optional<int64_t>(prompts / args.get_int("rollout_batch_size"));
+
+  engine::NativeEngine engine(*actor_model, tokenizer.get(),
+                              engine::NativeEngineOptions::from_args(args));
+  engine.set_weight_version(std::to_string(start_rollout_id));
+  rollout::RolloutManager manager(args, engine, *tokenizer, *data_source);
+
+  auto run_eval = [&](int64_t rollout_id) {
+    auto result = manager.eval(rollout_id);
+    if (!result.metrics.empty()) {
+      logger->log("eval/step", metrics::compute_rollout_step(args, rollout_id), result.metrics);
+    }
+  };
+  const auto eval_interval = optional_interval(args, "eval_interval");
+  if (eval_interval.has_value() && start_rollout_id == 0 &&
+      !args.get_bool("skip_eval_before_train")) {
+    run_eval(0);
+  }
+
+  console << "vime train: rollouts " << start_rollout_id << ".." << num_rollout - 1 << " on "
+          << (device.is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(dtype) << "\n";
+  for (int64_t rollout_id = start_rollout_id; rollout_id < num_rollout; ++rollout_id) {
+    const double step_start = now_s();
+    timer.reset();
+    // 1. Generate.
+    auto rollout = manager.generate(rollout_id);
+    const int64_t rollout_step = metrics::compute_rollout_step(args, rollout_id);
+    if (!rollout.metrics.empty()) logger->log("rollout/step", rollout_step, rollout.metrics);
+    if (rollout_only) continue;
+
+    // 2. The engine gives its memory back while training runs.
+    engine.pause();
+    engine.release_memory();
+
+    // 3. Train: critic values first (PPO), then the actor, then the critic on the actor's returns.
+    auto converted = to_train_batch(rollout.data);
+    if (converted.batch.size() == 0) {
+      throw Error("rollout " + std::to_string(rollout_id) +
+                  " produced no sample with a response to train on");
+    }
+    train::Metrics critic_metrics;
+    std::vector<at::Tensor> old_values;
+    {
+      auto scope = timer.scope("train");
+      if (critic) {
+        old_values = critic->compute_values(converted.batch);
+        for (const auto& v : old_values) {
+          auto cpu = v.to(at::kCPU).to(at::kFloat).contiguous();
+          converted.batch.values.emplace_back(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
+        }
+      }
+      auto bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", 0);
+      actor.set_step_callback([&](int64_t, int64_t) { bar->advance(); });
+      actor.train(rollout_id, converted.batch);
+      bar->finish();
+      if (critic) critic_metrics = critic->train(converted.batch, old_values, actor.returns());
+    }
+    const auto& steps = actor.step_metrics();
+    for (size_t step_id = 0; step_id < steps.size(); ++step_id) {
+      check_step_invariants(args, rollout_id, static_cast<int64_t>(step_id), steps[step_id]);
+      auto m = steps[step_id];
+      m["train/global_batch_size"] = static_cast<double>(converted.batch.size()) /
+                                     static_cast<double>(steps.size());
+      logger->log("train/step",
+                  metrics::compute_train_step(rollout_id, static_cast<int64_t>(steps.size()),
+                                              static_cast<int64_t>(step_id)),
+                  m);
+    }
+    if (!critic_metrics.empty()) {
+      train::Metrics renamed;
+      for (const auto& [k, v] : critic_metrics) {
+        renamed[k.starts_with("train/") ? "train/critic-" + k.substr(6) : k] = v;
+      }
+      logger->log("train/step", metrics::compute_train_step(rollout_id, 1, 0), renamed);
+    }
+    Metrics per_rollout = train_data_metrics(rollout.data);
+    for (const auto& [k, v] : actor.rollout_data_metrics()) per_rollout[k] = v;
+    check_rollout_invariants(args, rollout_id, per_rollout);
+
+    // 4. Save.
+    if (args.is_set("save") &&
+        should_run_periodic_action(rollout_id, optional_interval(args, "save_interval"), per_epoch,
+                                   num_rollout)) {
+      auto scope = timer.scope("save_model");
+      data_source->save(rollout_id);
+      ckpt::TrainState state;
+      state.iteration = rollout_id;
+      state.optimizer_steps = actor.optimizer().num_steps();
+      state.lr_scheduler_steps = actor.lr_scheduler().num_steps();
+      ckpt::SaveOptions options;
+      options.save_optimizer = !args.get_bool("no_save_optim");
+      options.save_rng = !args.get_bool("no_save_rng");
+      ckpt::save_checkpoint(args.get_string("save"), *actor_model, &actor.optimizer(), state,
+                            options);
+      console << "vime train: saved " << args.get_string("save") << "/"
+              << ckpt::iteration_dir_name(rollout_id) << "\n";
+    }
+
+    // 5. Weight update: the engine reads the trained parameters themselves.
+    {
+      auto scope = timer.scope("update_weights");
+      engine.set_weight_version(std::to_string(rollout_id + 1));
+      engine.resume();
+    }
+    auto perf = timer.perf_metrics();
+    const double step_time = now_s() - step_start;
+    perf["perf/step_time"] = step_time;
+    double train_tokens = 0;
+    for (const auto& t : converted.batch.tokens) train_tokens += static_cast<double>(t.size());
+    if (perf.count("perf/actor_train_time") > 0 && perf["perf/actor_train_time"] > 0) {
+      perf["perf/actor_train_tok_per_s"] = train_tokens / perf["perf/actor_train_time"];
+    }
+    for (const auto& [k, v] : perf) per_rollout[k] = v;
+    logger->log("rollout/step", rollout_step, per_rollout);
+
+    // 6. Eval.
+    if (should_run_periodic_action(rollout_id, eval_interval, per_epoch)) run_eval(rollout_id);
+  }
+  console << "vime train: done\n";
+  return 0;
+}
+
+}  // namespace vime::loop

@@ -7,6 +7,7 @@
 //       [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8] [--eval-every 20] [--eval-n 200]
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 
 #include <chrono>
 #include <cstdio>

@@ -41,20 +41,28 @@ class Parser {
     }
     return false;
   }
-  static int64_t checked(bool overflow, int64_t v) {
-    if (overflow) throw CalcError("integer overflow");
-    return v;
+  static int64_t add(int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) throw CalcError("integer overflow");
+    return r;
+  }
+  static int64_t sub(int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_sub_overflow(a, b, &r)) throw CalcError("integer overflow");
+    return r;
+  }
+  static int64_t mul(int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) throw CalcError("integer overflow");
+    return r;
   }
   int64_t expr() {
     int64_t v = term();
     for (;;) {
-      int64_t r = 0;
       if (eat('+')) {
-        int64_t rhs = term();
-        v = checked(__builtin_add_overflow(v, rhs, &r), r);
+        v = add(v, term());
       } else if (eat('-')) {
-        int64_t rhs = term();
-        v = checked(__builtin_sub_overflow(v, rhs, &r), r);
+        v = sub(v, term());
       } else {
         return v;
       }
@@ -63,8 +71,7 @@ class Parser {
   int64_t term() {
     int64_t v = factor();
     while (eat('*')) {
-      int64_t rhs = factor(), r = 0;
-      v = checked(__builtin_mul_overflow(v, rhs, &r), r);
+      v = mul(v, factor());
     }
     return v;
   }
@@ -72,8 +79,7 @@ class Parser {
     if (++depth_ > kMaxDepth) fail("nesting too deep");
     int64_t v = 0;
     if (eat('-')) {
-      int64_t inner = factor();
-      v = checked(__builtin_sub_overflow(int64_t{0}, inner, &v), v);
+      v = sub(0, factor());
     } else if (eat('+')) {
       v = factor();
     } else if (eat('(')) {
@@ -86,9 +92,7 @@ class Parser {
         fail("unexpected '" + std::string(1, text_[pos_]) + "'");
       }
       while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-        int64_t digit = text_[pos_++] - '0';
-        v = checked(__builtin_mul_overflow(v, int64_t{10}, &v), v);
-        v = checked(__builtin_add_overflow(v, digit, &v), v);
+        v = add(mul(v, 10), text_[pos_++] - '0');
       }
     }
     --depth_;

@@ -128,7 +128,7 @@ TEST_CASE("a calculator call, its result, then the answer", "[plugins_examples]"
 TEST_CASE("a bad expression gives an error result the model sees", "[plugins_examples]") {
   Fixture f;
   ScriptedEngine engine(*f.tok, {{"<calc>12*(7</calc>"}, {"<calc>2x</calc>"}, {"\\boxed{0}"}});
-  auto s = f.run(engine, args_of({}));
+  auto s = f.run(engine, args_of({}), 200);  // error texts are long in a byte-level vocabulary
   CHECK(s.response ==
         "<calc>12*(7</calc><result>error: missing ')' at position 5</result>"
         "<calc>2x</calc><result>error: unexpected 'x' at position 1</result>\\boxed{0}");

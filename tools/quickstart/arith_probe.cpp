@@ -4,7 +4,7 @@
 // time excluded). Generation is repeated full forwards (no KV cache): fine for 10-token answers.
 //
 //   build/bin/arith_probe --task DIR [--sft-seconds 180] [--grpo-seconds 0] [--lr 1e-3]
-//       [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8] [--eval-every 20] [--eval-n 200]
+//       [--sft-steps 0] [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8] [--eval-every 20] [--eval-n 200]
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -126,7 +126,7 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv) {
       {"task", ""},        {"sft-seconds", "180"}, {"grpo-seconds", "0"}, {"lr", "1e-3"},
       {"batch", "64"},     {"grpo-lr", "1e-4"},    {"prompts", "16"},     {"n", "8"},
       {"eval-every", "20"}, {"eval-n", "200"},     {"temperature", "1.0"}, {"seed", "1"},
-      {"grpo-eval-every", "5"}};
+      {"grpo-eval-every", "5"}, {"sft-steps", "0"}};
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !f.count(k.substr(2)) || i + 1 >= argc) {
@@ -174,7 +174,8 @@ int main(int argc, char** argv) try {
     const int64_t every = std::stoll(f["eval-every"]);
     double train_s = 0;
     print("sft", 0, 0, 0, accuracy(*model, *tok, test, eos), 0);
-    for (int64_t step = 1; train_s < budget; ++step) {
+    const int64_t max_steps = std::stoll(f["sft-steps"]);  // 0: run until the time budget is spent
+    for (int64_t step = 1; max_steps > 0 ? step <= max_steps : train_s < budget; ++step) {
       vime::train::TrainBatch b;
       for (int64_t i = 0; i < batch_size; ++i) {
         const auto& r = train[pick(rng)];
@@ -188,7 +189,7 @@ int main(int argc, char** argv) try {
       auto t0 = Clock::now();
       auto m = actor.train(step, b);
       train_s += since(t0);
-      if (step % every == 0 || train_s >= budget) {
+      if (step % every == 0 || train_s >= budget || step == max_steps) {
         print("sft", step, train_s, m.at("train/loss"), accuracy(*model, *tok, test, eos), 0);
       }
     }

@@ -40,7 +40,7 @@ int64_t parse_int(const std::string& flag, const std::string& value, int64_t min
 }  // namespace
 
 const char* const kArithTaskUsage =
-    "usage: make_arith_task --out DIR [--seed 1] [--digits 2] [--ops +] [--num-train 20000]\n"
+    "usage: make_arith_task --out DIR [--seed 1] [--digits 2] [--ops +] [--num-train 4000]\n"
     "                       [--num-test 500] [--hidden-size 128] [--num-layers 4]\n"
     "                       [--num-attention-heads 4] [--num-key-value-heads 2] [--head-dim 32]\n"
     "                       [--intermediate-size 384] [--model-seed 1234]\n"

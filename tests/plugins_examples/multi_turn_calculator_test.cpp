@@ -1,6 +1,7 @@
 // plugins/multi_turn_calculator loaded as a real .so through vime's plugin loader and driven by a
 // scripted engine: tool calls get <result> tokens with loss mask 0 and log-prob 0, the budget and
-// the turn limit end generation, a bad expression becomes an error result, an abort ends the sample.
+// the turn limit end generation, a bad expression becomes an error result, an abort ends the
+// sample.
 #include <catch2/catch.hpp>
 #include <deque>
 
@@ -34,7 +35,8 @@ class ScriptedEngine final : public vime::EngineClient {
       out.output_ids.resize(static_cast<size_t>(request.sampling_params.max_new_tokens));
       out.finish_reason = "length";
     }
-    for (size_t i = 0; i < out.output_ids.size(); ++i) out.output_log_probs.push_back(-0.1f * (i + 1));
+    for (size_t i = 0; i < out.output_ids.size(); ++i)
+      out.output_log_probs.push_back(-0.1f * (i + 1));
     out.weight_version = "3";
     return out;
   }
@@ -53,7 +55,8 @@ struct Fixture {
 
   Fixture() {
     auto files = vime::quickstart::make_arith_tokenizer();
-    tok = vime::tokenizer::HfTokenizer::from_json(files.tokenizer_json, files.tokenizer_config_json);
+    tok =
+        vime::tokenizer::HfTokenizer::from_json(files.tokenizer_json, files.tokenizer_config_json);
     generate = vime::plugin::load_plugin<vime::PluginKind::kGenerate>(
         std::string(VIME_EXAMPLE_PLUGIN_DIR) + "/libmulti_turn_calculator.so",
         "--custom-generate-function-path", "generate");
@@ -94,13 +97,15 @@ TEST_CASE("a calculator call, its result, then the answer", "[plugins_examples]"
   ScriptedEngine engine(*f.tok, {{call}, {answer}});
   auto s = f.run(engine, args_of({}));
 
-  const auto prompt = f.ids("12*7+1="), call_ids = f.ids(call), result_ids = f.ids("<result>84</result>"),
-             answer_ids = f.ids(answer);
+  const auto prompt = f.ids("12*7+1="), call_ids = f.ids(call),
+             result_ids = f.ids("<result>84</result>"), answer_ids = f.ids(answer);
   std::vector<int32_t> want = prompt;
-  for (const auto* part : {&call_ids, &result_ids, &answer_ids}) want.insert(want.end(), part->begin(), part->end());
+  for (const auto* part : {&call_ids, &result_ids, &answer_ids})
+    want.insert(want.end(), part->begin(), part->end());
   CHECK(s.tokens == want);
   CHECK(s.response == call + "<result>84</result>" + answer);
-  CHECK(s.response_length == static_cast<int64_t>(call_ids.size() + result_ids.size() + answer_ids.size()));
+  CHECK(s.response_length ==
+        static_cast<int64_t>(call_ids.size() + result_ids.size() + answer_ids.size()));
   std::vector<int32_t> mask(call_ids.size(), 1);
   mask.insert(mask.end(), result_ids.size(), 0);
   mask.insert(mask.end(), answer_ids.size(), 1);

@@ -1,13 +1,15 @@
 // The quickstart task generator: its model, tokenizer and data load with vime's own readers, the
-// tokenizer matches HF's Rust tokenizers (goldens from scripts/goldens/make_arith_tokenizer_goldens.js),
-// train and test never overlap, and bad flags are usage errors.
+// tokenizer matches HF's Rust tokenizers (goldens from
+// scripts/goldens/make_arith_tokenizer_goldens.js), train and test never overlap, and bad flags are
+// usage errors.
+#include "arith_task.hpp"
+
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
 
-#include "arith_task.hpp"
 #include "support/test_support.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
@@ -39,7 +41,8 @@ ArithTaskOptions small_task(const fs::path& out) {
 std::vector<vime::Json> read_jsonl(const fs::path& path) {
   std::vector<vime::Json> rows;
   std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) rows.push_back(vime::Json::parse(line, path.string()));
+  for (std::string line; std::getline(in, line);)
+    rows.push_back(vime::Json::parse(line, path.string()));
   return rows;
 }
 
@@ -69,7 +72,8 @@ TEST_CASE("the task's model, config and tokenizer load with vime's readers", "[a
   CHECK(hf.at("eos_token_id").as_int() == *tok->eos_token_id());
   CHECK(tok->id_to_token(*tok->eos_token_id()) == "<|endoftext|>");
   CHECK(tok->pad_token_id() == tok->eos_token_id());
-  CHECK(tok->encode("\\boxed{82}") == std::vector<int32_t>{*tok->token_to_id("\\boxed{"), '8', '2', '}'});
+  CHECK(tok->encode("\\boxed{82}") ==
+        std::vector<int32_t>{*tok->token_to_id("\\boxed{"), '8', '2', '}'});
 
   // The safetensors hold the HF names at the HF vocabulary; the model loads and runs.
   vime::ckpt::SafetensorsFile st(model_dir / "model.safetensors");

@@ -4,7 +4,8 @@
 // time excluded). Generation is repeated full forwards (no KV cache): fine for 10-token answers.
 //
 //   build/bin/arith_probe --task DIR [--sft-seconds 180] [--grpo-seconds 0] [--lr 1e-3]
-//       [--sft-steps 0] [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8] [--eval-every 20] [--eval-n 200]
+//       [--sft-steps 0] [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8] [--eval-every 20]
+//       [--eval-n 200]
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -28,7 +29,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 struct Row {
   std::vector<int64_t> prompt;
@@ -117,16 +120,26 @@ double accuracy(vime::Model& model, const vime::tokenizer::HfTokenizer& tok,
   for (const auto& r : test) prompts.push_back(r.prompt);
   auto g = generate(model, prompts, eos, 16, 0.0, nullptr);
   double correct = 0;
-  for (size_t i = 0; i < test.size(); ++i) correct += boxed_reward(decode(tok, g.responses[i]), test[i].label);
+  for (size_t i = 0; i < test.size(); ++i)
+    correct += boxed_reward(decode(tok, g.responses[i]), test[i].label);
   return correct / static_cast<double>(test.size());
 }
 
 std::map<std::string, std::string> parse_flags(int argc, char** argv) {
-  std::map<std::string, std::string> f = {
-      {"task", ""},        {"sft-seconds", "180"}, {"grpo-seconds", "0"}, {"lr", "1e-3"},
-      {"batch", "64"},     {"grpo-lr", "1e-4"},    {"prompts", "16"},     {"n", "8"},
-      {"eval-every", "20"}, {"eval-n", "200"},     {"temperature", "1.0"}, {"seed", "1"},
-      {"grpo-eval-every", "5"}, {"sft-steps", "0"}};
+  std::map<std::string, std::string> f = {{"task", ""},
+                                          {"sft-seconds", "180"},
+                                          {"grpo-seconds", "0"},
+                                          {"lr", "1e-3"},
+                                          {"batch", "64"},
+                                          {"grpo-lr", "1e-4"},
+                                          {"prompts", "16"},
+                                          {"n", "8"},
+                                          {"eval-every", "20"},
+                                          {"eval-n", "200"},
+                                          {"temperature", "1.0"},
+                                          {"seed", "1"},
+                                          {"grpo-eval-every", "5"},
+                                          {"sft-steps", "0"}};
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !f.count(k.substr(2)) || i + 1 >= argc) {
@@ -138,10 +151,12 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv) {
   return f;
 }
 
-void print(const char* phase, int64_t step, double train_s, double loss, double acc, double reward) {
-  std::printf("{\"phase\":\"%s\",\"step\":%lld,\"train_s\":%.1f,\"loss\":%.4f,\"test_acc\":%.3f,"
-              "\"reward\":%.3f}\n",
-              phase, static_cast<long long>(step), train_s, loss, acc, reward);
+void print(const char* phase, int64_t step, double train_s, double loss, double acc,
+           double reward) {
+  std::printf(
+      "{\"phase\":\"%s\",\"step\":%lld,\"train_s\":%.1f,\"loss\":%.4f,\"test_acc\":%.3f,"
+      "\"reward\":%.3f}\n",
+      phase, static_cast<long long>(step), train_s, loss, acc, reward);
   std::fflush(stdout);
 }
 
@@ -156,8 +171,9 @@ int main(int argc, char** argv) try {
   auto train = read_rows(task + "/data/train.jsonl", *tok);
   auto test = read_rows(task + "/data/test.jsonl", *tok);
   test.resize(std::min<size_t>(test.size(), std::stoul(f["eval-n"])));
-  std::printf("{\"threads\":%d,\"params\":%lld,\"train\":%zu,\"test\":%zu}\n", at::get_num_threads(),
-              static_cast<long long>(model->config().num_parameters()), train.size(), test.size());
+  std::printf("{\"threads\":%d,\"params\":%lld,\"train\":%zu,\"test\":%zu}\n",
+              at::get_num_threads(), static_cast<long long>(model->config().num_parameters()),
+              train.size(), test.size());
 
   const int64_t batch_size = std::stoll(f["batch"]);
   std::mt19937_64 rng(std::stoull(f["seed"]));
@@ -166,9 +182,9 @@ int main(int argc, char** argv) try {
 
   // SFT: response = "\boxed{answer}" + EOS.
   {
-    auto args = vime::core::parse_args(std::vector<std::string>{"--loss-type", "sft_loss", "--lr", f["lr"],
-                                        "--lr-decay-style", "constant", "--global-batch-size",
-                                        f["batch"], "--micro-batch-size", f["batch"]});
+    auto args = vime::core::parse_args(std::vector<std::string>{
+        "--loss-type", "sft_loss", "--lr", f["lr"], "--lr-decay-style", "constant",
+        "--global-batch-size", f["batch"], "--micro-batch-size", f["batch"]});
     vime::train::Actor actor(args, *model, nullptr, rank);
     const double budget = std::stod(f["sft-seconds"]);
     const int64_t every = std::stoll(f["eval-every"]);
@@ -200,9 +216,9 @@ int main(int argc, char** argv) try {
   if (grpo_budget > 0) {
     const int64_t prompts = std::stoll(f["prompts"]), n = std::stoll(f["n"]);
     auto args = vime::core::parse_args(std::vector<std::string>{
-         "--advantage-estimator", "grpo", "--n-samples-per-prompt", f["n"], "--global-batch-size",
-         std::to_string(prompts * n), "--lr", f["grpo-lr"], "--lr-decay-style", "constant",
-         "--eps-clip", "0.2", "--eps-clip-high", "0.28", "--entropy-coef", "0"});
+        "--advantage-estimator", "grpo", "--n-samples-per-prompt", f["n"], "--global-batch-size",
+        std::to_string(prompts * n), "--lr", f["grpo-lr"], "--lr-decay-style", "constant",
+        "--eps-clip", "0.2", "--eps-clip-high", "0.28", "--entropy-coef", "0"});
     vime::train::Actor actor(args, *model, nullptr, rank);
     auto gen = at::make_generator<at::CPUGeneratorImpl>(std::stoull(f["seed"]));
     double train_s = 0;

@@ -54,11 +54,11 @@ void check_spec(const ArithSpec& spec) {
   // Rejection sampling of distinct problems stays fast while at most half the space is drawn.
   double wanted = static_cast<double>(spec.num_train + spec.num_test);
   if (wanted > problem_space(spec) / 2) {
-    throw UsageError("--num-train + --num-test = " + std::to_string(spec.num_train + spec.num_test) +
-                     " is more than half of the " +
-                     std::to_string(static_cast<int64_t>(problem_space(spec))) +
-                     " distinct problems of --digits " + std::to_string(spec.digits) +
-                     " --ops " + spec.ops + "; ask for fewer or raise --digits");
+    throw UsageError(
+        "--num-train + --num-test = " + std::to_string(spec.num_train + spec.num_test) +
+        " is more than half of the " + std::to_string(static_cast<int64_t>(problem_space(spec))) +
+        " distinct problems of --digits " + std::to_string(spec.digits) + " --ops " + spec.ops +
+        "; ask for fewer or raise --digits");
   }
 }
 

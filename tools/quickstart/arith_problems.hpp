@@ -14,8 +14,8 @@ struct ArithProblem {
 };
 
 struct ArithSpec {
-  int64_t digits = 2;       // each operand has 1..digits digits (uniform in [0, 10^digits))
-  std::string ops = "+";    // any of "+-*"; '-' draws a >= b, so answers are never negative
+  int64_t digits = 2;     // each operand has 1..digits digits (uniform in [0, 10^digits))
+  std::string ops = "+";  // any of "+-*"; '-' draws a >= b, so answers are never negative
   int64_t num_train = 4000;
   int64_t num_test = 500;
   uint64_t seed = 1;

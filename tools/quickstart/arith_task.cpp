@@ -55,22 +55,33 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
   std::map<std::string, std::function<void(const std::string&)>> flags = {
       {"--out", [&](const std::string& v) { o.out = v; }},
       {"--seed", [&](const std::string& v) { o.problems.seed = parse_int("--seed", v, 0, kBig); }},
-      {"--digits", [&](const std::string& v) { o.problems.digits = parse_int("--digits", v, 1, 9); }},
+      {"--digits",
+       [&](const std::string& v) { o.problems.digits = parse_int("--digits", v, 1, 9); }},
       {"--ops", [&](const std::string& v) { o.problems.ops = v; }},
       {"--num-train",
        [&](const std::string& v) { o.problems.num_train = parse_int("--num-train", v, 1, kBig); }},
       {"--num-test",
        [&](const std::string& v) { o.problems.num_test = parse_int("--num-test", v, 1, kBig); }},
-      {"--hidden-size", [&](const std::string& v) { o.hidden_size = parse_int("--hidden-size", v, 8, 8192); }},
-      {"--num-layers", [&](const std::string& v) { o.num_layers = parse_int("--num-layers", v, 1, 128); }},
+      {"--hidden-size",
+       [&](const std::string& v) { o.hidden_size = parse_int("--hidden-size", v, 8, 8192); }},
+      {"--num-layers",
+       [&](const std::string& v) { o.num_layers = parse_int("--num-layers", v, 1, 128); }},
       {"--num-attention-heads",
-       [&](const std::string& v) { o.num_attention_heads = parse_int("--num-attention-heads", v, 1, 256); }},
+       [&](const std::string& v) {
+         o.num_attention_heads = parse_int("--num-attention-heads", v, 1, 256);
+       }},
       {"--num-key-value-heads",
-       [&](const std::string& v) { o.num_key_value_heads = parse_int("--num-key-value-heads", v, 1, 256); }},
-      {"--head-dim", [&](const std::string& v) { o.head_dim = parse_int("--head-dim", v, 2, 512); }},
+       [&](const std::string& v) {
+         o.num_key_value_heads = parse_int("--num-key-value-heads", v, 1, 256);
+       }},
+      {"--head-dim",
+       [&](const std::string& v) { o.head_dim = parse_int("--head-dim", v, 2, 512); }},
       {"--intermediate-size",
-       [&](const std::string& v) { o.intermediate_size = parse_int("--intermediate-size", v, 8, 65536); }},
-      {"--model-seed", [&](const std::string& v) { o.model_seed = parse_int("--model-seed", v, 0, kBig); }},
+       [&](const std::string& v) {
+         o.intermediate_size = parse_int("--intermediate-size", v, 8, 65536);
+       }},
+      {"--model-seed",
+       [&](const std::string& v) { o.model_seed = parse_int("--model-seed", v, 0, kBig); }},
   };
   for (size_t i = 0; i < argv.size(); ++i) {
     std::string arg = argv[i], value;
@@ -148,10 +159,14 @@ std::vector<std::string> write_arith_task(const ArithTaskOptions& options) {
   write_jsonl(data_dir / "train.jsonl", split.train, false);
   write_jsonl(data_dir / "sft.jsonl", split.train, true);
   write_jsonl(data_dir / "test.jsonl", split.test, false);
-  return {"model/config.json",         "model/model.safetensors",
-          "model/generation_config.json", "model/tokenizer.json",
-          "model/tokenizer_config.json", "data/train.jsonl",
-          "data/sft.jsonl",            "data/test.jsonl"};
+  return {"model/config.json",
+          "model/model.safetensors",
+          "model/generation_config.json",
+          "model/tokenizer.json",
+          "model/tokenizer_config.json",
+          "data/train.jsonl",
+          "data/sft.jsonl",
+          "data/test.jsonl"};
 }
 
 }  // namespace vime::quickstart

@@ -7,8 +7,8 @@
 int main(int argc, char** argv) {
   try {
     bool help = false;
-    auto options =
-        vime::quickstart::parse_arith_task_flags(std::vector<std::string>(argv + 1, argv + argc), help);
+    auto options = vime::quickstart::parse_arith_task_flags(
+        std::vector<std::string>(argv + 1, argv + argc), help);
     if (help) {
       std::cout << vime::quickstart::kArithTaskUsage;
       return 0;
@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
               << " test problems)\n";
     return 0;
   } catch (const vime::UsageError& e) {
-    std::cerr << "make_arith_task: error: " << e.what() << "\n" << vime::quickstart::kArithTaskUsage;
+    std::cerr << "make_arith_task: error: " << e.what() << "\n"
+              << vime::quickstart::kArithTaskUsage;
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "make_arith_task: error: " << e.what() << "\n";

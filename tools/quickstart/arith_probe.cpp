@@ -4,7 +4,8 @@
 // time excluded). Generation is repeated full forwards (no KV cache): fine for 10-token answers.
 //
 //   build/bin/arith_probe --task DIR [--sft-seconds 180] [--grpo-seconds 0] [--lr 1e-3]
-//       [--sft-steps 0] [--grpo-gbs prompts*n] [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8] [--eval-every 20]
+//       [--sft-steps 0] [--grpo-gbs prompts*n] [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8]
+//       [--eval-every 20]
 //       [--eval-n 200]
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -139,7 +140,8 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv) {
                                           {"temperature", "1.0"},
                                           {"seed", "1"},
                                           {"grpo-eval-every", "5"},
-                                          {"sft-steps", "0"}, {"grpo-gbs", "0"}};
+                                          {"sft-steps", "0"},
+                                          {"grpo-gbs", "0"}};
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !f.count(k.substr(2)) || i + 1 >= argc) {
@@ -205,7 +207,7 @@ int main(int argc, char** argv) try {
       auto t0 = Clock::now();
       auto m = actor.train(step, b);
       train_s += since(t0);
-      if (step % every == 0 || train_s >= budget || step == max_steps) {
+      if (step % every == 0 || (max_steps > 0 ? step == max_steps : train_s >= budget)) {
         print("sft", step, train_s, m.at("train/loss"), accuracy(*model, *tok, test, eos), 0);
       }
     }
@@ -217,8 +219,9 @@ int main(int argc, char** argv) try {
     const int64_t prompts = std::stoll(f["prompts"]), n = std::stoll(f["n"]);
     auto args = vime::core::parse_args(std::vector<std::string>{
         "--advantage-estimator", "grpo", "--n-samples-per-prompt", f["n"], "--global-batch-size",
-        (std::stoll(f["grpo-gbs"]) > 0 ? f["grpo-gbs"] : std::to_string(prompts * n)), "--lr", f["grpo-lr"], "--lr-decay-style", "constant",
-        "--eps-clip", "0.2", "--eps-clip-high", "0.28", "--entropy-coef", "0"});
+        (std::stoll(f["grpo-gbs"]) > 0 ? f["grpo-gbs"] : std::to_string(prompts * n)), "--lr",
+        f["grpo-lr"], "--lr-decay-style", "constant", "--eps-clip", "0.2", "--eps-clip-high",
+        "0.28", "--entropy-coef", "0"});
     vime::train::Actor actor(args, *model, nullptr, rank);
     auto gen = at::make_generator<at::CPUGeneratorImpl>(std::stoull(f["seed"]));
     double train_s = 0;

@@ -1,0 +1,40 @@
+// The quickstart's arithmetic problems ("37+45=" -> "82"): drawn from a seed, distinct, and split
+// into test and train so that no problem is in both. No torch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vime::quickstart {
+
+struct ArithProblem {
+  std::string input;  // "37+45="
+  std::string label;  // "82"
+};
+
+struct ArithSpec {
+  int64_t digits = 2;     // each operand has 1..digits digits (uniform in [0, 10^digits))
+  std::string ops = "+";  // any of "+-*"; '-' draws a >= b, so answers are never negative
+  int64_t num_train = 4000;
+  int64_t num_test = 500;
+  uint64_t seed = 1;
+};
+
+struct ArithSplit {
+  std::vector<ArithProblem> train, test;
+};
+
+// Throws UsageError on digits outside 1..9, unknown ops, or more problems than exist.
+void check_spec(const ArithSpec& spec);
+// Distinct problems in draw order: the first num_test are the test set, the next num_train the
+// train set, so the two never overlap. Deterministic for a spec (own 64-bit generator, no std
+// distributions).
+ArithSplit make_problems(const ArithSpec& spec);
+// How many distinct problems the spec can draw.
+double problem_space(const ArithSpec& spec);
+
+// One JSONL row {"input": ..., "label": ...}; `boxed` writes the label as "\boxed{82}" (SFT).
+std::string jsonl_row(const ArithProblem& problem, bool boxed);
+
+}  // namespace vime::quickstart

@@ -331,3 +331,28 @@ TEST_CASE("NativeEngineOptions from flags", "[engine]") {
   CHECK(options.max_running_requests == 32);
   CHECK(options.max_context_len == 4096);
 }
+
+TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engine]") {
+  auto& model = shared_model();
+  std::vector<GenerateRequest> requests;
+  for (int i = 0; i < 3; ++i) requests.push_back(make_request(prompt_of(kTexts[i]), 270, 0.9, i));
+  std::vector<std::vector<int32_t>> unlimited;
+  {
+    NativeEngine engine(model, nullptr, {});
+    for (const auto& r : requests) unlimited.push_back(engine.generate(r).output_ids);
+  }
+  // 2 layers x K,V x 2 KV heads x 16 x 4 bytes = 512 bytes per row and position: 8 rows of 256
+  // positions fit (1 MiB), 8 rows of 512 (2 MiB) do not, so past 256 tokens one row runs at a time.
+  NativeEngineOptions options;
+  options.max_kv_cache_bytes = 3 << 19;
+  NativeEngine engine(model, nullptr, options);
+  std::vector<std::future<GenerateResponse>> results;
+  for (const auto& r : requests)
+    results.push_back(std::async(std::launch::async, [&engine, r] { return engine.generate(r); }));
+  for (size_t i = 0; i < results.size(); ++i) {
+    CAPTURE(i);
+    CHECK(results[i].get().output_ids == unlimited[i]);
+  }
+  CHECK(engine.stats().preempted >= 2);
+  CHECK(engine.stats().kv_cache_bytes <= (1 << 21));
+}

@@ -42,7 +42,7 @@ def main():
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     config = preset(a.model)
     torch.manual_seed(1)
-    model = AutoModelForCausalLM.from_config(config, dtype=dtype).to(device).eval()
+    model = AutoModelForCausalLM.from_config(config).to(device=device, dtype=dtype).eval()
     batch = a.batch or a.prompts
     gen = torch.Generator().manual_seed(3)
 

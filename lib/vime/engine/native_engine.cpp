@@ -65,6 +65,7 @@ struct NativeEngine::Impl {
   void sample_rows(const at::Tensor& logits, const std::vector<int64_t>& rows,
                    const std::string& version);
   void compact();
+  void fit_memory();
   void finish(EngineRequest& r, const char* reason, const std::string& version);
   void abort_everything();  // under the lock
 
@@ -232,7 +233,31 @@ void NativeEngine::Impl::compact() {
   running.resize(end);
 }
 
+void NativeEngine::Impl::fit_memory() {
+  if (options.max_kv_cache_bytes <= 0) return;
+  // Keep the longest prefix of rows whose next step fits (at least one row); the rest go back
+  // to the front of the queue, in order, losing their cache.
+  size_t keep = 0;
+  int64_t longest = 0;
+  for (; keep < running.size(); ++keep) {
+    const int64_t need = std::max(longest, running[keep]->length() + 1);
+    if (keep > 0 && cache.bytes_after_reserve(static_cast<int64_t>(keep + 1), need) >
+                        options.max_kv_cache_bytes)
+      break;
+    longest = need;
+  }
+  if (keep == running.size()) return;
+  std::lock_guard lock(mu);
+  for (size_t i = running.size(); i-- > keep;) {
+    totals.preempted += running[i]->cached > 0;
+    running[i]->cached = 0;
+    queue.push_front(std::move(running[i]));
+  }
+  running.resize(keep);
+}
+
 void NativeEngine::Impl::step(const std::string& version) {
+  fit_memory();
   // Prefill every row without cache (new, or held across release_memory), packed in forwards of
   // at most max_prefill_tokens tokens.
   std::vector<int64_t> pending;

@@ -30,6 +30,9 @@ struct NativeEngineOptions {
   LogProbMode logprob_mode = LogProbMode::kTemperature;
   uint64_t seed = 42;                  // draws the seed of each request that has none
   std::vector<int32_t> eos_token_ids;  // empty: the tokenizer's EOS, if any
+  // KV cache limit; 0: none. Rows that would not fit wait in the queue, and running requests
+  // beyond it are preempted (newest first) and prefilled again later.
+  int64_t max_kv_cache_bytes = 0;
 
   // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len.
   static NativeEngineOptions from_args(const Args& args);
@@ -42,6 +45,7 @@ struct EngineStats {
   int64_t prefill_forwards = 0;
   int64_t decode_steps = 0;
   int64_t decode_tokens = 0;  // sum over decode steps of the batch size
+  int64_t preempted = 0;      // requests sent back to the queue by max_kv_cache_bytes
   double prefill_seconds = 0;
   double decode_seconds = 0;
   int64_t running = 0;

@@ -64,8 +64,12 @@ void KvCache::release() {
   rows_ = capacity_ = 0;
 }
 
-int64_t KvCache::bytes() const {
-  return 2 * num_layers_ * rows_ * kv_heads_ * capacity_ * head_dim_ *
+int64_t KvCache::bytes() const { return bytes_after_reserve(0, 0); }
+
+int64_t KvCache::bytes_after_reserve(int64_t rows, int64_t length) const {
+  const int64_t r = grown(rows_, rows, 8, max_rows_);
+  const int64_t c = grown(capacity_, length, 256, max_length_);
+  return 2 * num_layers_ * r * kv_heads_ * c * head_dim_ *
          static_cast<int64_t>(c10::elementSize(dtype_));
 }
 

@@ -31,6 +31,8 @@ class KvCache {
   int64_t rows() const { return rows_; }
   int64_t capacity() const { return capacity_; }
   int64_t bytes() const;
+  // What bytes() would be after reserve(rows, length).
+  int64_t bytes_after_reserve(int64_t rows, int64_t length) const;
 
  private:
   int64_t num_layers_, kv_heads_, head_dim_;

@@ -1,4 +1,6 @@
 // The loop's own rules: slime's periodic actions, --ci-test invariants, TrainData -> TrainBatch.
+#include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"

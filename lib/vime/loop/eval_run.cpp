@@ -7,6 +7,7 @@
 
 #include "vime/core/atomic_file.hpp"
 #include "vime/data/make_data_source.hpp"
+#include "vime/engine/generation_config.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
 #include "vime/loop/run_models.hpp"
@@ -65,7 +66,7 @@ int run_evaluation(const Args& given_args, std::ostream& console) {
   model->set_requires_grad(false);
   console << "vime eval: " << source.dir.string() << " on " << (device.is_cuda() ? "CUDA" : "CPU")
           << "\n";
-  engine::NativeEngine engine(*model, tokenizer.get(), engine::NativeEngineOptions::from_args(args));
+  engine::NativeEngine engine(*model, tokenizer.get(), engine_options(args));
   NoTrainPrompts no_prompts;
   rollout::RolloutManager manager(args, engine, *tokenizer, no_prompts);
   auto result = manager.eval(0);

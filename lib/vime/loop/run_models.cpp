@@ -2,6 +2,7 @@
 
 #include <ATen/Context.h>
 
+#include "vime/engine/generation_config.hpp"
 #include "vime/error.hpp"
 
 namespace vime::loop {
@@ -76,6 +77,14 @@ bool needs_reference_model(const Args& args) {
   if (args.get_string("loss_type") == "sft_loss") return false;
   return args.get_double("kl_coef") != 0 || args.get_bool("use_kl_loss") ||
          args.get_bool("ci_test");
+}
+
+engine::NativeEngineOptions engine_options(const Args& args) {
+  auto options = engine::NativeEngineOptions::from_args(args);
+  if (options.eos_token_ids.empty() && args.is_set("hf_checkpoint")) {
+    options.eos_token_ids = engine::eos_token_ids_from_hf_dir(args.get_string("hf_checkpoint"));
+  }
+  return options;
 }
 
 Args with_run_defaults(Args args) {

@@ -10,6 +10,7 @@
 
 #include "vime/args.hpp"
 #include "vime/ckpt/checkpoint.hpp"
+#include "vime/engine/native_engine.hpp"
 #include "vime/model/model.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
 
@@ -33,6 +34,11 @@ std::optional<ckpt::ResolvedCheckpoint> reference_source(const Args& args);
 
 // True when training reads reference log-probs: a KL coefficient, --use-kl-loss, or --ci-test.
 bool needs_reference_model(const Args& args);
+
+// The embedded engine's options: the flags (NativeEngineOptions::from_args) and the EOS ids of
+// --hf-checkpoint's generation_config.json (Qwen3 ends turns with <|im_end|>, not the tokenizer's
+// EOS).
+engine::NativeEngineOptions engine_options(const Args& args);
 
 // Args as the trainer reads them: --ref-load defaults to --hf-checkpoint, so a run given only an
 // HF directory starts from its weights (slime needs a Megatron --ref-load for that).

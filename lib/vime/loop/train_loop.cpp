@@ -9,6 +9,7 @@
 #include "vime/ckpt/checkpoint.hpp"
 #include "vime/data/make_data_source.hpp"
 #include "vime/data/tokenizer_hooks.hpp"
+#include "vime/engine/generation_config.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
 #include "vime/loop/ci_checks.hpp"
@@ -105,8 +106,7 @@ int run_training(const Args& given_args, std::ostream& console) {
           ? std::nullopt
           : std::optional<int64_t>(prompts / args.get_int("rollout_batch_size"));
 
-  engine::NativeEngine engine(*actor_model, tokenizer.get(),
-                              engine::NativeEngineOptions::from_args(args));
+  engine::NativeEngine engine(*actor_model, tokenizer.get(), engine_options(args));
   engine.set_weight_version(std::to_string(start_rollout_id));
   rollout::RolloutManager manager(args, engine, *tokenizer, *data_source);
 

@@ -35,6 +35,11 @@ int run_eval(const Arguments& argv) {
     }
   }
   Args args = core::parse_args(argv);
+  // Training-only requirements do not apply to an eval run.
+  if (!args.is_set("rollout_batch_size")) args.set("rollout_batch_size", 1, ArgSource::kDerived);
+  if (!args.is_set("num_rollout") && !args.is_set("num_epoch")) {
+    args.set("num_rollout", 0, ArgSource::kDerived);
+  }
   for (const auto& w : core::validate_args(args)) {
     std::fprintf(stderr, "vime eval: warning: %s\n", w.c_str());
   }

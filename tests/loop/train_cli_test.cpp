@@ -1,0 +1,167 @@
+// `vime train` and `vime eval` end to end, as a user runs them: the real binary on a tiny Qwen3 in
+// HF format (make_arith_task), the embedded engine, rm_hub's math reward, the example plugins,
+// checkpoints and resume, the debug-data flags and --ci-test.
+#include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "support/test_support.hpp"
+#include "vime/core/atomic_file.hpp"
+#include "vime/json.hpp"
+
+namespace fs = std::filesystem;
+using vime::test::run_command;
+using vime::test::run_vime;
+
+namespace {
+
+// One tiny task for every case of this file (made once: ~1 s).
+const fs::path& task_dir() {
+  static vime::test::TempDir dir;
+  static bool made = false;
+  if (!made) {
+    auto r = run_command(std::string(VIME_MAKE_ARITH_TASK_BIN) + " --out " + dir.path().string() +
+                         " --num-train 256 --num-test 16 --hidden-size 64 --num-layers 2"
+                         " --head-dim 16 --intermediate-size 128");
+    REQUIRE(r.exit_code == 0);
+    made = true;
+  }
+  return dir.path();
+}
+
+std::string grpo_flags() {
+  const auto t = task_dir().string();
+  return "--hf-checkpoint " + t + "/model --prompt-data " + t +
+         "/data/train.jsonl --input-key input --label-key label --rm-type math"
+         " --advantage-estimator grpo --rollout-batch-size 4 --n-samples-per-prompt 4"
+         " --global-batch-size 16 --rollout-max-response-len 8 --lr 1e-4 ";
+}
+
+std::string eval_flags() {
+  return "--eval-prompt-data arith " + (task_dir() / "data/test.jsonl").string() +
+         " --eval-temperature 0 --eval-max-response-len 8 ";
+}
+
+// Every line of a metrics JSONL file, as (metric -> values in order).
+std::map<std::string, std::vector<double>> read_metrics(const fs::path& path) {
+  std::map<std::string, std::vector<double>> out;
+  std::istringstream lines(vime::read_text_file(path));
+  for (std::string line; std::getline(lines, line);) {
+    auto j = vime::Json::parse(line);
+    for (const auto& [key, value] : j.as_object()) {
+      if (value.is_number()) out[key].push_back(value.as_double());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("vime train: GRPO with --ci-test, eval, metrics, save and resume", "[train_cli]") {
+  vime::test::TempDir run;
+  const auto metrics = run.path() / "metrics.jsonl";
+  const auto save = run.path() / "ckpt";
+  auto r = run_vime("train " + grpo_flags() + eval_flags() +
+                    "--num-rollout 2 --eval-interval 2 --ci-test --save " + save.string() +
+                    " --save-interval 1 --metrics-jsonl " + metrics.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("rollout 1:") && Catch::Contains("vime train: done"));
+  auto m = read_metrics(metrics);
+  // slime's invariants, measured: actor = reference at rollout 0, on-policy step 0, and the
+  // engine's log-probs agree with the trainer's.
+  REQUIRE(m["rollout/log_probs"].size() == 2);
+  CHECK(m["rollout/log_probs"][0] == Approx(m["rollout/ref_log_probs"][0]).margin(1e-8));
+  CHECK(m["train/ppo_kl"].at(0) == 0.0);
+  REQUIRE_FALSE(m["train/train_rollout_logprob_abs_diff"].empty());
+  for (double d : m["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-4);
+  // Eval before training and after the last rollout; rollout and perf metrics with slime's names.
+  CHECK(m["eval/arith"].size() == 2);
+  for (const char* key : {"rollout/raw_reward", "rollout/response_len/mean", "perf/rollout_time",
+                          "perf/actor_train_time", "perf/step_time", "train/grad_norm"}) {
+    CHECK(m.count(key) == 1);
+  }
+  CHECK(fs::exists(save / "iter_0000001" / "model" / "model.safetensors"));
+  CHECK(vime::read_text_file(save / "latest_checkpointed_iteration.txt").find('1') !=
+        std::string::npos);
+
+  // Resume: the next run continues at rollout 2 with the data position restored.
+  auto resumed = run_vime("train " + grpo_flags() + "--num-rollout 3 --load " + save.string() +
+                          " --save " + save.string() + " --save-interval 1");
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK_THAT(resumed.output, Catch::Contains("rollouts 2..2"));
+  CHECK(fs::exists(save / "iter_0000002"));
+}
+
+TEST_CASE("vime train: debug rollout data is saved, replayed by --debug-train-only",
+          "[train_cli]") {
+  vime::test::TempDir run;
+  const std::string dump = (run.path() / "rollout_{rollout_id}.json").string();
+  auto r = run_vime("train " + grpo_flags() + "--num-rollout 1 --debug-rollout-only " +
+                    "--save-debug-rollout-data " + dump);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, !Catch::Contains("train/step"));
+  REQUIRE(fs::exists(run.path() / "rollout_0.json"));
+  auto replay = run_vime("train " + grpo_flags() + "--num-rollout 1 --debug-train-only " +
+                         "--load-debug-rollout-data " + dump);
+  INFO(replay.output);
+  REQUIRE(replay.exit_code == 0);
+  CHECK_THAT(replay.output, Catch::Contains("train/step 0") && !Catch::Contains("samples/s"));
+}
+
+TEST_CASE("vime train: the example plugins run inside the loop", "[train_cli]") {
+  const std::string plugins = VIME_EXAMPLE_PLUGIN_DIR;
+  SECTION("multi-turn calculator generate plugin") {
+    vime::test::TempDir run;
+    auto r = run_vime("train " + grpo_flags() + "--num-rollout 1 --custom-generate-function-path " +
+                      plugins + "/libmulti_turn_calculator.so --save-debug-rollout-data " +
+                      (run.path() / "r{rollout_id}.json").string());
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("train/step 0"));
+  }
+  SECTION("best-of-n rollout function plugin") {
+    auto r = run_vime("train " + grpo_flags() + "--num-rollout 1 --rollout-function-path " +
+                      plugins + "/libbest_of_n_rollout.so --global-batch-size 4");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("rollout/best_of_n/kept_reward_mean"));
+  }
+}
+
+TEST_CASE("vime eval: per-sample results and metrics for an HF directory", "[train_cli]") {
+  vime::test::TempDir run;
+  const auto out = run.path() / "samples.jsonl";
+  const auto t = task_dir().string();
+  auto r = run_vime("eval --hf-checkpoint " + t + "/model " + eval_flags() +
+                    "--rm-type math --input-key input --label-key label --n-samples-per-eval-prompt 2"
+                    " --log-passrate --eval-output " + out.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("eval/arith ") && Catch::Contains("eval/arith-pass@2"));
+  const auto text = vime::read_text_file(out);
+  CHECK(vime::test::count_lines(text) == 32);  // 16 problems x 2 samples
+  auto first = vime::Json::parse(text.substr(0, text.find('\n')));
+  CHECK(first.at("dataset").as_string() == "arith");
+  CHECK(first.contains("response"));
+  CHECK(first.contains("reward"));
+}
+
+TEST_CASE("vime train / eval: bad input gives one clear error", "[train_cli]") {
+  auto no_model = run_vime("train --prompt-data " + (task_dir() / "data/train.jsonl").string() +
+                           " --input-key input --rollout-batch-size 1 --num-rollout 1");
+  CHECK(no_model.exit_code == 2);
+  CHECK_THAT(no_model.output, Catch::Contains("--hf-checkpoint"));
+  auto missing_dir = run_vime("eval --hf-checkpoint /nonexistent/model " + eval_flags());
+  CHECK(missing_dir.exit_code == 2);
+  CHECK_THAT(missing_dir.output, Catch::Contains("/nonexistent/model"));
+  auto no_debug_data = run_vime("train " + grpo_flags() +
+                                "--num-rollout 1 --load-debug-rollout-data /nonexistent/{rollout_id}.json");
+  CHECK(no_debug_data.exit_code != 0);
+  CHECK_THAT(no_debug_data.output, Catch::Contains("/nonexistent/0.json"));
+}

@@ -4,7 +4,8 @@
 // time excluded). Generation is repeated full forwards (no KV cache): fine for 10-token answers.
 //
 //   build/bin/arith_probe --task DIR [--sft-seconds 180] [--grpo-seconds 0] [--lr 1e-3]
-//       [--sft-steps 0] [--grpo-gbs prompts*n] [--batch 64] [--grpo-lr 1e-4] [--prompts 16] [--n 8]
+//       [--sft-steps 0] [--grpo-rollouts 0] [--grpo-gbs prompts*n] [--batch 64] [--grpo-lr 1e-4]
+//       [--prompts 16] [--n 8]
 //       [--eval-every 20]
 //       [--eval-n 200]
 #include <ATen/ATen.h>
@@ -141,7 +142,8 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv) {
                                           {"seed", "1"},
                                           {"grpo-eval-every", "5"},
                                           {"sft-steps", "0"},
-                                          {"grpo-gbs", "0"}};
+                                          {"grpo-gbs", "0"},
+                                          {"grpo-rollouts", "0"}};
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || !f.count(k.substr(2)) || i + 1 >= argc) {
@@ -215,7 +217,7 @@ int main(int argc, char** argv) try {
 
   // GRPO: --prompts prompts x --n samples, reward 1 for the right boxed answer.
   const double grpo_budget = std::stod(f["grpo-seconds"]);
-  if (grpo_budget > 0) {
+  if (grpo_budget > 0 || std::stoll(f["grpo-rollouts"]) > 0) {
     const int64_t prompts = std::stoll(f["prompts"]), n = std::stoll(f["n"]);
     auto args = vime::core::parse_args(std::vector<std::string>{
         "--advantage-estimator", "grpo", "--n-samples-per-prompt", f["n"], "--global-batch-size",
@@ -226,7 +228,9 @@ int main(int argc, char** argv) try {
     auto gen = at::make_generator<at::CPUGeneratorImpl>(std::stoull(f["seed"]));
     double train_s = 0;
     const int64_t every = std::stoll(f["grpo-eval-every"]);
-    for (int64_t rollout = 0; train_s < grpo_budget; ++rollout) {
+    const int64_t max_rollouts = std::stoll(f["grpo-rollouts"]);  // 0: until the time budget
+    for (int64_t rollout = 0; max_rollouts > 0 ? rollout < max_rollouts : train_s < grpo_budget;
+         ++rollout) {
       auto t0 = Clock::now();
       std::vector<std::vector<int64_t>> ps;
       std::vector<const Row*> rows;

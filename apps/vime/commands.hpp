@@ -9,6 +9,9 @@ namespace vime::app {
 
 using Arguments = std::vector<std::string>;
 
+// `--help [GROUP]` anywhere in argv: prints `usage` and the flags (of one group), returns true.
+bool print_flags_help_if_asked(const Arguments& argv, const char* usage);
+
 int run_train(const Arguments& args);
 int run_eval(const Arguments& args);
 int run_plugin(const Arguments& args);

@@ -26,14 +26,7 @@ or --eval-config YAML. --eval-output FILE writes one JSON line per sample.
 }  // namespace
 
 int run_eval(const Arguments& argv) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "--help" || argv[i] == "-h") {
-      std::string group = i + 1 < argv.size() && !argv[i + 1].starts_with("-") ? argv[i + 1] : "";
-      std::fputs(kUsage, stdout);
-      std::fputs(core::flags_help(group).c_str(), stdout);
-      return 0;
-    }
-  }
+  if (print_flags_help_if_asked(argv, kUsage)) return 0;
   Args args = core::parse_args(argv);
   // Training-only requirements do not apply to an eval run.
   if (!args.is_set("rollout_batch_size")) args.set("rollout_batch_size", 1, ArgSource::kDerived);

@@ -28,14 +28,7 @@ scripts/models/*.sh work as in slime:  source scripts/models/qwen3-4B.sh; vime t
 }  // namespace
 
 int run_train(const Arguments& argv) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "--help" || argv[i] == "-h") {
-      std::string group = i + 1 < argv.size() && !argv[i + 1].starts_with("-") ? argv[i + 1] : "";
-      std::fputs(kUsage, stdout);
-      std::fputs(core::flags_help(group).c_str(), stdout);
-      return 0;
-    }
-  }
+  if (print_flags_help_if_asked(argv, kUsage)) return 0;
   Args args = core::parse_args(argv);
   auto warnings = core::validate_args(args);
   core::ConfigDumpExtras extras;

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "loop/metrics_file.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/json.hpp"
@@ -45,19 +46,6 @@ std::string eval_flags() {
          " --eval-temperature 0 --eval-max-response-len 8 ";
 }
 
-// Every line of a metrics JSONL file, as (metric -> values in order).
-std::map<std::string, std::vector<double>> read_metrics(const fs::path& path) {
-  std::map<std::string, std::vector<double>> out;
-  std::istringstream lines(vime::read_text_file(path));
-  for (std::string line; std::getline(lines, line);) {
-    auto j = vime::Json::parse(line);
-    for (const auto& [key, value] : j.as_object()) {
-      if (value.is_number()) out[key].push_back(value.as_double());
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("vime train: GRPO with --ci-test, eval, metrics, save and resume", "[train_cli]") {
@@ -70,7 +58,7 @@ TEST_CASE("vime train: GRPO with --ci-test, eval, metrics, save and resume", "[t
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("rollout 1:") && Catch::Contains("vime train: done"));
-  auto m = read_metrics(metrics);
+  auto m = vime::test::read_metrics(metrics);
   // slime's invariants, measured: actor = reference at rollout 0, on-policy step 0, and the
   // engine's log-probs agree with the trainer's.
   REQUIRE(m["rollout/log_probs"].size() == 2);

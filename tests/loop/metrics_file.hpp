@@ -1,0 +1,26 @@
+// Reads a metrics JSONL file (--metrics-jsonl) into metric -> values in the order logged.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "vime/core/atomic_file.hpp"
+#include "vime/json.hpp"
+
+namespace vime::test {
+
+inline std::map<std::string, std::vector<double>> read_metrics(const std::filesystem::path& path) {
+  std::map<std::string, std::vector<double>> out;
+  std::istringstream lines(vime::read_text_file(path));
+  for (std::string line; std::getline(lines, line);) {
+    for (const auto& [key, value] : vime::Json::parse(line).as_object()) {
+      if (value.is_number()) out[key].push_back(value.as_double());
+    }
+  }
+  return out;
+}
+
+}  // namespace vime::test

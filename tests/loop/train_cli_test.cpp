@@ -122,6 +122,24 @@ TEST_CASE("vime train: the example plugins run inside the loop", "[train_cli]") 
   }
 }
 
+TEST_CASE("vime train: trainer hooks are called at their points", "[train_cli]") {
+  vime::test::TempDir run;
+  const auto log = run.path() / "hooks.log";
+  const std::string hooks = vime::test::plugin_path("train_hooks");
+  auto r = run_command("VIME_TEST_HOOK_LOG=" + log.string() + " " VIME_BIN " train " + grpo_flags() +
+                       "--num-rollout 2 --ci-test --custom-megatron-init-path " + hooks +
+                       ":init_hook --custom-megatron-before-log-prob-hook-path " + hooks +
+                       " --custom-megatron-before-train-step-hook-path " + hooks +
+                       " --rollout-data-postprocess-path " + hooks);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto calls = vime::read_text_file(log);
+  CHECK(calls.rfind("init\n", 0) == 0);  // first, before any rollout
+  CHECK_THAT(calls, Catch::Contains("before_log_prob ref_\nrollout_data_postprocess 0 16\n"
+                                    "before_train_step 0 0\n"));
+  CHECK_THAT(calls, Catch::Contains("before_train_step 1 0"));
+}
+
 TEST_CASE("vime eval: per-sample results and metrics for an HF directory", "[train_cli]") {
   vime::test::TempDir run;
   const auto out = run.path() / "samples.jsonl";

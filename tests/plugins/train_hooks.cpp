@@ -2,6 +2,10 @@
 // build theirs: SFT written as a custom loss, reading the packed micro-batch's logits itself.
 #include <ATen/ATen.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vime/hooks.hpp>
 #include <vime/train_hooks.hpp>
 
 vime::LossOutput sft_as_custom_loss(const vime::Args& args, const vime::RolloutData& batch,
@@ -23,3 +27,29 @@ vime::LossOutput sft_as_custom_loss(const vime::Args& args, const vime::RolloutD
   return {loss, {{"custom_calls", at::scalar_tensor(1.0)}}};
 }
 VIME_LOSS_PLUGIN(sft_as_custom_loss)
+
+// Trainer hooks that record each call in the file named by $VIME_TEST_HOOK_LOG ([train_cli]).
+namespace {
+void record(const std::string& line) {
+  if (const char* path = std::getenv("VIME_TEST_HOOK_LOG")) {
+    std::ofstream(path, std::ios::app) << line << "\n";
+  }
+}
+}  // namespace
+
+void init_hook(const vime::Args&) { record("init"); }
+void before_log_prob(const vime::Args&, vime::Model&, std::string_view prefix) {
+  record("before_log_prob " + std::string(prefix));
+}
+void before_train_step(const vime::Args&, int64_t rollout_id, int64_t step_id, vime::Model&,
+                       vime::Optimizer&, vime::LrScheduler&) {
+  record("before_train_step " + std::to_string(rollout_id) + " " + std::to_string(step_id));
+}
+void rollout_data_postprocess(const vime::Args&, int64_t rollout_id, vime::RolloutData& data) {
+  record("rollout_data_postprocess " + std::to_string(rollout_id) + " " +
+         std::to_string(data["advantages"].size()));
+}
+VIME_INIT_HOOK_PLUGIN(init_hook)
+VIME_BEFORE_LOG_PROB_HOOK_PLUGIN(before_log_prob)
+VIME_BEFORE_TRAIN_STEP_HOOK_PLUGIN(before_train_step)
+VIME_ROLLOUT_DATA_POSTPROCESS_PLUGIN(rollout_data_postprocess)

@@ -12,6 +12,7 @@
 #include "vime/engine/generation_config.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
+#include "vime/hooks.hpp"
 #include "vime/loop/ci_checks.hpp"
 #include "vime/loop/periodic.hpp"
 #include "vime/loop/run_models.hpp"
@@ -20,6 +21,7 @@
 #include "vime/metrics/metrics_logger.hpp"
 #include "vime/metrics/phase_timer.hpp"
 #include "vime/metrics/progress_bar.hpp"
+#include "vime/plugin/plugin_loader.hpp"
 #include "vime/rollout/rollout_manager.hpp"
 #include "vime/train/actor.hpp"
 #include "vime/train/critic.hpp"
@@ -90,6 +92,11 @@ int run_training(const Args& given_args, std::ostream& console) {
   if (is_ppo && !rollout_only) {
     critic_trunk = load_model_from(source, dtype, device);
     critic = std::make_unique<train::Critic>(args, *critic_trunk, reducer);
+  }
+
+  if (args.is_set("custom_megatron_init_path")) {
+    plugin::load_plugin<PluginKind::kInitHook>(args.get_string("custom_megatron_init_path"),
+                                               "--custom-megatron-init-path", "init")(args);
   }
 
   // --- Data, engine, rollout manager.

@@ -52,6 +52,9 @@ struct Actor::Impl {
   plugin::PluginFunction<PluginKind::kAdvantage> custom_advantage;
   plugin::PluginFunction<PluginKind::kTis> custom_tis;
   plugin::PluginFunction<PluginKind::kPgLossReducer> custom_reducer;
+  plugin::PluginFunction<PluginKind::kRolloutDataPostprocess> rollout_data_postprocess;
+  plugin::PluginFunction<PluginKind::kBeforeLogProbHook> before_log_prob;
+  plugin::PluginFunction<PluginKind::kBeforeTrainStepHook> before_train_step;
 
   Impl(const Args& a, Model* ref, GradReducer& r) : args(a), ref_model(ref), reducer(r) {
     estimator = args.get_string("advantage_estimator");
@@ -76,6 +79,21 @@ struct Actor::Impl {
       custom_reducer = plugin::load_plugin<PluginKind::kPgLossReducer>(
           args.get_string("custom_pg_loss_reducer_function_path"),
           "--custom-pg-loss-reducer-function-path", "pg_loss_reducer");
+    }
+    if (args.is_set("rollout_data_postprocess_path")) {
+      rollout_data_postprocess = plugin::load_plugin<PluginKind::kRolloutDataPostprocess>(
+          args.get_string("rollout_data_postprocess_path"), "--rollout-data-postprocess-path",
+          "rollout_data_postprocess");
+    }
+    if (args.is_set("custom_megatron_before_log_prob_hook_path")) {
+      before_log_prob = plugin::load_plugin<PluginKind::kBeforeLogProbHook>(
+          args.get_string("custom_megatron_before_log_prob_hook_path"),
+          "--custom-megatron-before-log-prob-hook-path", "before_log_prob");
+    }
+    if (args.is_set("custom_megatron_before_train_step_hook_path")) {
+      before_train_step = plugin::load_plugin<PluginKind::kBeforeTrainStepHook>(
+          args.get_string("custom_megatron_before_train_step_hook_path"),
+          "--custom-megatron-before-train-step-hook-path", "before_train_step");
     }
     if (loss_type == "custom_loss" && !custom_loss) {
       throw UsageError("--loss-type custom_loss needs --custom-loss-function-path");
@@ -180,7 +198,6 @@ std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch&
 }
 
 Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
-  (void)rollout_id;
   auto& I = *impl_;
   const auto& args = I.args;
   const auto device = model_.device();
@@ -242,6 +259,7 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   const bool ci_test = args.get_bool("ci_test");
   if (I.ref_model != nullptr && is_policy && (kl_coef != 0 || use_kl_loss || ci_test)) {
     auto timed = scoped_timer("ref_log_probs");
+    if (I.before_log_prob) I.before_log_prob(args, *I.ref_model, "ref_");
     data.ref_log_probs = compute_log_probs(*I.ref_model, batch);
   } else if (use_kl_loss && is_policy) {
     throw UsageError("--use-kl-loss needs a reference model (--ref-load)");
@@ -259,6 +277,7 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
       data.old_log_probs = data.rollout_log_probs;
     } else if (needs_old_forward) {
       auto timed = scoped_timer("log_probs");
+      if (I.before_log_prob) I.before_log_prob(args, model_, "");
       data.old_log_probs = compute_log_probs(model_, batch);
     }
   }
@@ -330,6 +349,23 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
       data.advantages = whiten_advantages(data.advantages, data.loss_masks);
     }
   }
+  if (I.rollout_data_postprocess) {
+    RolloutData rd;
+    rd["loss_masks"] = data.loss_masks;
+    rd["advantages"] = data.advantages;
+    rd["returns"] = data.returns;
+    rd["log_probs"] = data.old_log_probs;
+    rd["ref_log_probs"] = data.ref_log_probs;
+    rd["rollout_log_probs"] = data.rollout_log_probs;
+    for (size_t i = 0; i < n; ++i) {
+      rd["rewards"].push_back(at::scalar_tensor(batch.rewards.at(i)));
+      rd["response_lengths"].push_back(at::scalar_tensor(batch.response_lengths[i], at::kLong));
+    }
+    I.rollout_data_postprocess(args, rollout_id, rd);
+    // The hook may rewrite per-sample advantages or returns; other keys are read-only here.
+    if (rd["advantages"].size() == data.advantages.size()) data.advantages = rd["advantages"];
+    if (rd["returns"].size() == data.returns.size()) data.returns = rd["returns"];
+  }
   returns_ = data.returns;
   rollout_data_metrics_.clear();
   auto log_mean = [&](const char* name, const std::vector<at::Tensor>& per_sample) {
@@ -365,6 +401,10 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   Metrics last;
   step_metrics_.clear();
   for (const auto& plan : plans) {
+    if (I.before_train_step) {
+      I.before_train_step(args, rollout_id, static_cast<int64_t>(step_metrics_.size()), model_,
+                          *optimizer_, *lr_scheduler_);
+    }
     optimizer_->zero_grad();
     double step_tokens = 0;
     for (auto s : plan.samples) step_tokens += data.loss_masks[s].sum().item<double>();

@@ -59,6 +59,19 @@ int run_training(const Args& given_args, std::ostream& console) {
   if (args.get_int("num_critic_only_steps") > 0) {
     throw UsageError("--num-critic-only-steps is not supported yet: the critic trains with the actor");
   }
+  // Rollouts run on the embedded engine; asking for vLLM must not silently fall back to it.
+  for (const char* key : {"vllm_router_ip", "vllm_config"}) {
+    if (args.is_set(key)) {
+      throw UsageError(args.flag_name(key) +
+                       ": the vLLM rollout backend is not in this build yet; vime train generates "
+                       "with the embedded engine (drop the flag)");
+    }
+  }
+  if (!args.vllm_passthrough().empty()) {
+    throw UsageError(args.vllm_passthrough().front().name +
+                     ": the vLLM rollout backend is not in this build yet; vime train generates with "
+                     "the embedded engine (drop the --vllm-* flags)");
+  }
   const bool rollout_only = args.get_bool("debug_rollout_only");
   const bool is_ppo = args.get_string("advantage_estimator") == "ppo";
   const auto device = run_device();

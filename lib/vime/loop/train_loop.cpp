@@ -144,6 +144,7 @@ int run_training(const Args& given_args, std::ostream& console) {
 
   console << "vime train: rollouts " << start_rollout_id << ".." << num_rollout - 1 << " on "
           << (device.is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(dtype) << "\n";
+  auto run_bar = metrics::console_progress("run", "rollouts", num_rollout - start_rollout_id);
   for (int64_t rollout_id = start_rollout_id; rollout_id < num_rollout; ++rollout_id) {
     const double step_start = now_s();
     timer.reset();
@@ -151,7 +152,10 @@ int run_training(const Args& given_args, std::ostream& console) {
     auto rollout = manager.generate(rollout_id);
     const int64_t rollout_step = metrics::compute_rollout_step(args, rollout_id);
     if (!rollout.metrics.empty()) logger->log("rollout/step", rollout_step, rollout.metrics);
-    if (rollout_only) continue;
+    if (rollout_only) {
+      run_bar->advance();
+      continue;
+    }
 
     // 2. The engine gives its memory back while training runs.
     engine.pause();
@@ -174,10 +178,13 @@ int run_training(const Args& given_args, std::ostream& console) {
           converted.batch.values.emplace_back(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
         }
       }
-      auto bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", 0);
-      actor.set_step_callback([&](int64_t, int64_t) { bar->advance(); });
+      std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
+      actor.set_step_callback([&](int64_t done, int64_t total) {
+        if (!bar) bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
+        if (done > 0) bar->advance();
+      });
       actor.train(rollout_id, converted.batch);
-      bar->finish();
+      if (bar) bar->finish();
       if (critic) critic_metrics = critic->train(converted.batch, old_values, actor.returns());
     }
     const auto& steps = actor.step_metrics();
@@ -240,7 +247,9 @@ int run_training(const Args& given_args, std::ostream& console) {
 
     // 6. Eval.
     if (should_run_periodic_action(rollout_id, eval_interval, per_epoch)) run_eval(rollout_id);
+    run_bar->advance();
   }
+  run_bar->finish();
   console << "vime train: done\n";
   return 0;
 }

@@ -400,6 +400,7 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   Metrics totals;
   Metrics last;
   step_metrics_.clear();
+  if (step_callback_) step_callback_(0, static_cast<int64_t>(plans.size()));
   for (const auto& plan : plans) {
     if (I.before_train_step) {
       I.before_train_step(args, rollout_id, static_cast<int64_t>(step_metrics_.size()), model_,

@@ -63,7 +63,8 @@ class Actor {
   // Times log-prob passes and the optimizer steps (perf/log_probs_time, perf/ref_log_probs_time,
   // perf/actor_train_time) when set.
   void set_timer(metrics::PhaseTimer* timer) { timer_ = timer; }
-  // Called after each optimizer step with (steps done, steps of this rollout): progress bars.
+  // Called with (0, steps of this rollout) before the first optimizer step, then after each step
+  // with (steps done, steps): progress bars.
   void set_step_callback(std::function<void(int64_t, int64_t)> callback) {
     step_callback_ = std::move(callback);
   }

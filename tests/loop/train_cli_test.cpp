@@ -140,6 +140,19 @@ TEST_CASE("vime train: trainer hooks are called at their points", "[train_cli]")
   CHECK_THAT(calls, Catch::Contains("before_train_step 1 0"));
 }
 
+TEST_CASE("vime train: PPO trains the critic beside the actor", "[train_cli]") {
+  vime::test::TempDir run;
+  const auto metrics = run.path() / "metrics.jsonl";
+  auto r = run_vime("train " + grpo_flags() + "--advantage-estimator ppo --kl-coef 0.01 "
+                    "--num-rollout 2 --ci-test --metrics-jsonl " + metrics.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto m = vime::test::read_metrics(metrics);
+  CHECK(m["train/critic-value_loss"].size() == 2);
+  CHECK(m["train/critic-grad_norm"].size() == 2);
+  CHECK(m["train/ppo_kl"].at(0) == 0.0);
+}
+
 TEST_CASE("vime eval: per-sample results and metrics for an HF directory", "[train_cli]") {
   vime::test::TempDir run;
   const auto out = run.path() / "samples.jsonl";

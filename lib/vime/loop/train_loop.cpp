@@ -200,10 +200,14 @@ int run_training(const Args& given_args, std::ostream& console) {
     }
     if (!critic_metrics.empty()) {
       train::Metrics renamed;
+      // slime tags the critic's role in the key: train/critic-value_loss, ...
       for (const auto& [k, v] : critic_metrics) {
-        renamed[k.starts_with("train/") ? "train/critic-" + k.substr(6) : k] = v;
+        const auto slash = k.find('/');
+        renamed["train/critic-" + (slash == std::string::npos ? k : k.substr(slash + 1))] = v;
       }
-      logger->log("train/step", metrics::compute_train_step(rollout_id, 1, 0), renamed);
+      logger->log("train/step",
+                  metrics::compute_train_step(rollout_id, static_cast<int64_t>(steps.size()), 0),
+                  renamed);
     }
     Metrics per_rollout = train_data_metrics(rollout.data);
     for (const auto& [k, v] : actor.rollout_data_metrics()) per_rollout[k] = v;

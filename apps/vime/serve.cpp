@@ -1,11 +1,11 @@
 // vime serve: a checkpoint behind vLLM's HTTP API (lib/vime/serve/server.hpp), for any OpenAI
 // client or vime's own vLLM backend.
 #include <ATen/ATen.h>
+#include <pthread.h>
 
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <pthread.h>
 
 #include "commands.hpp"
 #include "vime/ckpt/checkpoint.hpp"
@@ -69,8 +69,8 @@ int run_serve(const Arguments& argv) {
   if (print_flags_help_if_asked(argv, kUsage)) return 0;
   serve::ServeOptions options;
   bool name_set = false;
-  const Args args = loop::with_run_defaults(
-      core::parse_args(take_serve_flags(argv, options, name_set)));
+  const Args args =
+      loop::with_run_defaults(core::parse_args(take_serve_flags(argv, options, name_set)));
   if (!args.is_set("hf_checkpoint")) throw UsageError("vime serve needs --hf-checkpoint DIR");
 
   // SIGINT/SIGTERM go to sigwait below, not to the server's threads (started after this).

@@ -60,6 +60,7 @@ struct Served {
 
 Json post(const Served& s, const std::string& path, const Json& body, int expect = 200) {
   auto res = s.client().Post(path.c_str(), body.dump(), "application/json");
+  CAPTURE(httplib::to_string(res.error()));
   REQUIRE(res);
   CAPTURE(path, res->body);
   REQUIRE(res->status == expect);
@@ -93,10 +94,14 @@ void wait_until(const std::function<bool()>& done) {
 TEST_CASE("serve: /v1/completions greedy output equals the engine's, in vLLM's shape", "[serve]") {
   Served s;
   const auto prompt = prompt_of("The capital of France is");
-  Json body = Json::Object{{"model", "tiny-qwen3"},   {"prompt", prompt},
-                           {"max_tokens", 8},         {"temperature", 0.0},
-                           {"logprobs", 0},           {"return_token_ids", true},
-                           {"return_tokens_as_token_ids", true}, {"n", 1}};
+  Json body = Json::Object{{"model", "tiny-qwen3"},
+                           {"prompt", prompt},
+                           {"max_tokens", 8},
+                           {"temperature", 0.0},
+                           {"logprobs", 0},
+                           {"return_token_ids", true},
+                           {"return_tokens_as_token_ids", true},
+                           {"n", 1}};
   const Json r = post(s, "/v1/completions", body);
   const auto expected = s.engine.generate(vime::test::make_request(prompt, 8));
   CHECK(r.at("object").as_string() == "text_completion");
@@ -132,7 +137,8 @@ TEST_CASE("serve: /v1/completions greedy output equals the engine's, in vLLM's s
 
   SECTION("text prompts, batches of prompts, stop ids and logprobs off") {
     Json batch = Json::Object{{"prompt", Json::Array{Json("1 + 1 ="), Json(prompt)}},
-                              {"max_tokens", 6}, {"temperature", 0.0}};
+                              {"max_tokens", 6},
+                              {"temperature", 0.0}};
     const Json b = post(s, "/v1/completions", batch);
     REQUIRE(b.at("choices").size() == 2);
     CHECK(b.at("choices").at(size_t{1}).at("index").as_int() == 1);
@@ -154,12 +160,14 @@ TEST_CASE("serve: /v1/completions greedy output equals the engine's, in vLLM's s
 TEST_CASE("serve: /inference/v1/generate answers tokens and chat-format logprobs", "[serve]") {
   Served s;
   const auto prompt = prompt_of("def fibonacci(n):");
-  Json body = Json::Object{
-      {"request_id", "step1-p0-s0"},
-      {"token_ids", prompt},
-      {"sampling_params", Json::Object{{"max_tokens", 6}, {"temperature", 0.0}, {"top_k", 0},
-                                       {"logprobs", 0}, {"skip_special_tokens", false},
-                                       {"include_stop_str_in_output", true}}}};
+  Json body = Json::Object{{"request_id", "step1-p0-s0"},
+                           {"token_ids", prompt},
+                           {"sampling_params", Json::Object{{"max_tokens", 6},
+                                                            {"temperature", 0.0},
+                                                            {"top_k", 0},
+                                                            {"logprobs", 0},
+                                                            {"skip_special_tokens", false},
+                                                            {"include_stop_str_in_output", true}}}};
   const Json r = post(s, "/inference/v1/generate", body);
   const auto expected = s.engine.generate(vime::test::make_request(prompt, 6));
   CHECK(r.at("request_id").as_string() == "step1-p0-s0");
@@ -183,8 +191,8 @@ TEST_CASE("serve: /inference/v1/generate answers tokens and chat-format logprobs
 
 TEST_CASE("serve: tokenize, detokenize, models, health and the control plane", "[serve]") {
   Served s;
-  const Json t = post(s, "/tokenize", Json::Object{{"prompt", "hello world"},
-                                                    {"return_token_strs", true}});
+  const Json t =
+      post(s, "/tokenize", Json::Object{{"prompt", "hello world"}, {"return_token_strs", true}});
   CHECK(ids_of(t.at("tokens")) == qwen().encode("hello world", true));
   CHECK(t.at("count").as_int() == static_cast<int64_t>(t.at("tokens").size()));
   CHECK(t.at("max_model_len").as_int() == 1024);
@@ -229,8 +237,10 @@ TEST_CASE("serve: 16 concurrent requests each get the engine's own greedy output
   for (int i = 0; i < 16; ++i) {
     replies.push_back(std::async(std::launch::async, [&, i] {
       return post(s, "/v1/completions",
-                  Json::Object{{"prompt", prompts[i]}, {"max_tokens", 10},
-                               {"temperature", 0.0}, {"return_token_ids", true}});
+                  Json::Object{{"prompt", prompts[i]},
+                               {"max_tokens", 10},
+                               {"temperature", 0.0},
+                               {"return_token_ids", true}});
     }));
   }
   for (int i = 0; i < 16; ++i) {
@@ -260,8 +270,8 @@ TEST_CASE("serve: pause?mode=abort ends in-flight requests with finish_reason ab
   CHECK(c.at("logprobs").is_null());
   CHECK(get(s, "/is_paused").at("is_paused").as_bool());
   post(s, "/resume", Json::object());
-  const Json after = post(s, "/v1/completions",
-                          Json::Object{{"prompt", prompt_of("1 + 1 =")}, {"max_tokens", 3}});
+  const Json after =
+      post(s, "/v1/completions", Json::Object{{"prompt", prompt_of("1 + 1 =")}, {"max_tokens", 3}});
   CHECK(after.at("choices").at(size_t{0}).at("finish_reason").as_string() == "length");
 }
 
@@ -285,8 +295,8 @@ TEST_CASE("serve: --api-key needs the bearer token on every route but /health", 
   REQUIRE(w);
   CHECK(w->status == 401);
   httplib::Headers auth{{"Authorization", "Bearer sesame"}};
-  auto ok = c.Post("/v1/completions", auth, R"({"prompt":"hi","max_tokens":2})",
-                   "application/json");
+  auto ok =
+      c.Post("/v1/completions", auth, R"({"prompt":"hi","max_tokens":2})", "application/json");
   REQUIRE(ok);
   CHECK(ok->status == 200);
   CHECK(Json::parse(ok->body).at("usage").at("completion_tokens").as_int() == 2);

@@ -10,13 +10,13 @@
 namespace vime::serve {
 namespace {
 
-
 std::vector<std::vector<int32_t>> prompts_of(const ServeContext& ctx, const Json& body) {
   const Json* prompt = body.find("prompt");
   if (!prompt || prompt->is_null()) throw BadRequest("prompt is required");
   const int64_t vocab = ctx.tokenizer.vocab_size();
   bool add_special = true;
-  if (const Json* a = body.find("add_special_tokens"); a && a->is_bool()) add_special = a->as_bool();
+  if (const Json* a = body.find("add_special_tokens"); a && a->is_bool())
+    add_special = a->as_bool();
   auto encode = [&](const Json& text) {
     auto ids = ctx.tokenizer.encode(text.as_string(), add_special);
     if (ids.empty()) throw BadRequest("prompt encodes to no tokens");
@@ -58,8 +58,8 @@ Json completion_logprobs(const ServeContext& ctx, const GenerateResponse& r, boo
     const int32_t id = r.output_ids[i];
     const std::string token =
         as_ids ? token_id_label(id) : ctx.tokenizer.decode(std::span<const int32_t>(&id, 1));
-    const Json lp = i < r.output_log_probs.size() ? Json(clamp_logprob(r.output_log_probs[i]))
-                                                  : Json(nullptr);
+    const Json lp =
+        i < r.output_log_probs.size() ? Json(clamp_logprob(r.output_log_probs[i])) : Json(nullptr);
     offsets.push_back(offset);
     offset += static_cast<int64_t>(token.size());
     logprobs.push_back(lp);

@@ -13,8 +13,9 @@ namespace {
 void pause(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const std::string mode = req.has_param("mode") ? req.get_param_value("mode") : "abort";
   if (mode != "abort" && mode != "wait" && mode != "keep") {
-    send_json(res, Json::Object{{"error", "Invalid mode '" + mode +
-                                              "'. Must be one of 'abort', 'wait', 'keep'."}},
+    send_json(res,
+              Json::Object{{"error", "Invalid mode '" + mode +
+                                         "'. Must be one of 'abort', 'wait', 'keep'."}},
               400);
     return;
   }
@@ -34,9 +35,8 @@ void pause(ServeContext& ctx, const httplib::Request& req, httplib::Response& re
 }  // namespace
 
 void add_control_routes(httplib::Server& http, ServeContext& ctx) {
-  http.Post("/pause", [&ctx](const httplib::Request& req, httplib::Response& res) {
-    pause(ctx, req, res);
-  });
+  http.Post("/pause",
+            [&ctx](const httplib::Request& req, httplib::Response& res) { pause(ctx, req, res); });
   http.Post("/resume", [&ctx](const httplib::Request&, httplib::Response& res) {
     ctx.engine.resume();
     ctx.paused = false;
@@ -45,9 +45,8 @@ void add_control_routes(httplib::Server& http, ServeContext& ctx) {
   http.Get("/is_paused", [&ctx](const httplib::Request&, httplib::Response& res) {
     send_json(res, Json::Object{{"is_paused", ctx.paused.load()}});
   });
-  http.Post("/reset_prefix_cache", [](const httplib::Request&, httplib::Response& res) {
-    res.status = 200;
-  });
+  http.Post("/reset_prefix_cache",
+            [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   http.Get("/get_world_size", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, Json::Object{{"world_size", 1}});
   });

@@ -11,13 +11,11 @@ Json content_logprobs(const GenerateResponse& r) {
   Json content = Json::array();
   for (size_t i = 0; i < r.output_ids.size(); ++i) {
     const std::string token = token_id_label(r.output_ids[i]);
-    const Json lp = i < r.output_log_probs.size() ? Json(clamp_logprob(r.output_log_probs[i]))
-                                                  : Json(nullptr);
+    const Json lp =
+        i < r.output_log_probs.size() ? Json(clamp_logprob(r.output_log_probs[i])) : Json(nullptr);
     Json top = Json::Object{{"token", token}, {"logprob", lp}, {"bytes", nullptr}};
-    content.push_back(Json::Object{{"token", token},
-                                   {"logprob", lp},
-                                   {"bytes", nullptr},
-                                   {"top_logprobs", Json::Array{top}}});
+    content.push_back(Json::Object{
+        {"token", token}, {"logprob", lp}, {"bytes", nullptr}, {"top_logprobs", Json::Array{top}}});
   }
   return Json::Object{{"content", content}};
 }

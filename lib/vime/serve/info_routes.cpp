@@ -11,8 +11,7 @@ namespace {
 
 std::string metrics_text(ServeContext& ctx) {
   const auto stats = ctx.engine.stats();
-  const std::string labels =
-      "model_name=\"" + ctx.options.model_name + "\",engine=\"0\"";
+  const std::string labels = "model_name=\"" + ctx.options.model_name + "\",engine=\"0\"";
   std::ostringstream out;
   auto series = [&](const char* name, const char* type, const char* help) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
@@ -27,8 +26,7 @@ std::string metrics_text(ServeContext& ctx) {
   series("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.");
   out << "vllm:prompt_tokens_total{" << labels << "} " << ctx.prompt_tokens_total << "\n";
   series("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.");
-  out << "vllm:generation_tokens_total{" << labels << "} " << ctx.generation_tokens_total
-      << "\n";
+  out << "vllm:generation_tokens_total{" << labels << "} " << ctx.generation_tokens_total << "\n";
   series("vllm:request_success_total", "counter", "Count of successfully processed requests.");
   for (const char* reason : {"stop", "length", "abort"}) {
     auto it = ctx.finished_by_reason.find(reason);

@@ -37,8 +37,8 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
                      : status == 404 ? "NotFoundError"
                      : status == 503 ? "ServiceUnavailableError"
                                      : "InternalServerError";
-  Json error = Json::Object{{"message", message}, {"type", type}, {"param", nullptr},
-                            {"code", status}};
+  Json error =
+      Json::Object{{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}};
   send_json(res, Json::Object{{"error", error}}, status);
 }
 
@@ -96,7 +96,8 @@ SamplingParams sampling_params_from(const Json& f) {
   }
   if (present(f, "stop_token_ids")) {
     field(f, "stop_token_ids", [&](const Json& v) {
-      for (const auto& id : v.as_array()) p.stop_token_ids.push_back(static_cast<int32_t>(id.as_int()));
+      for (const auto& id : v.as_array())
+        p.stop_token_ids.push_back(static_cast<int32_t>(id.as_int()));
       return 0;
     });
   }
@@ -111,10 +112,9 @@ SamplingParams sampling_params_from(const Json& f) {
   for (const char* key : {"min_p", "ignore_eos"}) {  // the engine reads these from `extra`
     if (const Json* v = present(f, key)) p.extra[key] = *v;
   }
-  if (const Json* v = present(f, "logprobs")) {
-    const int64_t n = field(f, "logprobs", integer);
-    if (n < -1) throw BadRequest("logprobs must be -1 or non-negative");
-    (void)v;
+  // vime returns the sampled token's log-prob only; top-N alternatives are not computed.
+  if (present(f, "logprobs") && field(f, "logprobs", integer) < -1) {
+    throw BadRequest("logprobs must be -1 or non-negative");
   }
   return p;
 }

@@ -1,5 +1,6 @@
 // State shared by the routes of `vime serve`: the engine, tokenizer, options and the counters that
-// /metrics reports, plus the helpers every route uses to read a request and answer in vLLM's shapes.
+// /metrics reports, plus the helpers every route uses to read a request and answer in vLLM's
+// shapes.
 #pragma once
 
 #include <atomic>
@@ -67,7 +68,7 @@ Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached
 std::string new_id(ServeContext& ctx, const char* prefix);
 
 // One per route group (lib/vime/serve/*_routes.cpp).
-void add_info_routes(httplib::Server& http, ServeContext& ctx);        // /health /v1/models /metrics
+void add_info_routes(httplib::Server& http, ServeContext& ctx);  // /health /v1/models /metrics
 void add_completion_routes(httplib::Server& http, ServeContext& ctx);  // /v1/completions
 void add_generate_routes(httplib::Server& http, ServeContext& ctx);    // /inference/v1/generate
 void add_tokenize_routes(httplib::Server& http, ServeContext& ctx);    // /tokenize /detokenize

@@ -1,6 +1,7 @@
 #include "vime/serve/server.hpp"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <thread>
 
@@ -15,6 +16,7 @@ struct Server::Impl {
   httplib::Server http;
   std::thread thread;
   bool stopped = false;
+  int listen_fd = -1;
 };
 
 namespace {
@@ -32,20 +34,27 @@ Server::Server(engine::NativeEngine& engine, const Tokenizer& tokenizer, ServeOp
   auto& ctx = impl_->ctx;
   const int threads = ctx.options.threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // SO_REUSEADDR, not httplib's SO_REUSEPORT (a second server on the port must fail to bind);
+  // the socket is kept to raise httplib's listen backlog of 5 (see start()).
+  http.set_socket_options([impl = impl_.get()](int fd) {
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    impl->listen_fd = fd;
+  });
   http.set_pre_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
     if (authorized(ctx, req)) return httplib::Server::HandlerResponse::Unhandled;
     send_json(res, Json::Object{{"error", "Unauthorized"}}, 401);  // vLLM's api-key middleware
     return httplib::Server::HandlerResponse::Handled;
   });
   http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+      [&ctx](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         try {
           std::rethrow_exception(ep);
-        } catch (const BadRequest& e) {
-          send_error(res, 400, e.what());
+        } catch (const Error& e) {
+          // BadRequest, or the engine rejecting a request (prompt fills the context, bad ids).
+          send_error(res, ctx.stopping ? 503 : 400, e.what());
         } catch (const std::exception& e) {
-          // The engine rejects invalid requests (prompt too long, ids out of range) with Error.
-          send_error(res, 400, e.what());
+          send_error(res, 500, e.what());
         }
       });
   http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
@@ -75,6 +84,9 @@ int Server::start() {
     throw Error("vime serve: cannot listen on " + o.host + ":" + std::to_string(o.port) +
                 " (address in use or not local)");
   }
+  // httplib listens with a backlog of 5: a burst of clients overflows it and the dropped
+  // handshakes stall past the server's read timeout. listen() again raises it (Linux).
+  if (impl_->listen_fd >= 0) ::listen(impl_->listen_fd, SOMAXCONN);
   impl_->thread = std::thread([this] { impl_->http.listen_after_bind(); });
   return port_;
 }

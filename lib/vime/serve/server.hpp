@@ -18,11 +18,11 @@ namespace vime::serve {
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;             // 0: any free port
-  std::string api_key;         // non-empty: every route but /health needs "Bearer <key>"
+  int port = 8000;      // 0: any free port
+  std::string api_key;  // non-empty: every route but /health needs "Bearer <key>"
   std::string model_name = "vime";
-  int64_t max_model_len = 0;   // reported by /v1/models and /tokenize
-  int threads = 64;            // HTTP worker threads (each blocks on one generation)
+  int64_t max_model_len = 0;  // reported by /v1/models and /tokenize
+  int threads = 64;           // HTTP worker threads (each blocks on one generation)
 };
 
 struct ServeContext;

@@ -26,7 +26,8 @@ void tokenize(ServeContext& ctx, const httplib::Request& req, httplib::Response&
     ids = ctx.tokenizer.encode(text, flag(body, "add_special_tokens", false));
   } else {
     const Json* prompt = body.find("prompt");
-    if (!prompt || !prompt->is_string()) throw BadRequest("prompt (a string) or messages is required");
+    if (!prompt || !prompt->is_string())
+      throw BadRequest("prompt (a string) or messages is required");
     ids = ctx.tokenizer.encode(prompt->as_string(), flag(body, "add_special_tokens", true));
   }
   Json strs = nullptr;

@@ -27,7 +27,7 @@ with finish_reason "abort").
   --host ADDR                 listen address (default 127.0.0.1)
   --port N                    listen port (default 8000; 0: any free port)
   --api-key KEY               require "Authorization: Bearer KEY" on every route but /health
-  --served-model-name NAME    the model id of /v1/models and responses (default: the directory name)
+  --served-model-name NAME    model id in /v1/models and responses (default: the --hf-checkpoint path)
   --help [GROUP]              all flags, or those of one group (engine flags as in `vime train`)
 )";
 

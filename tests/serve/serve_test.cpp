@@ -409,3 +409,19 @@ TEST_CASE("serve: the vime binary serves, answers and exits 0 on SIGTERM", "[ser
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("serve: stop() ends requests held by a pause with finish_reason abort", "[serve]") {
+  Served s;
+  CHECK(post(s, "/pause?mode=keep", Json::object()).at("status").as_string() == "paused");
+  auto pending = std::async(std::launch::async, [&] {
+    return post(s, "/inference/v1/generate",
+                Json::Object{{"token_ids", prompt_of("1 + 1 =")},
+                             {"sampling_params", Json::Object{{"max_tokens", 5}}}});
+  });
+  wait_until([&] { return s.engine.stats().queued == 1; });
+  s.server.stop();
+  const Json r = pending.get();
+  CHECK(r.at("choices").at(size_t{0}).at("finish_reason").as_string() == "abort");
+  CHECK(r.at("choices").at(size_t{0}).at("token_ids").size() == 0);
+  CHECK(!httplib::Client("127.0.0.1", s.port).Get("/health"));  // no longer listening
+}

@@ -157,6 +157,29 @@ TEST_CASE("serve: /v1/completions greedy output equals the engine's, in vLLM's s
   }
 }
 
+TEST_CASE("serve: stop strings end a completion and are trimmed unless included", "[serve]") {
+  Served s;
+  const auto prompt = prompt_of("Translate to German: good morning");
+  const auto greedy = s.engine.generate(vime::test::make_request(prompt, 8)).output_ids;
+  const std::string stop = qwen().decode(std::vector<int32_t>{greedy[3]});
+  CAPTURE(stop, qwen().decode(greedy));
+  REQUIRE(!stop.empty());
+  Json body = Json::Object{{"prompt", prompt},
+                           {"max_tokens", 8},
+                           {"temperature", 0.0},
+                           {"stop", stop},
+                           {"skip_special_tokens", false}};
+  const Json trimmed = post(s, "/v1/completions", body).at("choices").at(size_t{0});
+  CHECK(trimmed.at("finish_reason").as_string() == "stop");
+  CHECK(trimmed.at("stop_reason").as_string() == stop);
+  CHECK(trimmed.at("text").as_string().find(stop) == std::string::npos);
+  body["include_stop_str_in_output"] = true;
+  const Json kept = post(s, "/v1/completions", body).at("choices").at(size_t{0});
+  const std::string text = kept.at("text").as_string();
+  CHECK(text.find(stop) != std::string::npos);
+  CHECK(text.rfind(trimmed.at("text").as_string(), 0) == 0);
+}
+
 TEST_CASE("serve: /inference/v1/generate answers tokens and chat-format logprobs", "[serve]") {
   Served s;
   const auto prompt = prompt_of("def fibonacci(n):");

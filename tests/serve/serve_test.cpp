@@ -298,6 +298,22 @@ TEST_CASE("serve: pause?mode=abort ends in-flight requests with finish_reason ab
   CHECK(after.at("choices").at(size_t{0}).at("finish_reason").as_string() == "length");
 }
 
+TEST_CASE("serve: /abort_requests with no ids aborts everything in flight", "[serve]") {
+  Served s;
+  auto pending = std::async(std::launch::async, [&] {
+    return post(
+        s, "/v1/completions",
+        Json::Object{
+            {"prompt", prompt_of("Once upon a time")}, {"max_tokens", 900}, {"ignore_eos", true}});
+  });
+  wait_until([&] { return s.engine.stats().running == 1; });
+  const Json a = post(s, "/abort_requests", Json::Object{{"request_ids", Json::array()}});
+  CHECK(a.at("status").as_string() == "aborted");
+  CHECK(a.at("aborted").as_int() == 1);
+  CHECK(pending.get().at("choices").at(size_t{0}).at("finish_reason").as_string() == "abort");
+  post(s, "/abort_requests", Json::Object{{"request_ids", Json::Array{Json("x")}}}, 400);
+}
+
 TEST_CASE("serve: --api-key needs the bearer token on every route but /health", "[serve]") {
   Served s("sesame");
   auto c = s.client();

@@ -1,5 +1,6 @@
 // The RL control plane of vLLM's dev mode: /pause (mode=abort|wait|keep), /resume, /is_paused,
-// /reset_prefix_cache (no prefix cache: always 200) and /get_world_size (one engine).
+// /abort_requests (all), /reset_prefix_cache (no prefix cache: always 200) and /get_world_size
+// (one engine).
 #include <httplib.h>
 
 #include <chrono>
@@ -47,6 +48,18 @@ void add_control_routes(httplib::Server& http, ServeContext& ctx) {
   });
   http.Post("/reset_prefix_cache",
             [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  // vLLM's dev RLHF form: an empty or missing list aborts everything. The engine has no
+  // per-request abort, so a list of ids is refused rather than ignored.
+  http.Post("/abort_requests", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    const Json body = req.body.empty() ? Json::object() : parse_body(req);
+    const Json* ids = body.find("request_ids");
+    if (ids && !ids->is_null() && ids->size() > 0) {
+      throw BadRequest("request_ids: vime serve aborts all requests only (send an empty list)");
+    }
+    const auto stats = ctx.engine.stats();
+    ctx.engine.abort_all();
+    send_json(res, Json::Object{{"status", "aborted"}, {"aborted", stats.running + stats.queued}});
+  });
   http.Get("/get_world_size", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, Json::Object{{"world_size", 1}});
   });

@@ -19,5 +19,6 @@ int run_tokenize(const Arguments& args);
 int run_reward(const Arguments& args);
 int run_convert_hf(const Arguments& args);
 int run_logprobs(const Arguments& args);
+int run_serve(const Arguments& args);
 
 }  // namespace vime::app

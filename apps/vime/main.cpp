@@ -36,6 +36,8 @@ constexpr Command kCommands[] = {
      vime::app::run_convert_hf},
     {"logprobs", "score {tokens, response_length} JSONL under a model: log_probs and entropy",
      vime::app::run_logprobs},
+    {"serve", "serve a checkpoint behind vLLM's HTTP API (/v1/completions, /inference/v1/generate)",
+     vime::app::run_serve},
 };
 
 void print_usage() {

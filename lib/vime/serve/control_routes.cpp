@@ -1,0 +1,68 @@
+// The RL control plane of vLLM's dev mode: /pause (mode=abort|wait|keep), /resume, /is_paused,
+// /abort_requests (all), /reset_prefix_cache (no prefix cache: always 200) and /get_world_size
+// (one engine).
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "vime/serve/serve_context.hpp"
+
+namespace vime::serve {
+namespace {
+
+void pause(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  const std::string mode = req.has_param("mode") ? req.get_param_value("mode") : "abort";
+  if (mode != "abort" && mode != "wait" && mode != "keep") {
+    send_json(res,
+              Json::Object{{"error", "Invalid mode '" + mode +
+                                         "'. Must be one of 'abort', 'wait', 'keep'."}},
+              400);
+    return;
+  }
+  if (mode == "wait") {  // drain: let what is in flight finish first
+    for (;;) {
+      const auto s = ctx.engine.stats();
+      if (s.running == 0 && s.queued == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ctx.engine.pause();  // new requests queue from here on
+  if (mode == "abort") ctx.engine.abort_all();
+  ctx.paused = true;
+  send_json(res, Json::Object{{"status", "paused"}});
+}
+
+}  // namespace
+
+void add_control_routes(httplib::Server& http, ServeContext& ctx) {
+  http.Post("/pause",
+            [&ctx](const httplib::Request& req, httplib::Response& res) { pause(ctx, req, res); });
+  http.Post("/resume", [&ctx](const httplib::Request&, httplib::Response& res) {
+    ctx.engine.resume();
+    ctx.paused = false;
+    send_json(res, Json::Object{{"status", "resumed"}});
+  });
+  http.Get("/is_paused", [&ctx](const httplib::Request&, httplib::Response& res) {
+    send_json(res, Json::Object{{"is_paused", ctx.paused.load()}});
+  });
+  http.Post("/reset_prefix_cache",
+            [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  // vLLM's dev RLHF form: an empty or missing list aborts everything. The engine has no
+  // per-request abort, so a list of ids is refused rather than ignored.
+  http.Post("/abort_requests", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    const Json body = req.body.empty() ? Json::object() : parse_body(req);
+    const Json* ids = body.find("request_ids");
+    if (ids && !ids->is_null() && ids->size() > 0) {
+      throw BadRequest("request_ids: vime serve aborts all requests only (send an empty list)");
+    }
+    const auto stats = ctx.engine.stats();
+    ctx.engine.abort_all();
+    send_json(res, Json::Object{{"status", "aborted"}, {"aborted", stats.running + stats.queued}});
+  });
+  http.Get("/get_world_size", [](const httplib::Request&, httplib::Response& res) {
+    send_json(res, Json::Object{{"world_size", 1}});
+  });
+}
+
+}  // namespace vime::serve

@@ -1,0 +1,66 @@
+// POST /inference/v1/generate (vLLM's token-in/token-out endpoint): token_ids + sampling_params
+// in, token_ids + chat-format logprobs out.
+#include <httplib.h>
+
+#include "vime/serve/serve_context.hpp"
+
+namespace vime::serve {
+namespace {
+
+Json content_logprobs(const GenerateResponse& r) {
+  Json content = Json::array();
+  for (size_t i = 0; i < r.output_ids.size(); ++i) {
+    const std::string token = token_id_label(r.output_ids[i]);
+    const Json lp =
+        i < r.output_log_probs.size() ? Json(clamp_logprob(r.output_log_probs[i])) : Json(nullptr);
+    Json top = Json::Object{{"token", token}, {"logprob", lp}, {"bytes", nullptr}};
+    content.push_back(Json::Object{
+        {"token", token}, {"logprob", lp}, {"bytes", nullptr}, {"top_logprobs", Json::Array{top}}});
+  }
+  return Json::Object{{"content", content}};
+}
+
+void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  const Json body = parse_body(req);
+  if (const Json* s = body.find("stream"); s && s->is_bool() && s->as_bool()) {
+    throw BadRequest("stream: streaming is not supported by vime serve");
+  }
+  const Json* ids = body.find("token_ids");
+  if (!ids) throw BadRequest("token_ids is required");
+  const auto prompt = token_ids_from(*ids, "token_ids", ctx.tokenizer.vocab_size());
+  Json fields = Json::object();
+  if (const Json* sp = body.find("sampling_params"); sp && !sp->is_null()) {
+    if (!sp->is_object()) throw BadRequest("sampling_params must be an object");
+    fields = *sp;
+  }
+  const SamplingParams params = sampling_params_from(fields);
+  const Json* logprobs = fields.find("logprobs");
+  std::string request_id = new_id(ctx, "gen-");
+  if (const Json* id = body.find("request_id"); id && id->is_string()) request_id = id->as_string();
+
+  const GenerateResponse r = ctx.generate(GenerateRequest{prompt, params, request_id, true});
+  Json choice = Json::object();
+  choice["index"] = 0;
+  choice["finish_reason"] = r.finish_reason;
+  choice["token_ids"] = r.output_ids;
+  choice["logprobs"] = logprobs && !logprobs->is_null() ? content_logprobs(r) : Json(nullptr);
+  choice["routed_experts"] = nullptr;
+  Json out = Json::object();
+  out["request_id"] = request_id;
+  out["choices"] = Json::Array{choice};
+  out["usage"] = usage_json(static_cast<int64_t>(prompt.size()),
+                            static_cast<int64_t>(r.output_ids.size()), r.cached_tokens);
+  out["prompt_logprobs"] = nullptr;
+  out["kv_transfer_params"] = nullptr;
+  send_json(res, out);
+}
+
+}  // namespace
+
+void add_generate_routes(httplib::Server& http, ServeContext& ctx) {
+  http.Post("/inference/v1/generate", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    generate(ctx, req, res);
+  });
+}
+
+}  // namespace vime::serve

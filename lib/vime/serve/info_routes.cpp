@@ -1,0 +1,63 @@
+// GET /health, /v1/models, /metrics (Prometheus text under vLLM's metric names).
+#include <httplib.h>
+
+#include <ctime>
+#include <sstream>
+
+#include "vime/serve/serve_context.hpp"
+
+namespace vime::serve {
+namespace {
+
+std::string metrics_text(ServeContext& ctx) {
+  const auto stats = ctx.engine.stats();
+  const std::string labels = "model_name=\"" + ctx.options.model_name + "\",engine=\"0\"";
+  std::ostringstream out;
+  auto series = [&](const char* name, const char* type, const char* help) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  };
+  series("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.");
+  out << "vllm:num_requests_running{" << labels << "} " << stats.running << "\n";
+  series("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
+  out << "vllm:num_requests_waiting{" << labels << "} " << stats.queued << "\n";
+  series("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions.");
+  out << "vllm:num_preemptions_total{" << labels << "} " << stats.preempted << "\n";
+  std::lock_guard<std::mutex> lock(ctx.metrics_mutex);
+  series("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.");
+  out << "vllm:prompt_tokens_total{" << labels << "} " << ctx.prompt_tokens_total << "\n";
+  series("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.");
+  out << "vllm:generation_tokens_total{" << labels << "} " << ctx.generation_tokens_total << "\n";
+  series("vllm:request_success_total", "counter", "Count of successfully processed requests.");
+  for (const char* reason : {"stop", "length", "abort"}) {
+    auto it = ctx.finished_by_reason.find(reason);
+    out << "vllm:request_success_total{" << labels << ",finished_reason=\"" << reason << "\"} "
+        << (it == ctx.finished_by_reason.end() ? 0 : it->second) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+void add_info_routes(httplib::Server& http, ServeContext& ctx) {
+  http.Get("/health", [&ctx](const httplib::Request&, httplib::Response& res) {
+    res.status = ctx.stopping ? 503 : 200;
+  });
+  http.Get("/v1/models", [&ctx](const httplib::Request&, httplib::Response& res) {
+    const auto& name = ctx.options.model_name;
+    Json model = Json::object();
+    model["id"] = name;
+    model["object"] = "model";
+    model["created"] = static_cast<int64_t>(std::time(nullptr));
+    model["owned_by"] = "vllm";
+    model["root"] = name;
+    model["parent"] = nullptr;
+    model["max_model_len"] = ctx.options.max_model_len;
+    model["permission"] = Json::array();
+    send_json(res, Json::Object{{"object", "list"}, {"data", Json::Array{model}}});
+  });
+  http.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_text(ctx), "text/plain; version=0.0.4; charset=utf-8");
+  });
+}
+
+}  // namespace vime::serve

@@ -1,0 +1,152 @@
+#include "vime/serve/serve_context.hpp"
+
+#include <httplib.h>
+
+#include <algorithm>
+
+namespace vime::serve {
+
+GenerateResponse ServeContext::generate(const GenerateRequest& request) {
+  if (stopping) throw Error("the server is shutting down");
+  GenerateResponse r = engine.generate(request);
+  std::lock_guard<std::mutex> lock(metrics_mutex);
+  prompt_tokens_total += r.prompt_tokens;
+  generation_tokens_total += static_cast<int64_t>(r.output_ids.size());
+  ++finished_by_reason[r.finish_reason];
+  return r;
+}
+
+Json parse_body(const httplib::Request& req) {
+  Json body;
+  try {
+    body = Json::parse(req.body, "request body");
+  } catch (const Error& e) {
+    throw BadRequest(e.what());
+  }
+  if (!body.is_object()) throw BadRequest("the request body must be a JSON object");
+  return body;
+}
+
+void send_json(httplib::Response& res, const Json& body, int status) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  const char* type = status == 400   ? "BadRequestError"
+                     : status == 404 ? "NotFoundError"
+                     : status == 503 ? "ServiceUnavailableError"
+                                     : "InternalServerError";
+  Json error =
+      Json::Object{{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}};
+  send_json(res, Json::Object{{"error", error}}, status);
+}
+
+namespace {
+
+const Json* present(const Json& fields, std::string_view key) {
+  const Json* v = fields.find(key);
+  return v && !v->is_null() ? v : nullptr;
+}
+
+template <class F>
+auto field(const Json& fields, std::string_view key, F read) -> decltype(read(fields)) {
+  try {
+    return read(*present(fields, key));
+  } catch (const Error& e) {
+    throw BadRequest(std::string(key) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+SamplingParams sampling_params_from(const Json& f) {
+  SamplingParams p;
+  p.max_new_tokens = 16;  // vLLM's default
+  p.no_stop_trim = false;
+  p.skip_special_tokens = true;
+  auto num = [](const Json& v) { return v.as_double(); };
+  auto integer = [](const Json& v) { return v.as_int(); };
+  auto boolean = [](const Json& v) { return v.as_bool(); };
+  if (present(f, "max_tokens")) p.max_new_tokens = field(f, "max_tokens", integer);
+  if (present(f, "min_tokens")) p.min_new_tokens = field(f, "min_tokens", integer);
+  if (present(f, "temperature")) p.temperature = field(f, "temperature", num);
+  if (present(f, "top_p")) p.top_p = field(f, "top_p", num);
+  if (present(f, "top_k")) p.top_k = field(f, "top_k", integer);
+  if (p.top_k == 0) p.top_k = -1;  // vLLM: 0 or -1 disables top-k
+  if (present(f, "repetition_penalty")) {
+    p.repetition_penalty = field(f, "repetition_penalty", num);
+  }
+  if (present(f, "seed")) p.seed = field(f, "seed", integer);
+  if (present(f, "skip_special_tokens")) {
+    p.skip_special_tokens = field(f, "skip_special_tokens", boolean);
+  }
+  if (present(f, "include_stop_str_in_output")) {
+    p.no_stop_trim = field(f, "include_stop_str_in_output", boolean);
+  }
+  if (const Json* stop = present(f, "stop")) {
+    if (stop->is_string()) {
+      p.stop.push_back(stop->as_string());
+    } else {
+      field(f, "stop", [&](const Json& v) {
+        for (const auto& s : v.as_array()) p.stop.push_back(s.as_string());
+        return 0;
+      });
+    }
+  }
+  if (present(f, "stop_token_ids")) {
+    field(f, "stop_token_ids", [&](const Json& v) {
+      for (const auto& id : v.as_array())
+        p.stop_token_ids.push_back(static_cast<int32_t>(id.as_int()));
+      return 0;
+    });
+  }
+  if (present(f, "n") && field(f, "n", integer) != 1) throw BadRequest("n: only n=1 is supported");
+  if (p.max_new_tokens < 1) throw BadRequest("max_tokens must be at least 1");
+  if (p.min_new_tokens < 0 || p.min_new_tokens > p.max_new_tokens) {
+    throw BadRequest("min_tokens must be in [0, max_tokens]");
+  }
+  if (p.temperature < 0) throw BadRequest("temperature must be non-negative");
+  if (!(p.top_p > 0 && p.top_p <= 1)) throw BadRequest("top_p must be in (0, 1]");
+  if (p.top_k < -1) throw BadRequest("top_k must be -1 (disable), or at least 1");
+  for (const char* key : {"min_p", "ignore_eos"}) {  // the engine reads these from `extra`
+    if (const Json* v = present(f, key)) p.extra[key] = *v;
+  }
+  // vime returns the sampled token's log-prob only; top-N alternatives are not computed.
+  if (present(f, "logprobs") && field(f, "logprobs", integer) < -1) {
+    throw BadRequest("logprobs must be -1 or non-negative");
+  }
+  return p;
+}
+
+std::vector<int32_t> token_ids_from(const Json& value, const std::string& name, int64_t vocab) {
+  if (!value.is_array() || value.size() == 0) {
+    throw BadRequest(name + " must be a non-empty list of token ids");
+  }
+  std::vector<int32_t> ids;
+  for (const auto& v : value.as_array()) {
+    if (!v.is_int() || v.as_int() < 0 || v.as_int() >= vocab) {
+      throw BadRequest(name + " holds " + v.dump() + ", not a token id in [0, " +
+                       std::to_string(vocab) + ")");
+    }
+    ids.push_back(static_cast<int32_t>(v.as_int()));
+  }
+  return ids;
+}
+
+std::string token_id_label(int32_t id) { return "token_id:" + std::to_string(id); }
+
+double clamp_logprob(float logprob) { return std::max(static_cast<double>(logprob), -9999.0); }
+
+Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
+  return Json::Object{{"prompt_tokens", prompt_tokens},
+                      {"completion_tokens", completion_tokens},
+                      {"total_tokens", prompt_tokens + completion_tokens},
+                      {"prompt_tokens_details", Json::Object{{"cached_tokens", cached_tokens}}}};
+}
+
+std::string new_id(ServeContext& ctx, const char* prefix) {
+  return std::string(prefix) + std::to_string(++ctx.next_id);
+}
+
+}  // namespace vime::serve

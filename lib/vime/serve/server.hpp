@@ -1,0 +1,53 @@
+// `vime serve`: the NativeEngine behind the subset of vLLM's HTTP API that vime's own vLLM backend
+// uses (/v1/completions, /inference/v1/generate, /tokenize, /pause, /metrics, ...), so any
+// OpenAI client, or vime's VllmEngine, can talk to a vime checkpoint. Requests are served by a
+// thread pool and batched by the engine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "vime/tokenizer.hpp"
+
+namespace vime::engine {
+class NativeEngine;
+}
+
+namespace vime::serve {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;      // 0: any free port
+  std::string api_key;  // non-empty: every route but /health needs "Bearer <key>"
+  std::string model_name = "vime";
+  int64_t max_model_len = 0;  // reported by /v1/models and /tokenize
+  int threads = 64;           // HTTP worker threads (each blocks on one generation)
+};
+
+struct ServeContext;
+
+class Server {
+ public:
+  // `engine` and `tokenizer` must outlive the server.
+  Server(engine::NativeEngine& engine, const Tokenizer& tokenizer, ServeOptions options);
+  ~Server();  // stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds host:port (port 0: a free one) and serves on a background thread; returns the port.
+  // Throws vime::Error when the address cannot be bound.
+  int start();
+  // Aborts in-flight generations (they answer with finish_reason "abort"), stops listening and
+  // joins the serving thread. Idempotent.
+  void stop();
+  int port() const { return port_; }
+  std::string url() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace vime::serve

@@ -21,7 +21,7 @@
 #include "vime/metrics/metrics_logger.hpp"
 #include "vime/metrics/phase_timer.hpp"
 #include "vime/metrics/progress_bar.hpp"
-#include "vime/plugin/plugin_loader.hpp"
+#include "vime/plugin/hook_flags.hpp"
 #include "vime/rollout/rollout_manager.hpp"
 #include "vime/train/actor.hpp"
 #include "vime/train/critic.hpp"
@@ -34,8 +34,8 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::unique_ptr<Model> load_model_from(const ckpt::ResolvedCheckpoint& source,
-                                       at::ScalarType dtype, const at::Device& device) {
+std::unique_ptr<Model> load_model_from(const ckpt::ResolvedCheckpoint& source, at::ScalarType dtype,
+                                       const at::Device& device) {
   return ckpt::load_model(source, dtype, device);
 }
 
@@ -57,7 +57,8 @@ std::optional<int64_t> optional_interval(const Args& args, const char* key) {
 int run_training(const Args& given_args, std::ostream& console) {
   const Args args = with_run_defaults(given_args);
   if (args.get_int("num_critic_only_steps") > 0) {
-    throw UsageError("--num-critic-only-steps is not supported yet: the critic trains with the actor");
+    throw UsageError(
+        "--num-critic-only-steps is not supported yet: the critic trains with the actor");
   }
   // Rollouts run on the embedded engine; asking for vLLM must not silently fall back to it.
   for (const char* key : {"vllm_router_ip", "vllm_config"}) {
@@ -68,9 +69,10 @@ int run_training(const Args& given_args, std::ostream& console) {
     }
   }
   if (!args.vllm_passthrough().empty()) {
-    throw UsageError(args.vllm_passthrough().front().name +
-                     ": the vLLM rollout backend is not in this build yet; vime train generates with "
-                     "the embedded engine (drop the --vllm-* flags)");
+    throw UsageError(
+        args.vllm_passthrough().front().name +
+        ": the vLLM rollout backend is not in this build yet; vime train generates with "
+        "the embedded engine (drop the --vllm-* flags)");
   }
   const bool rollout_only = args.get_bool("debug_rollout_only");
   const bool is_ppo = args.get_string("advantage_estimator") == "ppo";
@@ -97,8 +99,8 @@ int run_training(const Args& given_args, std::ostream& console) {
   metrics::PhaseTimer timer;
   train::Actor actor(args, *actor_model, ref_model.get(), reducer);
   actor.set_timer(&timer);
-  const auto resume = ckpt::load_for_training(args, *actor_model, actor.optimizer(),
-                                              actor.lr_scheduler());
+  const auto resume =
+      ckpt::load_for_training(args, *actor_model, actor.optimizer(), actor.lr_scheduler());
   if (resume.is_loaded) console << "vime train: weights from " << resume.from.string() << "\n";
   std::unique_ptr<Model> critic_trunk;
   std::unique_ptr<train::Critic> critic;
@@ -107,17 +109,17 @@ int run_training(const Args& given_args, std::ostream& console) {
     critic = std::make_unique<train::Critic>(args, *critic_trunk, reducer);
   }
 
-  if (args.is_set("custom_megatron_init_path")) {
-    plugin::load_plugin<PluginKind::kInitHook>(args.get_string("custom_megatron_init_path"),
-                                               "--custom-megatron-init-path", "init")(args);
+  if (auto init =
+          plugin::load_hook_if_set<PluginKind::kInitHook>(args, "custom_megatron_init_path")) {
+    init(args);
   }
 
   // --- Data, engine, rollout manager.
   auto data_source = data::make_data_source(args, data::chat_template_renderer(*tokenizer),
                                             data::token_counter(*tokenizer));
-  const int64_t start_rollout_id =
-      args.is_set("start_rollout_id") ? args.get_int("start_rollout_id")
-                                      : (resume.is_resumed ? resume.state.iteration + 1 : 0);
+  const int64_t start_rollout_id = args.is_set("start_rollout_id")
+                                       ? args.get_int("start_rollout_id")
+                                       : (resume.is_resumed ? resume.state.iteration + 1 : 0);
   if (start_rollout_id > 0) data_source->load(start_rollout_id - 1);
   const int64_t prompts = data_source->size();
   const int64_t num_rollout = resolve_num_rollout(args, prompts);
@@ -175,12 +177,14 @@ int run_training(const Args& given_args, std::ostream& console) {
         old_values = critic->compute_values(converted.batch);
         for (const auto& v : old_values) {
           auto cpu = v.to(at::kCPU).to(at::kFloat).contiguous();
-          converted.batch.values.emplace_back(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
+          converted.batch.values.emplace_back(cpu.data_ptr<float>(),
+                                              cpu.data_ptr<float>() + cpu.numel());
         }
       }
       std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
       actor.set_step_callback([&](int64_t done, int64_t total) {
-        if (!bar) bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
+        if (!bar)
+          bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
         if (done > 0) bar->advance();
       });
       actor.train(rollout_id, converted.batch);
@@ -191,8 +195,8 @@ int run_training(const Args& given_args, std::ostream& console) {
     for (size_t step_id = 0; step_id < steps.size(); ++step_id) {
       check_step_invariants(args, rollout_id, static_cast<int64_t>(step_id), steps[step_id]);
       auto m = steps[step_id];
-      m["train/global_batch_size"] = static_cast<double>(converted.batch.size()) /
-                                     static_cast<double>(steps.size());
+      m["train/global_batch_size"] =
+          static_cast<double>(converted.batch.size()) / static_cast<double>(steps.size());
       logger->log("train/step",
                   metrics::compute_train_step(rollout_id, static_cast<int64_t>(steps.size()),
                                               static_cast<int64_t>(step_id)),

@@ -57,6 +57,13 @@ void reject_python_path(const std::string& value, const std::string& flag) {
 
 std::span<const HookFlag> hook_flags() { return kHookFlags; }
 
+const HookFlag& hook_flag(std::string_view dest) {
+  for (const auto& hook : kHookFlags) {
+    if (hook.dest == dest) return hook;
+  }
+  throw Error("internal: " + std::string(dest) + " is not a hook flag");
+}
+
 PluginKind required_kind(const HookFlag& hook, const Args& args) {
   if (hook.kind == PluginKind::kReward && args.has("group_rm") && args.get("group_rm").is_bool() &&
       args.get_bool("group_rm")) {

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "vime/error.hpp"
-#include "vime/plugin/plugin_loader.hpp"
+#include "vime/plugin/hook_flags.hpp"
 #include "vime/train/advantages.hpp"
 #include "vime/train/dp_schedule.hpp"
 #include "vime/train/log_probs.hpp"
@@ -62,39 +62,18 @@ struct Actor::Impl {
     temperature = args.get_double("rollout_temperature");
     const int64_t chunk = args.get_int("log_probs_chunk_size");
     chunk_rows = chunk > 0 ? chunk : 1024;
-    if (args.is_set("custom_loss_function_path")) {
-      custom_loss = plugin::load_plugin<PluginKind::kLoss>(
-          args.get_string("custom_loss_function_path"), "--custom-loss-function-path", "loss");
-    }
-    if (args.is_set("custom_advantage_function_path")) {
-      custom_advantage = plugin::load_plugin<PluginKind::kAdvantage>(
-          args.get_string("custom_advantage_function_path"), "--custom-advantage-function-path",
-          "compute_advantages");
-    }
-    if (args.is_set("custom_tis_function_path")) {
-      custom_tis = plugin::load_plugin<PluginKind::kTis>(
-          args.get_string("custom_tis_function_path"), "--custom-tis-function-path", "tis");
-    }
-    if (args.is_set("custom_pg_loss_reducer_function_path")) {
-      custom_reducer = plugin::load_plugin<PluginKind::kPgLossReducer>(
-          args.get_string("custom_pg_loss_reducer_function_path"),
-          "--custom-pg-loss-reducer-function-path", "pg_loss_reducer");
-    }
-    if (args.is_set("rollout_data_postprocess_path")) {
-      rollout_data_postprocess = plugin::load_plugin<PluginKind::kRolloutDataPostprocess>(
-          args.get_string("rollout_data_postprocess_path"), "--rollout-data-postprocess-path",
-          "rollout_data_postprocess");
-    }
-    if (args.is_set("custom_megatron_before_log_prob_hook_path")) {
-      before_log_prob = plugin::load_plugin<PluginKind::kBeforeLogProbHook>(
-          args.get_string("custom_megatron_before_log_prob_hook_path"),
-          "--custom-megatron-before-log-prob-hook-path", "before_log_prob");
-    }
-    if (args.is_set("custom_megatron_before_train_step_hook_path")) {
-      before_train_step = plugin::load_plugin<PluginKind::kBeforeTrainStepHook>(
-          args.get_string("custom_megatron_before_train_step_hook_path"),
-          "--custom-megatron-before-train-step-hook-path", "before_train_step");
-    }
+    custom_loss = plugin::load_hook_if_set<PluginKind::kLoss>(args, "custom_loss_function_path");
+    custom_advantage =
+        plugin::load_hook_if_set<PluginKind::kAdvantage>(args, "custom_advantage_function_path");
+    custom_tis = plugin::load_hook_if_set<PluginKind::kTis>(args, "custom_tis_function_path");
+    custom_reducer = plugin::load_hook_if_set<PluginKind::kPgLossReducer>(
+        args, "custom_pg_loss_reducer_function_path");
+    rollout_data_postprocess = plugin::load_hook_if_set<PluginKind::kRolloutDataPostprocess>(
+        args, "rollout_data_postprocess_path");
+    before_log_prob = plugin::load_hook_if_set<PluginKind::kBeforeLogProbHook>(
+        args, "custom_megatron_before_log_prob_hook_path");
+    before_train_step = plugin::load_hook_if_set<PluginKind::kBeforeTrainStepHook>(
+        args, "custom_megatron_before_train_step_hook_path");
     if (loss_type == "custom_loss" && !custom_loss) {
       throw UsageError("--loss-type custom_loss needs --custom-loss-function-path");
     }
@@ -123,8 +102,7 @@ struct Actor::Impl {
 
   // Log-probs and entropy of the response tokens of micro-batch `mb` (differentiable).
   std::pair<TokenLogProbs, at::Tensor> forward(Model& model, const TrainBatch& batch,
-                                               const MicroBatch& mb,
-                                               const SampleData& data) const {
+                                               const MicroBatch& mb, const SampleData& data) const {
     auto packed = pack(batch, mb, model.device());
     auto logits = model.forward(packed);
     std::vector<int64_t> totals, responses;
@@ -152,8 +130,9 @@ struct Actor::Impl {
 
 Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
     : impl_(std::make_unique<Impl>(args, ref_model, reducer)), model_(model) {
-  optimizer_ = std::make_unique<Optimizer>(model.named_parameters(), OptimizerConfig::from_args(args),
-                                           OptimizerShard{reducer.rank(), reducer.world_size()});
+  optimizer_ =
+      std::make_unique<Optimizer>(model.named_parameters(), OptimizerConfig::from_args(args),
+                                  OptimizerShard{reducer.rank(), reducer.world_size()});
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 
@@ -179,10 +158,12 @@ std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch&
   if (args.is_set("max_tokens_per_gpu")) {
     mbs = first_fit(all, lengths, args.get_int("max_tokens_per_gpu"));
   } else {
-    const auto mbs_size = static_cast<size_t>(std::max<int64_t>(args.get_int("micro_batch_size"), 1));
+    const auto mbs_size =
+        static_cast<size_t>(std::max<int64_t>(args.get_int("micro_batch_size"), 1));
     for (size_t i = 0; i < all.size(); i += mbs_size) {
-      mbs.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i),
-                       all.begin() + static_cast<std::ptrdiff_t>(std::min(i + mbs_size, all.size())));
+      mbs.emplace_back(
+          all.begin() + static_cast<std::ptrdiff_t>(i),
+          all.begin() + static_cast<std::ptrdiff_t>(std::min(i + mbs_size, all.size())));
     }
   }
   std::vector<at::Tensor> out(batch.size());
@@ -312,10 +293,10 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
       data.returns = rd.count("returns") ? rd["returns"] : rd["advantages"];
     } else {
       std::vector<double> rewards = batch.rewards;
-      const bool normalize = !batch.rewards_post_processed &&
-                             args.get_bool("rewards_normalization") &&
-                             (I.estimator == "grpo" || I.estimator == "gspo" ||
-                              I.estimator == "cispo" || I.estimator == "reinforce_plus_plus_baseline");
+      const bool normalize =
+          !batch.rewards_post_processed && args.get_bool("rewards_normalization") &&
+          (I.estimator == "grpo" || I.estimator == "gspo" || I.estimator == "cispo" ||
+           I.estimator == "reinforce_plus_plus_baseline");
       if (normalize) {
         const bool by_std = I.estimator != "reinforce_plus_plus_baseline" &&
                             args.get_bool("grpo_std_normalization");
@@ -325,7 +306,8 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
         const int64_t len = batch.response_lengths[i];
         AdvantagesAndReturns ar;
         if (I.estimator == "grpo" || I.estimator == "gspo" || I.estimator == "cispo") {
-          auto a = at::full({len}, rewards[i], at::TensorOptions().dtype(at::kFloat).device(device));
+          auto a =
+              at::full({len}, rewards[i], at::TensorOptions().dtype(at::kFloat).device(device));
           ar = {a, a};
         } else if (I.estimator == "reinforce_plus_plus") {
           ar = reinforce_plus_plus(kl_of(i), data.loss_masks[i], rewards[i], kl_coef,
@@ -409,8 +391,8 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
     optimizer_->zero_grad();
     double step_tokens = 0;
     for (auto s : plan.samples) step_tokens += data.loss_masks[s].sum().item<double>();
-    const double scale = per_token ? dp / std::max(step_tokens, 1.0)
-                                   : dp / static_cast<double>(plan.samples.size());
+    const double scale =
+        per_token ? dp / std::max(step_tokens, 1.0) : dp / static_cast<double>(plan.samples.size());
     Metrics step_metrics;
     for (const auto& mb : plan.per_rank[I.reducer.rank()]) {
       auto [out, logits] = I.forward(model_, batch, mb, data);
@@ -438,7 +420,8 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
         metric_values = custom.metrics;
         metric_values["loss"] = loss;
       } else {
-        auto old = data.old_log_probs.empty() ? lp.detach() : cat_or_empty(pick(data.old_log_probs, mb));
+        auto old =
+            data.old_log_probs.empty() ? lp.detach() : cat_or_empty(pick(data.old_log_probs, mb));
         auto adv = cat_or_empty(pick(data.advantages, mb));
         if (!first_step_log_probs.empty()) {
           int64_t start = 0;
@@ -450,9 +433,10 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
         auto ppo_kl = old - lp;
         auto masks = pick(data.loss_masks, mb);
         auto kl_for_clip = I.estimator == "gspo" ? sequence_mean_kl(ppo_kl, masks) : ppo_kl;
-        PerTokenLoss pg = I.estimator == "cispo"
-                              ? cispo_loss(kl_for_clip, lp, adv, eps_clip, eps_clip_high)
-                              : ppo_policy_loss(kl_for_clip, adv, eps_clip, eps_clip_high, eps_clip_c);
+        PerTokenLoss pg =
+            I.estimator == "cispo"
+                ? cispo_loss(kl_for_clip, lp, adv, eps_clip, eps_clip_high)
+                : ppo_policy_loss(kl_for_clip, adv, eps_clip, eps_clip_high, eps_clip_c);
         auto pg_loss = pg.loss;
         if (args.get_bool("use_opsm")) {
           pg_loss = pg_loss * opsm_mask(adv, sequence_mean_kl(ppo_kl.detach(), masks),
@@ -529,7 +513,8 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
     if (!result.is_updated) last["train/skipped_steps"] += 1;
     step_metrics_.push_back(std::move(this_step));
     if (step_callback_) {
-      step_callback_(static_cast<int64_t>(step_metrics_.size()), static_cast<int64_t>(plans.size()));
+      step_callback_(static_cast<int64_t>(step_metrics_.size()),
+                     static_cast<int64_t>(plans.size()));
     }
   }
   if (!first_step_log_probs.empty() && I.reducer.world_size() == 1) {

@@ -34,11 +34,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::unique_ptr<Model> load_model_from(const ckpt::ResolvedCheckpoint& source, at::ScalarType dtype,
-                                       const at::Device& device) {
-  return ckpt::load_model(source, dtype, device);
-}
-
 // slime's num_rollout: --num-rollout, else epochs x (prompts // rollout_batch_size).
 int64_t resolve_num_rollout(const Args& args, int64_t prompts_per_epoch) {
   if (args.is_set("num_rollout")) return args.get_int("num_rollout");
@@ -91,7 +86,7 @@ int run_training(const Args& given_args, std::ostream& console) {
   std::unique_ptr<Model> ref_model;
   if (needs_reference_model(args) && !rollout_only) {
     if (auto ref = reference_source(args)) {
-      ref_model = load_model_from(*ref, dtype, device);
+      ref_model = ckpt::load_model(*ref, dtype, device);
       ref_model->set_requires_grad(false);
     }
   }
@@ -105,7 +100,7 @@ int run_training(const Args& given_args, std::ostream& console) {
   std::unique_ptr<Model> critic_trunk;
   std::unique_ptr<train::Critic> critic;
   if (is_ppo && !rollout_only) {
-    critic_trunk = load_model_from(source, dtype, device);
+    critic_trunk = ckpt::load_model(source, dtype, device);
     critic = std::make_unique<train::Critic>(args, *critic_trunk, reducer);
   }
 

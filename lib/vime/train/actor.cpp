@@ -190,6 +190,7 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   SampleData data;
   std::vector<int64_t> lengths;
   std::map<int64_t, double> mask_sum_by_rollout;
+  std::vector<double> sample_mask_sums;
   for (size_t i = 0; i < n; ++i) {
     const auto total = static_cast<int64_t>(batch.tokens[i].size());
     const int64_t response = batch.response_lengths[i];
@@ -212,7 +213,8 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
     }
     data.loss_masks.push_back(mask);
     const int64_t rid = batch.rollout_ids.empty() ? static_cast<int64_t>(i) : batch.rollout_ids[i];
-    mask_sum_by_rollout[rid] += mask.sum().item<double>();
+    sample_mask_sums.push_back(mask.sum().item<double>());
+    mask_sum_by_rollout[rid] += sample_mask_sums.back();
   }
   for (size_t i = 0; i < n; ++i) {
     const int64_t rid = batch.rollout_ids.empty() ? static_cast<int64_t>(i) : batch.rollout_ids[i];
@@ -350,18 +352,17 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   }
   returns_ = data.returns;
   rollout_data_metrics_.clear();
+  // Masked per-sample means, averaged over the samples: one host sync per metric.
   auto log_mean = [&](const char* name, const std::vector<at::Tensor>& per_sample) {
     if (per_sample.size() != n) return;
-    double sum = 0;
-    int64_t count = 0;
+    std::vector<at::Tensor> means;
     for (size_t i = 0; i < n; ++i) {
       if (!per_sample[i].defined()) continue;  // a sample no step trained on
-      ++count;
-      const double mask_sum = data.loss_masks[i].sum().item<double>();
-      sum += (per_sample[i].to(at::kFloat) * data.loss_masks[i]).sum().item<double>() /
-             std::max(mask_sum, 1.0);
+      means.push_back((per_sample[i].to(at::kFloat) * data.loss_masks[i]).sum() /
+                      std::max(sample_mask_sums[i], 1.0));
     }
-    if (count > 0) rollout_data_metrics_[std::string("rollout/") + name] = sum / double(count);
+    if (means.empty()) return;
+    rollout_data_metrics_[std::string("rollout/") + name] = at::stack(means).mean().item<double>();
   };
   // Without the extra pass, the first (only) step's forward gives the old policy's log-probs.
   std::vector<at::Tensor> first_step_log_probs(data.old_log_probs.empty() && is_policy ? n : 0);

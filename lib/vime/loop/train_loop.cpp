@@ -10,11 +10,11 @@
 #include "vime/data/make_data_source.hpp"
 #include "vime/data/tokenizer_hooks.hpp"
 #include "vime/engine/generation_config.hpp"
-#include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
 #include "vime/hooks.hpp"
 #include "vime/loop/ci_checks.hpp"
 #include "vime/loop/periodic.hpp"
+#include "vime/loop/rollout_backend.hpp"
 #include "vime/loop/run_models.hpp"
 #include "vime/loop/train_batch.hpp"
 #include "vime/metrics/metric_steps.hpp"
@@ -54,20 +54,6 @@ int run_training(const Args& given_args, std::ostream& console) {
   if (args.get_int("num_critic_only_steps") > 0) {
     throw UsageError(
         "--num-critic-only-steps is not supported yet: the critic trains with the actor");
-  }
-  // Rollouts run on the embedded engine; asking for vLLM must not silently fall back to it.
-  for (const char* key : {"vllm_router_ip", "vllm_config"}) {
-    if (args.is_set(key)) {
-      throw UsageError(args.flag_name(key) +
-                       ": the vLLM rollout backend is not in this build yet; vime train generates "
-                       "with the embedded engine (drop the flag)");
-    }
-  }
-  if (!args.vllm_passthrough().empty()) {
-    throw UsageError(
-        args.vllm_passthrough().front().name +
-        ": the vLLM rollout backend is not in this build yet; vime train generates with "
-        "the embedded engine (drop the --vllm-* flags)");
   }
   const bool rollout_only = args.get_bool("debug_rollout_only");
   const bool is_ppo = args.get_string("advantage_estimator") == "ppo";
@@ -123,9 +109,9 @@ int run_training(const Args& given_args, std::ostream& console) {
           ? std::nullopt
           : std::optional<int64_t>(prompts / args.get_int("rollout_batch_size"));
 
-  engine::NativeEngine engine(*actor_model, tokenizer.get(), engine_options(args));
-  engine.set_weight_version(std::to_string(start_rollout_id));
-  rollout::RolloutManager manager(args, engine, *tokenizer, *data_source);
+  auto backend =
+      make_rollout_backend(args, *actor_model, tokenizer.get(), start_rollout_id, console);
+  rollout::RolloutManager manager(args, backend->engine(), *tokenizer, *data_source);
 
   auto run_eval = [&](int64_t rollout_id) {
     auto result = manager.eval(rollout_id);
@@ -140,7 +126,8 @@ int run_training(const Args& given_args, std::ostream& console) {
   }
 
   console << "vime train: rollouts " << start_rollout_id << ".." << num_rollout - 1 << " on "
-          << (device.is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(dtype) << "\n";
+          << (device.is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(dtype) << "; generating with "
+          << backend->describe() << "\n";
   auto run_bar = metrics::console_progress("run", "rollouts", num_rollout - start_rollout_id);
   for (int64_t rollout_id = start_rollout_id; rollout_id < num_rollout; ++rollout_id) {
     const double step_start = now_s();
@@ -154,9 +141,8 @@ int run_training(const Args& given_args, std::ostream& console) {
       continue;
     }
 
-    // 2. The engine gives its memory back while training runs.
-    engine.pause();
-    engine.release_memory();
+    // 2. The engines stop (and give memory back where they share the device) while training runs.
+    backend->before_train();
 
     // 3. Train: critic values first (PPO), then the actor, then the critic on the actor's returns.
     auto converted = to_train_batch(rollout.data);
@@ -231,11 +217,10 @@ int run_training(const Args& given_args, std::ostream& console) {
               << ckpt::iteration_dir_name(rollout_id) << "\n";
     }
 
-    // 5. Weight update: the engine reads the trained parameters themselves.
+    // 5. Weight update.
     {
       auto scope = timer.scope("update_weights");
-      engine.set_weight_version(std::to_string(rollout_id + 1));
-      engine.resume();
+      backend->update_weights(*actor_model, rollout_id + 1);
     }
     auto perf = timer.perf_metrics();
     const double step_time = now_s() - step_start;

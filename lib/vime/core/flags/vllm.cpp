@@ -9,6 +9,11 @@ namespace {
 using enum FlagKind;
 using enum Support;
 constexpr FlagSpec kFlags[] = {
+    {"--rollout-backend", kString, nullptr,
+     "Where rollouts generate: native (vime's in-process engine on the trainer's weights) or vllm "
+     "(`vllm serve` engines launched by vime, or --rollout-external-engine-addrs / "
+     "--vllm-router-ip). Unset: vllm when any of those or --vllm-config is given, else native.",
+     kYes, "native|vllm"},
     {"--vllm-router-ip", kString, nullptr,
      "Address of a running vllm-router to send requests to (unset: vime launches one)."},
     {"--vllm-router-port", kInt, nullptr, "Port of the vllm-router (unset: vime picks one)."},

@@ -1,0 +1,44 @@
+// Where a run's rollouts generate, and how trained weights get there (slime's rollout engines +
+// update_weights): the embedded NativeEngine on the trainer's own Model, or vLLM servers (launched by
+// vime, external, or behind a router) fed by NCCL broadcast or disk reloads. The train loop sees only
+// this interface.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "vime/args.hpp"
+#include "vime/engine_client.hpp"
+#include "vime/tokenizer.hpp"
+
+namespace vime {
+class Model;
+}
+
+namespace vime::loop {
+
+class RolloutBackend {
+ public:
+  virtual ~RolloutBackend() = default;
+  virtual EngineClient& engine() = 0;
+  // Training is about to run: the engines stop generating and, where they share the trainer's
+  // device, give their memory back.
+  virtual void before_train() = 0;
+  // The engines serve `model`'s weights from now on, tagged `version` (the next rollout id).
+  virtual void update_weights(Model& model, int64_t version) = 0;
+  virtual std::string describe() const = 0;  // one line for the console
+};
+
+// "native" or "vllm": --rollout-backend, else vllm when external engines, a router, --vllm-config or
+// --vllm-* engine flags are given.
+std::string rollout_backend_name(const Args& args);
+
+// Starts the backend (vLLM: launches or connects to the engines and brings them to `model`'s weights
+// as `version`). `model` and `tokenizer` must outlive it.
+std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& model,
+                                                     const Tokenizer* tokenizer, int64_t version,
+                                                     std::ostream& console);
+
+}  // namespace vime::loop

@@ -1,0 +1,230 @@
+// `vime train` on the vLLM backend against real `vime serve` processes on 127.0.0.1 (vime's
+// stand-in for `vllm serve`: same argv, same HTTP API): engines launched by vime
+// (VIME_VLLM_COMMAND) or external ones given by address, vime balancing between them, disk weight
+// updates checked through the rollout/trainer log-prob agreement, and an engine killed mid-rollout
+// recovered by --use-fault-tolerance with no sample lost.
+#include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "loop/metrics_file.hpp"
+#include "support/test_support.hpp"
+#include "vime/core/atomic_file.hpp"
+#include "vime/http/fetch.hpp"
+#include "vime/json.hpp"
+
+namespace fs = std::filesystem;
+using vime::test::run_command;
+
+namespace {
+
+const fs::path& task_dir() {
+  static vime::test::TempDir dir;
+  static bool made = false;
+  if (!made) {
+    auto r = run_command(std::string(VIME_MAKE_ARITH_TASK_BIN) + " --out " + dir.path().string() +
+                         " --num-train 256 --num-test 16 --hidden-size 64 --num-layers 2"
+                         " --head-dim 16 --intermediate-size 128");
+    REQUIRE(r.exit_code == 0);
+    made = true;
+  }
+  return dir.path();
+}
+
+std::string grpo_flags(int rollout_batch_size = 4, int max_len = 8) {
+  const auto t = task_dir().string();
+  return "--hf-checkpoint " + t + "/model --prompt-data " + t +
+         "/data/train.jsonl --input-key input --label-key label --rm-type math"
+         " --advantage-estimator grpo --rollout-batch-size " + std::to_string(rollout_batch_size) +
+         " --n-samples-per-prompt 4 --global-batch-size " + std::to_string(rollout_batch_size * 4) +
+         " --rollout-max-response-len " + std::to_string(max_len) + " --lr 1e-3 ";
+}
+
+std::string engine_command() { return std::string("VIME_VLLM_COMMAND='") + VIME_BIN + " serve' "; }
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Pids of processes whose command line holds every one of `parts`.
+std::vector<pid_t> find_processes(const std::vector<std::string>& parts) {
+  std::vector<pid_t> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    bool all = !cmdline.empty();
+    for (const auto& p : parts) all = all && cmdline.find(p) != std::string::npos;
+    if (all) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+bool wait_healthy(int port, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = vime::http::fetch(
+        vime::http::Request::get("http://127.0.0.1:" + std::to_string(port) + "/health", 1));
+    if (r.ok()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// Samples of one rollout's debug data.
+std::vector<vime::Json> rollout_samples(const fs::path& file) {
+  auto doc = vime::Json::parse(vime::read_text_file(file), file.string());
+  return doc.at("samples").as_array();
+}
+
+}  // namespace
+
+TEST_CASE("vime train --rollout-backend vllm: two launched vime serve engines, disk weight sync",
+          "[vllm_backend]") {
+  vime::test::TempDir run;
+  const auto metrics = run.path() / "metrics.jsonl";
+  const auto disk = run.path() / "weights";
+  auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +
+                       "--num-rollout 3 --ci-test --rollout-backend vllm --rollout-num-gpus 2 "
+                       "--update-weight-transport disk --update-weight-disk-dir " + disk.string() +
+                       " --metrics-jsonl " + metrics.string() + " 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // Two engines, both used.
+  std::regex served(R"(engine (http://127\.0\.0\.1:\d+): (\d+) requests)");
+  std::set<std::string> engines;
+  for (std::sregex_iterator it(r.output.begin(), r.output.end(), served), end; it != end; ++it) {
+    CHECK(std::stoi((*it)[2]) > 0);
+    engines.insert((*it)[1]);
+  }
+  CHECK(engines.size() == 2);
+  // The engines really serve the trained weights: after each update their log-probs match the
+  // trainer's (a stale engine would be off by the update's size; lr 1e-3 moves them visibly).
+  auto m = vime::test::read_metrics(metrics);
+  REQUIRE(m["train/train_rollout_logprob_abs_diff"].size() >= 3);
+  for (double d : m["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-4);
+  CHECK(m["rollout/log_probs"].size() == 3);
+  // Only the latest weights stay on disk; no engine process is left behind.
+  CHECK(fs::exists(disk / "weights_v3" / "model.safetensors"));
+  CHECK_FALSE(fs::exists(disk / "weights_v2"));
+  CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
+}
+
+TEST_CASE("vime train: external vime serve engines by address; unreachable ones are named",
+          "[vllm_backend]") {
+  vime::test::TempDir run;
+  const int p1 = free_port();
+  const int p2 = free_port();
+  const std::string model = (task_dir() / "model").string();
+  for (int port : {p1, p2}) {
+    run_command(std::string("(") + VIME_BIN + " serve " + model + " --port " +
+                std::to_string(port) + " --weight-transfer-config '{\"backend\":\"disk\"}' > " +
+                (run.path() / ("serve_" + std::to_string(port) + ".log")).string() + " 2>&1 &)");
+  }
+  REQUIRE(wait_healthy(p1, 60));
+  REQUIRE(wait_healthy(p2, 60));
+  const auto metrics = run.path() / "metrics.jsonl";
+  auto r = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
+                       "--num-rollout 2 --rollout-external-engine-addrs 127.0.0.1:" +
+                       std::to_string(p1) + " 127.0.0.1:" + std::to_string(p2) +
+                       " --update-weight-transport disk --update-weight-disk-dir " +
+                       (run.path() / "weights").string() + " --metrics-jsonl " + metrics.string() +
+                       " 2>&1");
+  for (pid_t pid : find_processes({VIME_BIN, " serve ", model})) ::kill(pid, SIGTERM);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto m = vime::test::read_metrics(metrics);
+  for (double d : m["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-4);
+  CHECK_THAT(r.output, Catch::Contains("127.0.0.1:" + std::to_string(p1)) &&
+                           Catch::Contains("127.0.0.1:" + std::to_string(p2)));
+
+  auto down = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
+                          "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
+                          std::to_string(free_port()) +
+                          " --update-weight-transport disk --update-weight-disk-dir " +
+                          (run.path() / "weights2").string() + " 2>&1");
+  CHECK(down.exit_code != 0);
+  CHECK_THAT(down.output, Catch::Contains("127.0.0.1") && Catch::Contains("vime train:"));
+}
+
+TEST_CASE("vime train --use-fault-tolerance: an engine killed mid-rollout is restarted, no sample "
+          "lost",
+          "[vllm_backend]") {
+  vime::test::TempDir run;
+  const auto log = run.path() / "train.log";
+  const std::string dump = (run.path() / "rollout_{rollout_id}.json").string();
+  const int rollouts = 3;
+  // Long enough rollouts (64 samples x up to 48 tokens) for the kill to land mid-generation.
+  const std::string command =
+      engine_command() + VIME_BIN + " train " + grpo_flags(16, 48) + "--num-rollout " +
+      std::to_string(rollouts) +
+      " --rollout-backend vllm --rollout-num-gpus 2 --use-fault-tolerance"
+      " --rollout-health-check-interval 0.2 --rollout-health-check-timeout 5"
+      " --update-weight-transport disk --update-weight-disk-dir " +
+      (run.path() / "weights").string() + " --save-debug-rollout-data " + dump;
+  run_command("(" + command + " > " + log.string() + " 2>&1; echo exit=$? >> " + log.string() +
+              ") &");
+  // Kill one engine while rollout 1 generates (its /metrics shows requests running).
+  std::regex url(R"(http://127\.0\.0\.1:(\d+))");
+  bool killed = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!killed && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::string text = fs::exists(log) ? vime::read_text_file(log) : "";
+    if (text.find("exit=") != std::string::npos) break;
+    if (!fs::exists(run.path() / "rollout_0.json")) continue;  // rollout 1 has begun
+    std::smatch m;
+    if (!std::regex_search(text, m, url)) continue;
+    const std::string port = m[1];
+    auto metrics = vime::http::fetch(
+        vime::http::Request::get("http://127.0.0.1:" + port + "/metrics", 1));
+    if (metrics.body.find("vllm:num_requests_running{model_name=") == std::string::npos) continue;
+    std::smatch running;
+    std::regex running_re(R"(vllm:num_requests_running\{[^}]*\} (\d+))");
+    if (!std::regex_search(metrics.body, running, running_re) || std::stoi(running[1]) == 0) {
+      continue;
+    }
+    for (pid_t pid : find_processes({" serve ", "--port " + port})) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+    }
+  }
+  REQUIRE(killed);
+  std::string text;
+  for (int i = 0; i < 1800 && text.find("exit=") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    text = vime::read_text_file(log);
+  }
+  INFO(text);
+  REQUIRE(text.find("exit=0") != std::string::npos);
+  CHECK_THAT(text, Catch::Contains("restarted"));
+  // Every rollout has all 64 samples, none failed.
+  for (int id = 0; id < rollouts; ++id) {
+    const auto samples = rollout_samples(run.path() / ("rollout_" + std::to_string(id) + ".json"));
+    CHECK(samples.size() == 64);
+    for (const auto& s : samples) CHECK(s.at("status").as_string() != "failed");
+  }
+  CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
+}

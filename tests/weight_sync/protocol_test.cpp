@@ -43,7 +43,10 @@ std::string trim(std::string s) {
 }  // namespace
 
 TEST_CASE("weight_sync: base64 equals python3's b64encode/b64decode", "[weight_sync]") {
-  if (!have_python()) SKIP("no python3");
+  if (!have_python()) {
+    WARN("no python3: skipped");
+    return;
+  }
   vime::test::TempDir dir;
   std::mt19937 rng(7);
   std::vector<std::string> inputs;
@@ -79,7 +82,10 @@ TEST_CASE("weight_sync: base64_decode refuses what Python's strict decode refuse
 }
 
 TEST_CASE("weight_sync: the ncclUniqueId pickle is what vLLM's workers unpickle", "[weight_sync]") {
-  if (!have_python()) SKIP("no python3");
+  if (!have_python()) {
+    WARN("no python3: skipped");
+    return;
+  }
   vime::test::TempDir dir;
   dir.write("vllm/__init__.py", "");
   dir.write("vllm/distributed/__init__.py", "");

@@ -55,6 +55,7 @@ void NcclWeightSender::connect(const std::vector<std::string>& server_urls,
                                const NcclSenderOptions& options) {
   if (server_urls.empty()) throw Error("NCCL weight transfer: no server URLs to send weights to");
   comm_.reset();
+  store_.reset();
   options_ = options;
   urls_.clear();
   for (const auto& u : server_urls) urls_.push_back(strip_slash(u));
@@ -99,9 +100,8 @@ void NcclWeightSender::connect(const std::vector<std::string>& server_urls,
   }
   // The servers block in their init until every rank joined, so their calls go out first.
   ConcurrentPosts posts(std::move(inits), "POST /init_weight_transfer_engine");
-  std::unique_ptr<TcpStoreHost> store;
   if (!options.use_unique_id)
-    store = std::make_unique<TcpStoreHost>(port, int(world), id, options.timeout_s);
+    store_ = std::make_unique<TcpStoreHost>(port, int(world), id, options.timeout_s);
   comm_ = NcclCommunicator::create(id, int(world), 0, options.device, options.timeout_s,
                                    [&posts] { return posts.first_failure(); });
   try {

@@ -21,6 +21,7 @@ class Model;
 namespace vime::weight_sync {
 
 class NcclCommunicator;
+class TcpStoreHost;
 
 struct NcclSenderOptions {
   at::Device device{at::kCUDA};  // where the trainer's weights live
@@ -79,6 +80,7 @@ class NcclWeightSender {
   NcclSenderOptions options_;
   std::vector<std::string> urls_;
   int world_ = 0;
+  std::unique_ptr<TcpStoreHost> store_;  // TCPStore mode: kept while vLLM's group may use it
   std::unique_ptr<NcclCommunicator> comm_;
 };
 

@@ -48,6 +48,9 @@ TcpStoreHost::TcpStoreHost(int port, int world, const NcclUniqueId& id, double t
   } catch (const c10::Error& e) {
     throw Error("TCPStore server on port " + std::to_string(port_) + " for " +
                 std::to_string(world) + " ranks: " + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw Error("TCPStore server on port " + std::to_string(port_) + " for " +
+                std::to_string(world) + " ranks: " + e.what());
   }
 }
 
@@ -69,6 +72,9 @@ NcclUniqueId fetch_unique_id(const std::string& host, int port, int world, doubl
     throw Error("init_info master_address " + host + ":" + std::to_string(port) +
                 ": cannot read the NCCL unique id from the trainer's TCPStore: " +
                 e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw Error("init_info master_address " + host + ":" + std::to_string(port) +
+                ": cannot read the NCCL unique id from the trainer's TCPStore: " + e.what());
   }
   return unpickle_unique_id(
       std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));

@@ -1,0 +1,196 @@
+#include "vime/weight_sync/nccl_weight_sender.hpp"
+
+#include <ATen/ATen.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "vime/error.hpp"
+#include "vime/http/fetch.hpp"
+#include "vime/model/model.hpp"
+#include "vime/weight_sync/base64.hpp"
+#include "vime/weight_sync/concurrent_posts.hpp"
+#include "vime/weight_sync/nccl_communicator.hpp"
+#include "vime/weight_sync/tcp_store_rendezvous.hpp"
+
+namespace vime::weight_sync {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string strip_slash(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+bool is_local(const std::string& url) {
+  return url.find("://127.") != std::string::npos || url.find("://localhost") != std::string::npos;
+}
+
+std::string default_master_address(const std::vector<std::string>& urls) {
+  bool all_local = true;
+  for (const auto& u : urls) all_local = all_local && is_local(u);
+  if (all_local) return "127.0.0.1";
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') {
+    throw Error(
+        "NCCL weight transfer (TCPStore mode): cannot find this host's name; set the "
+        "master address the servers should connect to");
+  }
+  return name;
+}
+
+}  // namespace
+
+NcclWeightSender::NcclWeightSender() = default;
+NcclWeightSender::~NcclWeightSender() = default;
+
+bool NcclWeightSender::connected() const { return comm_ && !comm_->aborted(); }
+
+void NcclWeightSender::connect(const std::vector<std::string>& server_urls,
+                               const NcclSenderOptions& options) {
+  if (server_urls.empty()) throw Error("NCCL weight transfer: no server URLs to send weights to");
+  comm_.reset();
+  store_.reset();
+  options_ = options;
+  urls_.clear();
+  for (const auto& u : server_urls) urls_.push_back(strip_slash(u));
+  const double control_timeout = std::min(options.timeout_s > 0 ? options.timeout_s : 60.0, 60.0);
+
+  std::vector<int64_t> offsets;
+  int64_t world = 1;
+  for (const auto& url : urls_) {
+    const Json answer = http::fetch_json(
+        http::Request::get(url + "/get_world_size?include_dp=true", control_timeout)
+            .bearer(options.api_key),
+        "NCCL weight transfer: GET /get_world_size");
+    const int64_t w = answer.at("world_size").as_int();
+    if (w < 1) throw Error(url + "/get_world_size: world_size " + std::to_string(w) + " < 1");
+    offsets.push_back(world);
+    world += w;
+  }
+
+  const NcclUniqueId id = NcclCommunicator::new_unique_id();
+  NcclInitInfo info;
+  info.world_size = world;
+  info.packed = options.packed;
+  info.packed_buffer_size_bytes = options.packed_buffer_size_bytes;
+  info.packed_num_buffers = options.packed_num_buffers;
+  int port = 0;
+  if (options.use_unique_id) {
+    info.nccl_unique_id_b64 = base64_encode(std::string_view(id.internal, sizeof(id.internal)));
+  } else {
+    port = options.master_port > 0 ? options.master_port : pick_free_port();
+    info.master_address =
+        options.master_address.empty() ? default_master_address(urls_) : options.master_address;
+    info.master_port = port;
+  }
+  std::vector<http::Request> inits;
+  for (size_t i = 0; i < urls_.size(); ++i) {
+    info.rank_offset = offsets[i];
+    Json body = Json::object();
+    body["init_info"] = info.to_json();
+    inits.push_back(
+        http::Request::post_json(urls_[i] + "/init_weight_transfer_engine", body, options.timeout_s)
+            .bearer(options.api_key));
+  }
+  // The servers block in their init until every rank joined, so their calls go out first.
+  ConcurrentPosts posts(std::move(inits), "POST /init_weight_transfer_engine");
+  if (!options.use_unique_id)
+    store_ = std::make_unique<TcpStoreHost>(port, int(world), id, options.timeout_s);
+  comm_ = NcclCommunicator::create(id, int(world), 0, options.device, options.timeout_s,
+                                   [&posts] { return posts.first_failure(); });
+  try {
+    posts.join_and_check();
+  } catch (...) {
+    comm_.reset();
+    throw;
+  }
+  world_ = int(world);
+}
+
+SendStats NcclWeightSender::send(const Model& model, const std::string& weight_version) {
+  return send(model.hf_tensors(), weight_version);
+}
+
+void NcclWeightSender::broadcast_all(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                                     const std::vector<TensorMeta>& metas) {
+  // Freed temporaries are safe to drop right after their broadcast is enqueued: the caching
+  // allocator hands their memory only to later work on the same (default) stream.
+  if (!options_.packed) {
+    for (const auto& [name, t] : tensors) comm_->broadcast(t.contiguous(), 0);
+    return;
+  }
+  for (const auto& chunk : plan_packed_chunks(metas, options_.packed_buffer_size_bytes)) {
+    std::vector<at::Tensor> parts;
+    for (size_t i = chunk.begin; i < chunk.end; ++i) {
+      parts.push_back(tensors[i].second.contiguous().view({-1}).view(at::kByte));
+    }
+    comm_->broadcast(parts.size() == 1 ? parts[0] : at::cat(parts), 0, /*as_bytes=*/true);
+  }
+}
+
+SendStats NcclWeightSender::send(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                                 const std::string& weight_version) {
+  if (!connected()) {
+    throw Error(
+        "NCCL weight transfer: not connected (the last round failed or connect() was "
+        "never called)");
+  }
+  const auto start = Clock::now();
+  const double control_timeout = std::min(options_.timeout_s > 0 ? options_.timeout_s : 60.0, 60.0);
+  UpdateInfo update;
+  SendStats stats;
+  for (const auto& [name, t] : tensors) {
+    if (t.device() != comm_->device()) {
+      throw Error("NCCL weight transfer: tensor " + name + " is on " + t.device().str() +
+                  ", the communicator on " + comm_->device().str());
+    }
+    update.tensors.push_back({name, dtype_name(t.scalar_type()), t.sizes().vec()});
+    stats.bytes += int64_t(t.nbytes());
+  }
+  stats.tensors = int64_t(tensors.size());
+  if (options_.legacy_packed_field) update.legacy_packed = options_.packed;
+  Json body = Json::object();
+  body["update_info"] = update.to_json();
+  try {
+    for (const auto& url : urls_) {
+      http::fetch_json(
+          http::Request::post_json(url + "/start_weight_update", Json::object(), control_timeout)
+              .bearer(options_.api_key),
+          "NCCL weight transfer: POST /start_weight_update");
+    }
+    std::vector<http::Request> updates;
+    for (const auto& url : urls_) {
+      updates.push_back(http::Request::post_json(url + "/update_weights", body, options_.timeout_s)
+                            .bearer(options_.api_key));
+    }
+    ConcurrentPosts posts(std::move(updates), "POST /update_weights");
+    const auto broadcast_start = Clock::now();
+    at::NoGradGuard no_grad;
+    broadcast_all(tensors, update.tensors);
+    comm_->wait("NCCL weight broadcast (" + std::to_string(stats.tensors) + " tensors)",
+                options_.timeout_s, [&posts] { return posts.first_failure(); });
+    stats.broadcast_seconds = since(broadcast_start);
+    posts.join_and_check();
+    Json finish = Json::object();
+    finish["weight_version"] = weight_version;
+    for (const auto& url : urls_) {
+      http::fetch_json(
+          http::Request::post_json(url + "/finish_weight_update", finish, control_timeout)
+              .bearer(options_.api_key),
+          "NCCL weight transfer: POST /finish_weight_update");
+    }
+  } catch (...) {
+    comm_.reset();  // the group is unusable after a failed round: abort, re-init on connect()
+    throw;
+  }
+  stats.seconds = since(start);
+  return stats;
+}
+
+}  // namespace vime::weight_sync

@@ -1,0 +1,39 @@
+// vLLM's TCPStore rendezvous (vllm_api.md §5.3): the trainer (rank 0) hosts a c10d TCPStore
+// server and publishes the pickled ncclUniqueId under "broadcast_from/0/0"; each receiver connects
+// as a client and reads it back.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "vime/weight_sync/nccl_library.hpp"
+
+namespace c10d {
+class TCPStore;
+}
+
+namespace vime::weight_sync {
+
+class TcpStoreHost {
+ public:
+  // Listens on `port` (0: a free one) on every interface, waiting up to `timeout_s` for all `world`
+  // ranks to connect (itself included): blocks, so start the receivers' init calls first. Then
+  // publishes `id`. Throws vime::Error on a taken port or a timeout.
+  TcpStoreHost(int port, int world, const NcclUniqueId& id, double timeout_s);
+  ~TcpStoreHost();
+  int port() const { return port_; }
+
+ private:
+  std::unique_ptr<c10d::TCPStore> store_;
+  int port_ = 0;
+};
+
+// A port that was free a moment ago (bind to port 0 and release): for the TCPStore, whose
+// constructor blocks before its port can be read back.
+int pick_free_port();
+
+// The receiver's side: connects to host:port (counted as one of the `world` workers the host waits
+// for) and reads the unique id the trainer published.
+NcclUniqueId fetch_unique_id(const std::string& host, int port, int world, double timeout_s);
+
+}  // namespace vime::weight_sync

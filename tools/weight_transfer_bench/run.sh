@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# NCCL weight transfer trainer (GPU 0) -> receiver process (GPU 1): Qwen3-0.6B and Qwen3-4B shapes,
+# packed and unpacked, each against a raw ncclBroadcast of the same bytes. One JSON line per case.
+# From the repository root on a 2-GPU machine, after the build (BUILD: default build-gpu; source
+# /opt/vime-deps/env.sh first so PyTorch's NCCL is the one loaded):
+#   bash tools/weight_transfer_bench/run.sh [rounds] [models] [extra flags, e.g. --tcp-store]
+set -euo pipefail
+rounds=${1:-5} models=${2:-qwen3-0.6b,qwen3-4b}
+shift $(( $# < 2 ? $# : 2 ))
+build=${BUILD:-build-gpu}
+export NCCL_CUMEM_ENABLE=${NCCL_CUMEM_ENABLE:-0}  # as vime sets it for vLLM servers
+"$build/bin/weight_transfer_bench" bench --models "$models" --rounds "$rounds" "$@"

@@ -31,7 +31,7 @@ const vime::Tokenizer& qwen() { return vime::test::real_tokenizer("qwen3"); }
 // An engine and a server on a free port, with a client for it.
 struct Served {
   explicit Served(std::string api_key = "")
-      : engine(shared_model(), &qwen(), {}), server(engine, qwen(), options(api_key)) {
+      : engine(shared_model(), &qwen(), {}), server(engine, shared_model(), qwen(), options(api_key)) {
     port = server.start();
   }
   static vime::serve::ServeOptions options(const std::string& api_key) {

@@ -1,6 +1,7 @@
 #include "vime/serve/model_residency.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <vector>
 

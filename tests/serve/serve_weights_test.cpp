@@ -317,6 +317,17 @@ TEST_CASE("serve: weight routes refuse bad bodies, unknown rpc methods and a mis
   CHECK(post_json(off, "/collective_rpc", Json::Object{{"method", "reload_weights"}}).dump() ==
         R"({"results":[null]})");
 
+  // The NCCL backend's receiver comes from weight_sync; whatever it refuses is an error answer
+  // naming the backend (a disk sender then falls back to /collective_rpc), not a dead server.
+  WeightServed nccl(true, Json::Object{{"backend", "nccl"}});
+  auto res = nccl.client().Post("/init_weight_transfer_engine", R"({"init_info":{}})",
+                                "application/json");
+  REQUIRE(res);
+  CHECK((res->status == 400 || res->status == 500));
+  CHECK_THAT(error_message(res->body), Catch::Contains("nccl") || Catch::Contains("init_info"));
+  CHECK(post_json(nccl, "/collective_rpc", Json::Object{{"method", "reload_weights"}}).dump() ==
+        R"({"results":[null]})");
+
   // /version and /server_info as vime's launcher reads them.
   CHECK(get(s, "/version").at("version").is_string());
   const Json parallel = get(s, "/server_info?config_format=json").at("vllm_config").at(

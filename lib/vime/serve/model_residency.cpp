@@ -5,7 +5,15 @@
 
 #include <vector>
 
+#include "vime/core/torch_compat.hpp"
 #include "vime/model/model.hpp"
+
+// PyTorch's CUDA LibTorch (the GPU build): hand freed blocks back to the driver, so that another
+// process (the colocated trainer) can use them. Debian's CPU LibTorch has no c10_cuda to link.
+#if VIME_TORCH_AT_LEAST(2, 0) && defined(USE_C10D_NCCL)
+#include <c10/cuda/CUDACachingAllocator.h>
+#define VIME_SERVE_EMPTY_CUDA_CACHE 1
+#endif
 
 namespace vime::serve {
 
@@ -26,6 +34,15 @@ void release(const at::Tensor& param) {
   param.set_(at::empty({0}, param.options()));
 }
 
+// Returns the caching allocator's free blocks to the driver (the KV cache's too).
+void return_device_memory(const Model& model) {
+#ifdef VIME_SERVE_EMPTY_CUDA_CACHE
+  if (model.device().is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#else
+  (void)model;
+#endif
+}
+
 }  // namespace
 
 void ModelResidency::offload() {
@@ -39,6 +56,7 @@ void ModelResidency::offload() {
                                      /*copy=*/true));
   }
   for (const auto& [name, param] : impl_->model.named_parameters()) release(param);
+  return_device_memory(impl_->model);
   state_ = State::kOffloaded;
 }
 
@@ -55,6 +73,7 @@ void ModelResidency::discard() {
     release(param);
   }
   impl_->host.clear();
+  return_device_memory(impl_->model);
   state_ = State::kDiscarded;
 }
 

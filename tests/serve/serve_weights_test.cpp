@@ -146,8 +146,9 @@ TEST_CASE("serve: sleep level 1 frees the weights, holds requests, wakes bit-ide
   const httplib::Result res = held.get();
   REQUIRE(res);
   REQUIRE(res->status == 200);
+  const Json held_reply = Json::parse(res->body);  // named: a range-for would not keep it alive
   std::vector<int32_t> held_ids;
-  for (const auto& v : Json::parse(res->body).at("choices").at(size_t{0}).at("token_ids").as_array())
+  for (const auto& v : held_reply.at("choices").at(size_t{0}).at("token_ids").as_array())
     held_ids.push_back(static_cast<int32_t>(v.as_int()));
   CHECK(held_ids == before);
   CHECK(at::equal(s.model->named_parameters()[0].second, embed_before));

@@ -1,5 +1,6 @@
-// The real `vime serve` binary on a make_arith_task model: start, wait for /health, a completion,
-// SIGTERM, exit code 0.
+// The real `vime serve` binary on a make_arith_task model: started with vime's --hf-checkpoint form
+// and with `vllm serve`'s command line as vime's launcher writes it; /health, routes, SIGTERM, exit
+// code 0; usage errors exit 2.
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -17,35 +18,41 @@
 
 using vime::Json;
 
-TEST_CASE("serve: the vime binary serves, answers and exits 0 on SIGTERM", "[serve]") {
-  vime::test::TempDir dir;
+namespace {
+
+std::string make_model(const vime::test::TempDir& dir) {
   auto made = vime::test::run_command(std::string(VIME_MAKE_ARITH_TASK_BIN) + " --out " +
                                       dir.path().string() +
                                       " --num-train 16 --num-test 4 --hidden-size 32"
                                       " --num-layers 1 --head-dim 16 --intermediate-size 64");
   REQUIRE(made.exit_code == 0);
-  int port = 0;
-  {  // a free port: bind port 0, read it back, release it for the child
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    port = ntohs(addr.sin_port);
-    ::close(fd);
-  }
-  const std::string model = (dir.path() / "model").string(), port_str = std::to_string(port);
-  const std::string log = (dir.path() / "serve.log").string();
+  return (dir.path() / "model").string();
+}
+
+int free_port() {  // bind port 0, read it back, release it for the child
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// `vime serve ARGS...` as a child with stdout and stderr in `log`; waits for /health.
+pid_t start_serve(const std::vector<std::string>& args, const std::string& log, int port) {
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     FILE* out = std::freopen(log.c_str(), "w", stdout);
     (void)out;
     ::dup2(::fileno(stdout), 2);
-    ::execl(VIME_BIN, VIME_BIN, "serve", "--hf-checkpoint", model.c_str(), "--port",
-            port_str.c_str(), "--served-model-name", "arith", nullptr);
+    std::vector<char*> argv{const_cast<char*>(VIME_BIN), const_cast<char*>("serve")};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(VIME_BIN, argv.data());
     ::_exit(127);
   }
   httplib::Client c("127.0.0.1", port);
@@ -56,19 +63,102 @@ TEST_CASE("serve: the vime binary serves, answers and exits 0 on SIGTERM", "[ser
     if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   CHECK(up);
-  if (up) {
-    auto r = c.Post("/v1/completions", R"({"prompt":"12+34=","max_tokens":3,"temperature":0})",
-                    "application/json");
-    REQUIRE(r);
-    CHECK(r->status == 200);
-    const Json body = Json::parse(r->body);
-    CHECK(body.at("model").as_string() == "arith");
-    CHECK(body.at("usage").at("completion_tokens").as_int() == 3);
-  }
+  return pid;
+}
+
+void stop_serve(pid_t pid, const std::string& log) {
   ::kill(pid, SIGTERM);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   INFO(vime::test::run_command("cat " + log).output);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("serve: the vime binary serves, answers and exits 0 on SIGTERM", "[serve]") {
+  vime::test::TempDir dir;
+  const std::string model = make_model(dir), log = (dir.path() / "serve.log").string();
+  const int port = free_port();
+  const pid_t pid = start_serve(
+      {"--hf-checkpoint", model, "--port", std::to_string(port), "--served-model-name", "arith"},
+      log, port);
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Post("/v1/completions", R"({"prompt":"12+34=","max_tokens":3,"temperature":0})",
+                  "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  const Json body = Json::parse(r->body);
+  CHECK(body.at("model").as_string() == "arith");
+  CHECK(body.at("usage").at("completion_tokens").as_int() == 3);
+  stop_serve(pid, log);
+}
+
+TEST_CASE("serve: the binary takes vllm serve's command line as vime's launcher writes it",
+          "[serve]") {
+  vime::test::TempDir dir;
+  const std::string model = make_model(dir), log = (dir.path() / "serve.log").string();
+  const int port = free_port();
+  const pid_t pid = start_serve(
+      {model, "--host", "127.0.0.1", "--port", std::to_string(port), "--seed", "1235",
+       "--tensor-parallel-size", "1", "--max-model-len", "256", "--weight-transfer-config",
+       R"({"backend":"disk"})", "--logprobs-mode", "processed_logprobs", "--enable-sleep-mode",
+       "--trust-remote-code", "--generation-config", "vllm", "--enable-prompt-tokens-details",
+       "--served-model-name", "arith", "--api-key", "sesame", "--gpu-memory-utilization=0.85",
+       "--enforce-eager", "--max-num-seqs", "8"},
+      log, port);
+  httplib::Client c("127.0.0.1", port);
+  CHECK(c.Get("/v1/models")->status == 401);
+  c.set_bearer_token_auth("sesame");
+  const Json models = Json::parse(c.Get("/v1/models")->body);
+  CHECK(models.at("data").at(size_t{0}).at("id").as_string() == "arith");
+  CHECK(models.at("data").at(size_t{0}).at("max_model_len").as_int() == 256);
+  const Json info = Json::parse(c.Get("/server_info?config_format=json")->body);
+  CHECK(info.at("vllm_config").at("parallel_config").at("tensor_parallel_size").as_int() == 1);
+
+  const std::string request =
+      R"({"token_ids":[16,17,18],"sampling_params":{"max_tokens":4,"temperature":0,"logprobs":0}})";
+  auto first = c.Post("/inference/v1/generate", request, "application/json");
+  REQUIRE(first);
+  REQUIRE(first->status == 200);
+  CHECK(c.Post("/sleep?level=1", "", "application/json")->status == 200);
+  CHECK(Json::parse(c.Get("/is_sleeping")->body).at("is_sleeping").as_bool());
+  CHECK(c.Post("/wake_up", "", "application/json")->status == 200);
+  auto rpc = c.Post("/collective_rpc", R"({"method":"reload_weights"})", "application/json");
+  REQUIRE(rpc);
+  CHECK(rpc->body == R"({"results":[null]})");
+  CHECK(c.Post("/init_weight_transfer_engine", R"({"init_info":{}})", "application/json")->status ==
+        200);
+  auto again = c.Post("/inference/v1/generate", request, "application/json");
+  REQUIRE(again);
+  CHECK(Json::parse(again->body).at("choices") == Json::parse(first->body).at("choices"));
+  stop_serve(pid, log);
+  const std::string output = vime::test::run_command("cat " + log).output;
+  CHECK_THAT(output, Catch::Contains("--gpu-memory-utilization 0.85 does not apply; ignored"));
+  CHECK_THAT(output, Catch::Contains("--enforce-eager does not apply; ignored"));
+  CHECK_THAT(output, Catch::Contains("at http://127.0.0.1:" + std::to_string(port)));
+}
+
+TEST_CASE("serve: vllm flags it cannot honour are usage errors (exit 2)", "[serve]") {
+  vime::test::TempDir dir;
+  const std::string model = make_model(dir);
+  auto tp = vime::test::run_vime("serve " + model + " --tensor-parallel-size 2");
+  CHECK(tp.exit_code == 2);
+  CHECK_THAT(tp.output, Catch::Contains("one GPU"));
+  auto pp = vime::test::run_vime("serve " + model + " --pipeline-parallel-size=2");
+  CHECK(pp.exit_code == 2);
+  CHECK_THAT(pp.output, Catch::Contains("--pipeline-parallel-size"));
+  auto unknown = vime::test::run_vime("serve " + model + " --speculative-decoding 3");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.output, Catch::Contains("--speculative-decoding"));
+  auto ipc = vime::test::run_vime("serve " + model + R"( --weight-transfer-config '{"backend":"ipc"}')");
+  CHECK(ipc.exit_code == 2);
+  CHECK_THAT(ipc.output, Catch::Contains("ipc"));
+  auto mode = vime::test::run_vime("serve " + model + " --logprobs-mode raw_logits");
+  CHECK(mode.exit_code == 2);
+  CHECK_THAT(mode.output, Catch::Contains("raw_logits"));
+  auto none = vime::test::run_vime("serve --port 0");
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.output, Catch::Contains("MODEL_DIR"));
 }

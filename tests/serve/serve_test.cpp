@@ -31,7 +31,7 @@ const vime::Tokenizer& qwen() { return vime::test::real_tokenizer("qwen3"); }
 // An engine and a server on a free port, with a client for it.
 struct Served {
   explicit Served(std::string api_key = "")
-      : engine(shared_model(), &qwen(), {}), server(engine, qwen(), options(api_key)) {
+      : engine(shared_model(), &qwen(), {}), server(engine, shared_model(), qwen(), options(api_key)) {
     port = server.start();
   }
   static vime::serve::ServeOptions options(const std::string& api_key) {
@@ -248,21 +248,26 @@ TEST_CASE("serve: tokenize, detokenize, models, health and the control plane", "
 
 TEST_CASE("serve: 16 concurrent requests each get the engine's own greedy output", "[serve]") {
   Served s;
-  std::vector<std::future<Json>> replies;
+  // Catch's macros are not thread-safe: the threads only talk HTTP; checks run here.
+  std::vector<std::future<httplib::Result>> replies;
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < 16; ++i) prompts.push_back(prompt_of("Count to " + std::to_string(i) + ":"));
   for (int i = 0; i < 16; ++i) {
-    replies.push_back(std::async(std::launch::async, [&, i] {
-      return post(s, "/v1/completions",
-                  Json::Object{{"prompt", prompts[i]},
-                               {"max_tokens", 10},
-                               {"temperature", 0.0},
-                               {"return_token_ids", true}});
+    const std::string body = Json(Json::Object{{"prompt", prompts[i]},
+                                               {"max_tokens", 10},
+                                               {"temperature", 0.0},
+                                               {"return_token_ids", true}})
+                                 .dump();
+    replies.push_back(std::async(std::launch::async, [&s, body] {
+      return s.client().Post("/v1/completions", body, "application/json");
     }));
   }
   for (int i = 0; i < 16; ++i) {
-    const Json r = replies[i].get();
+    const httplib::Result res = replies[i].get();
     CAPTURE(i);
+    REQUIRE(res);
+    REQUIRE(res->status == 200);
+    const Json r = Json::parse(res->body);
     CHECK(ids_of(r.at("choices").at(size_t{0}).at("token_ids")) ==
           vime::test::greedy_reference(shared_model(), prompts[i], 10));
   }

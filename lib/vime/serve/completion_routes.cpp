@@ -108,6 +108,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   }
   Json choices = Json::array();
   int64_t prompt_tokens = 0, completion_tokens = 0, cached = 0;
+  Json weight_version = nullptr;
   for (size_t i = 0; i < pending.size(); ++i) {
     const GenerateResponse r = pending[i].get();
     const std::string text = text_of(ctx, r, params);
@@ -124,6 +125,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
     prompt_tokens += static_cast<int64_t>(prompts[i].size());
     completion_tokens += static_cast<int64_t>(r.output_ids.size());
     cached += r.cached_tokens;
+    weight_version = weight_version_of(r);  // the weights of the choice that ended last
   }
   Json out = Json::object();
   out["id"] = request_id;
@@ -134,6 +136,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   out["usage"] = usage_json(prompt_tokens, completion_tokens, cached);
   out["system_fingerprint"] = nullptr;
   out["kv_transfer_params"] = nullptr;
+  out["weight_version"] = weight_version;
   send_json(res, out);
 }
 

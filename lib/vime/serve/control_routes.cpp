@@ -3,9 +3,6 @@
 // (one engine).
 #include <httplib.h>
 
-#include <chrono>
-#include <thread>
-
 #include "vime/serve/serve_context.hpp"
 
 namespace vime::serve {
@@ -13,23 +10,12 @@ namespace {
 
 void pause(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const std::string mode = req.has_param("mode") ? req.get_param_value("mode") : "abort";
-  if (mode != "abort" && mode != "wait" && mode != "keep") {
-    send_json(res,
-              Json::Object{{"error", "Invalid mode '" + mode +
-                                         "'. Must be one of 'abort', 'wait', 'keep'."}},
-              400);
+  try {
+    ctx.quiesce(mode, kHoldUser);
+  } catch (const BadRequest& e) {
+    send_json(res, Json::Object{{"error", e.what()}}, 400);  // /pause's own error shape
     return;
   }
-  if (mode == "wait") {  // drain: let what is in flight finish first
-    for (;;) {
-      const auto s = ctx.engine.stats();
-      if (s.running == 0 && s.queued == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  ctx.engine.pause();  // new requests queue from here on
-  if (mode == "abort") ctx.engine.abort_all();
-  ctx.paused = true;
   send_json(res, Json::Object{{"status", "paused"}});
 }
 
@@ -39,12 +25,11 @@ void add_control_routes(httplib::Server& http, ServeContext& ctx) {
   http.Post("/pause",
             [&ctx](const httplib::Request& req, httplib::Response& res) { pause(ctx, req, res); });
   http.Post("/resume", [&ctx](const httplib::Request&, httplib::Response& res) {
-    ctx.engine.resume();
-    ctx.paused = false;
+    ctx.release(kHoldUser);
     send_json(res, Json::Object{{"status", "resumed"}});
   });
   http.Get("/is_paused", [&ctx](const httplib::Request&, httplib::Response& res) {
-    send_json(res, Json::Object{{"is_paused", ctx.paused.load()}});
+    send_json(res, Json::Object{{"is_paused", ctx.held(kHoldUser)}});
   });
   http.Post("/reset_prefix_cache",
             [](const httplib::Request&, httplib::Response& res) { res.status = 200; });

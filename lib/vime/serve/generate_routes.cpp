@@ -52,6 +52,7 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
                             static_cast<int64_t>(r.output_ids.size()), r.cached_tokens);
   out["prompt_logprobs"] = nullptr;
   out["kv_transfer_params"] = nullptr;
+  out["weight_version"] = weight_version_of(r);
   send_json(res, out);
 }
 

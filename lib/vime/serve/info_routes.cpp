@@ -1,10 +1,12 @@
-// GET /health, /v1/models, /metrics (Prometheus text under vLLM's metric names).
+// GET /health, /v1/models, /version, /server_info, /metrics (Prometheus text under vLLM's metric
+// names).
 #include <httplib.h>
 
 #include <ctime>
 #include <sstream>
 
 #include "vime/serve/serve_context.hpp"
+#include "vime/version.hpp"
 
 namespace vime::serve {
 namespace {
@@ -22,7 +24,24 @@ std::string metrics_text(ServeContext& ctx) {
   out << "vllm:num_requests_waiting{" << labels << "} " << stats.queued << "\n";
   series("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions.");
   out << "vllm:num_preemptions_total{" << labels << "} " << stats.preempted << "\n";
+  {
+    std::lock_guard<std::mutex> lock(ctx.weights_mutex);
+    using State = ModelResidency::State;
+    const State state = ctx.residency.state();
+    const char* current = state == State::kOffloaded   ? "weights_offloaded"
+                          : state == State::kDiscarded ? "discard_all"
+                                                       : "awake";
+    series("vllm:engine_sleep_state", "gauge", "Engine sleep state; 1 marks the current one.");
+    for (const char* s : {"awake", "weights_offloaded", "discard_all"}) {
+      out << "vllm:engine_sleep_state{" << labels << ",sleep_state=\"" << s << "\"} "
+          << (std::string(s) == current ? 1 : 0) << "\n";
+    }
+  }
   std::lock_guard<std::mutex> lock(ctx.metrics_mutex);
+  series("vllm:rl_weight_update_operations_total", "counter",
+         "Number of weight updates and reloads that landed.");
+  out << "vllm:rl_weight_update_operations_total{" << labels << "} "
+      << ctx.weight_update_operations << "\n";
   series("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.");
   out << "vllm:prompt_tokens_total{" << labels << "} " << ctx.prompt_tokens_total << "\n";
   series("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.");
@@ -54,6 +73,15 @@ void add_info_routes(httplib::Server& http, ServeContext& ctx) {
     model["max_model_len"] = ctx.options.max_model_len;
     model["permission"] = Json::array();
     send_json(res, Json::Object{{"object", "list"}, {"data", Json::Array{model}}});
+  });
+  http.Get("/version", [](const httplib::Request&, httplib::Response& res) {
+    send_json(res, Json::Object{{"version", VIME_VERSION}, {"server", "vime serve"}});
+  });
+  // vime checks an external engine's parallelism here; vime serve runs one GPU.
+  http.Get("/server_info", [](const httplib::Request&, httplib::Response& res) {
+    const Json parallel = Json::Object{
+        {"tensor_parallel_size", 1}, {"pipeline_parallel_size", 1}, {"data_parallel_size", 1}};
+    send_json(res, Json::Object{{"vllm_config", Json::Object{{"parallel_config", parallel}}}});
   });
   http.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_text(ctx), "text/plain; version=0.0.4; charset=utf-8");

@@ -3,6 +3,8 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 namespace vime::serve {
 
@@ -14,6 +16,58 @@ GenerateResponse ServeContext::generate(const GenerateRequest& request) {
   generation_tokens_total += static_cast<int64_t>(r.output_ids.size());
   ++finished_by_reason[r.finish_reason];
   return r;
+}
+
+void ServeContext::hold(HoldReason reason) {
+  std::lock_guard<std::mutex> lock(hold_mutex_);
+  holds_ |= reason;
+  engine.pause();  // returns after the current step; a no-op wait when already paused
+}
+
+void ServeContext::release(HoldReason reason) {
+  std::lock_guard<std::mutex> lock(hold_mutex_);
+  holds_ &= ~static_cast<unsigned>(reason);
+  if (holds_ == 0) engine.resume();
+}
+
+bool ServeContext::held(HoldReason reason) {
+  std::lock_guard<std::mutex> lock(hold_mutex_);
+  return (holds_ & reason) != 0;
+}
+
+void ServeContext::quiesce(const std::string& mode, HoldReason reason) {
+  if (mode != "abort" && mode != "wait" && mode != "keep") {
+    throw BadRequest("Invalid mode '" + mode + "'. Must be one of 'abort', 'wait', 'keep'.");
+  }
+  bool any_hold;
+  {
+    std::lock_guard<std::mutex> lock(hold_mutex_);
+    any_hold = holds_ != 0;
+  }
+  if (mode == "wait" && !any_hold) {  // drain (a held engine has nothing it could finish)
+    for (;;) {
+      const auto s = engine.stats();
+      if (s.running == 0 && s.queued == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  hold(reason);  // new requests queue from here on
+  if (mode == "abort") engine.abort_all();
+}
+
+bool ServeContext::is_sleeping() const {
+  return sleep_level0 || kv_asleep || residency.state() != ModelResidency::State::kResident;
+}
+
+void ServeContext::set_weight_version(const std::string& version) {
+  engine.set_weight_version(version);
+  std::lock_guard<std::mutex> lock(metrics_mutex);
+  weight_version = version;
+}
+
+Json ServeContext::weight_version_json() {
+  std::lock_guard<std::mutex> lock(metrics_mutex);
+  return weight_version;
 }
 
 Json parse_body(const httplib::Request& req) {
@@ -147,6 +201,10 @@ Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached
 
 std::string new_id(ServeContext& ctx, const char* prefix) {
   return std::string(prefix) + std::to_string(++ctx.next_id);
+}
+
+Json weight_version_of(const GenerateResponse& r) {
+  return r.weight_version.empty() ? Json(nullptr) : Json(r.weight_version);
 }
 
 }  // namespace vime::serve

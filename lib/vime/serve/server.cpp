@@ -10,8 +10,9 @@
 namespace vime::serve {
 
 struct Server::Impl {
-  Impl(engine::NativeEngine& engine, const Tokenizer& tokenizer, ServeOptions options)
-      : ctx(engine, tokenizer, std::move(options)) {}
+  Impl(engine::NativeEngine& engine, Model& model, const Tokenizer& tokenizer,
+       ServeOptions options)
+      : ctx(engine, model, tokenizer, std::move(options)) {}
   ServeContext ctx;
   httplib::Server http;
   std::thread thread;
@@ -28,8 +29,9 @@ bool authorized(const ServeContext& ctx, const httplib::Request& req) {
 
 }  // namespace
 
-Server::Server(engine::NativeEngine& engine, const Tokenizer& tokenizer, ServeOptions options)
-    : impl_(std::make_unique<Impl>(engine, tokenizer, std::move(options))) {
+Server::Server(engine::NativeEngine& engine, Model& model, const Tokenizer& tokenizer,
+               ServeOptions options)
+    : impl_(std::make_unique<Impl>(engine, model, tokenizer, std::move(options))) {
   auto& http = impl_->http;
   auto& ctx = impl_->ctx;
   const int threads = ctx.options.threads;
@@ -69,6 +71,8 @@ Server::Server(engine::NativeEngine& engine, const Tokenizer& tokenizer, ServeOp
   add_generate_routes(http, ctx);
   add_tokenize_routes(http, ctx);
   add_control_routes(http, ctx);
+  add_sleep_routes(http, ctx);
+  add_weight_routes(http, ctx);
 }
 
 Server::~Server() { stop(); }

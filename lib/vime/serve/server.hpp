@@ -8,8 +8,12 @@
 #include <memory>
 #include <string>
 
+#include "vime/json.hpp"
 #include "vime/tokenizer.hpp"
 
+namespace vime {
+class Model;
+}
 namespace vime::engine {
 class NativeEngine;
 }
@@ -23,14 +27,19 @@ struct ServeOptions {
   std::string model_name = "vime";
   int64_t max_model_len = 0;  // reported by /v1/models and /tokenize
   int threads = 64;           // HTTP worker threads (each blocks on one generation)
+  bool enable_sleep_mode = false;    // vLLM's --enable-sleep-mode: /sleep and /wake_up work
+  Json weight_transfer_config = nullptr;  // --weight-transfer-config {"backend": "nccl"|"disk"}
+  std::string model_dir;  // the served HF dir: /collective_rpc reload_weights without a path
 };
 
 struct ServeContext;
 
 class Server {
  public:
-  // `engine` and `tokenizer` must outlive the server.
-  Server(engine::NativeEngine& engine, const Tokenizer& tokenizer, ServeOptions options);
+  // `engine`, the `model` it runs and `tokenizer` must outlive the server. Sleep and weight
+  // updates change `model`'s parameters in place while the engine is paused.
+  Server(engine::NativeEngine& engine, Model& model, const Tokenizer& tokenizer,
+         ServeOptions options);
   ~Server();  // stop()
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

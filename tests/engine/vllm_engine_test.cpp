@@ -30,10 +30,9 @@ struct FakeVllm {
 
   explicit FakeVllm(Script s, bool has_generate = true) : script(std::move(s)) {
     if (has_generate) {
-      server.http.Post("/inference/v1/generate",
-                       [this](const httplib::Request& req, httplib::Response& res) {
-                         answer(req, res, false);
-                       });
+      server.http.Post(
+          "/inference/v1/generate",
+          [this](const httplib::Request& req, httplib::Response& res) { answer(req, res, false); });
     }
     server.http.Post("/v1/completions", [this](const httplib::Request& req,
                                                httplib::Response& res) { answer(req, res, true); });
@@ -50,8 +49,9 @@ struct FakeVllm {
     Json logprobs = Json::array();
     for (size_t i = 0; i < out.size(); ++i) logprobs.push_back(-0.5 * static_cast<double>(i));
     choice["logprobs"] = Json::Object{{"token_logprobs", logprobs}};
-    Json response = Json::Object{{"choices", Json::Array{choice}},
-                                 {"usage", Json::Object{{"prompt_tokens", static_cast<int64_t>(out.size())}}}};
+    Json response =
+        Json::Object{{"choices", Json::Array{choice}},
+                     {"usage", Json::Object{{"prompt_tokens", static_cast<int64_t>(out.size())}}}};
     int n = 0;
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -218,9 +218,9 @@ TEST_CASE("VllmEngine: refused connections are retried until the deadline, then 
   o.retry_deadline_s = 0.5;
   VllmEngine engine(o);
   const auto start = Clock::now();
-  CHECK_THROWS_WITH(engine.generate(request({1})),
-                    Catch::Contains(dead_url) && Catch::Contains("retry deadline") &&
-                        Catch::Contains("last error"));
+  CHECK_THROWS_WITH(engine.generate(request({1})), Catch::Contains(dead_url) &&
+                                                       Catch::Contains("retry deadline") &&
+                                                       Catch::Contains("last error"));
   CHECK(seconds_since(start) < 3);
   CHECK(engine.stats().retries >= 2);
 }
@@ -246,13 +246,15 @@ TEST_CASE("VllmEngine: abort_all closes the connections of a worker without /pau
           "[vllm_engine]") {
   std::atomic<bool> release{false};
   FakeVllm fake([&](int, const httplib::Request&, Json&) {
-    for (int i = 0; i < 400 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < 400 && !release; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return 200;
   });
   VllmEngine engine(options_for({fake.url()}));
   std::vector<std::future<vime::GenerateResponse>> pending;
   for (int i = 0; i < 4; ++i) {
-    pending.push_back(std::async(std::launch::async, [&, i] { return engine.generate(request({i + 1})); }));
+    pending.push_back(
+        std::async(std::launch::async, [&, i] { return engine.generate(request({i + 1})); }));
   }
   while (fake.count() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   const auto start = Clock::now();
@@ -284,4 +286,46 @@ TEST_CASE("VllmEngine: from_args reads the router policy, concurrency and timeou
   auto bad = o;
   bad.policy = "fastest";
   CHECK_THROWS_AS(VllmEngine(bad), vime::UsageError);
+}
+
+TEST_CASE("VllmEngine: with a router, generation goes through it", "[vllm_engine]") {
+  FakeVllm router(ok);
+  auto o = options_for({});
+  o.router_url = router.url() + "/";
+  VllmEngine engine(o);
+  CHECK(engine.generate(request({1, 2}, "s")).output_ids == std::vector<int32_t>{2, 1});
+  REQUIRE(router.count() == 1);
+  CHECK(router.paths[0] == "/inference/v1/generate");
+  CHECK(router.headers[0].find("x-session-id")->second == "s");
+  CHECK(engine.workers().empty());
+  CHECK(engine.stats().workers.at(0).url == router.url());
+  CHECK(engine.stats().workers.at(0).served == 1);
+}
+
+TEST_CASE("VllmEngine: workers can be added and removed", "[vllm_engine]") {
+  FakeVllm fake(ok);
+  auto o = options_for({});
+  o.retry_deadline_s = 0.3;
+  VllmEngine engine(o);
+  CHECK_THROWS_WITH(engine.generate(request({1})),
+                    Catch::Contains("no vLLM worker had a free slot"));
+  engine.add_worker(fake.url());
+  engine.add_worker(fake.url() + "/");  // the same worker
+  CHECK(engine.workers() == std::vector<std::string>{fake.url()});
+  CHECK(engine.generate(request({3})).output_ids == std::vector<int32_t>{3});
+  engine.set_weight_version("12");
+  CHECK(engine.generate(request({3})).weight_version == "12");
+  engine.remove_worker(fake.url());
+  CHECK(engine.workers().empty());
+  CHECK_THROWS_AS(engine.generate(request({1})), vime::Error);
+}
+
+TEST_CASE("VllmEngine: pause on a worker without the dev-mode routes is an Error",
+          "[vllm_engine]") {
+  FakeVllm fake(ok);
+  VllmEngine engine(options_for({fake.url()}));
+  CHECK_THROWS_WITH(engine.pause("keep"), Catch::Contains(fake.url() + "/pause?mode=keep") &&
+                                              Catch::Contains("VLLM_SERVER_DEV_MODE"));
+  CHECK_THROWS_WITH(engine.resume(), Catch::Contains(fake.url() + "/resume"));
+  CHECK_THROWS_AS(engine.pause("later"), vime::Error);
 }

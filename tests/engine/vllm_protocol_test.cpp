@@ -204,8 +204,8 @@ TEST_CASE("vllm_protocol: /inference/v1/generate body carries vLLM's field names
 TEST_CASE("vllm_protocol: /v1/completions body asks for ids back", "[vllm_engine]") {
   const Json body = completions_body(spec_request(), "m");
   CHECK(keys_of(body) ==
-        std::set<std::string>{"model", "prompt", "max_tokens", "min_tokens", "temperature",
-                              "top_p", "top_k", "stop", "stop_token_ids", "skip_special_tokens",
+        std::set<std::string>{"model", "prompt", "max_tokens", "min_tokens", "temperature", "top_p",
+                              "top_k", "stop", "stop_token_ids", "skip_special_tokens",
                               "include_stop_str_in_output", "spaces_between_special_tokens",
                               "repetition_penalty", "seed", "logprobs", "return_token_ids",
                               "return_tokens_as_token_ids"});

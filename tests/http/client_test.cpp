@@ -216,8 +216,7 @@ TEST_CASE("http::Client: a request past its timeout fails as timed out", "[http]
   CHECK(fast.get().body == "ok");  // the other request is unaffected
 }
 
-TEST_CASE("http::Client: connection refused and HTTP errors come back in the Response",
-          "[http]") {
+TEST_CASE("http::Client: connection refused and HTTP errors come back in the Response", "[http]") {
   int port = 0;
   {
     vime::test::LocalServer closed;
@@ -236,7 +235,8 @@ TEST_CASE("http::Client: connection refused and HTTP errors come back in the Res
   CHECK_FALSE(refused.ok());
   CHECK_FALSE(refused.cancelled);
   CHECK_THAT(refused.error, Catch::Contains("onnect"));
-  const Response failed = client.send(Request::post_json(server.url() + "/fail", vime::Json())).get();
+  const Response failed =
+      client.send(Request::post_json(server.url() + "/fail", vime::Json())).get();
   CHECK(failed.error.empty());
   CHECK(failed.status == 503);
   CHECK(failed.describe() == "HTTP 503: busy");

@@ -216,7 +216,8 @@ std::vector<std::pair<std::string, http::Response>> VllmEngine::Impl::post_all(
     const std::string& path) {
   std::vector<std::pair<std::string, std::future<http::Response>>> pending;
   for (const auto& url : worker_urls()) {
-    http::Request r = http::Request::post_json(url + path, Json::object(), options.control_timeout_s);
+    http::Request r =
+        http::Request::post_json(url + path, Json::object(), options.control_timeout_s);
     r.bearer(options.api_key);
     pending.emplace_back(url, client.send(std::move(r)));
   }
@@ -383,8 +384,9 @@ void VllmEngine::pause(const std::string& mode) {
     impl_->changed.notify_all();
   }
   for (const auto& [url, res] : impl_->post_all("/pause?mode=" + mode)) {
-    if (!res.ok()) throw Error("VllmEngine: POST " + url + "/pause?mode=" + mode + ": " +
-                               error_text(res) + " (is VLLM_SERVER_DEV_MODE=1 set?)");
+    if (!res.ok())
+      throw Error("VllmEngine: POST " + url + "/pause?mode=" + mode + ": " + error_text(res) +
+                  " (is VLLM_SERVER_DEV_MODE=1 set?)");
   }
 }
 

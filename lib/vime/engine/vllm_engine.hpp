@@ -1,9 +1,10 @@
-// The rollout engine as vLLM servers over HTTP (vime's vllm_rollout.py, shared/spec/slime_reference.md
-// §13): tokens in via POST /inference/v1/generate (or /v1/completions where that 404s), through
-// vllm-router when there is one, else balanced over the workers here. Requests are retried, on
-// another worker when there is one, until a deadline, so a dead engine never loses a sample.
-// abort_all() and pause/resume drive every worker's /pause and /resume (vLLM dev mode). All
-// requests share one http::Client (one thread); generate() blocks its caller only.
+// The rollout engine as vLLM servers over HTTP (vime's vllm_rollout.py,
+// shared/spec/slime_reference.md §13): tokens in via POST /inference/v1/generate (or
+// /v1/completions where that 404s), through vllm-router when there is one, else balanced over the
+// workers here. Requests are retried, on another worker when there is one, until a deadline, so a
+// dead engine never loses a sample. abort_all() and pause/resume drive every worker's /pause and
+// /resume (vLLM dev mode). All requests share one http::Client (one thread); generate() blocks its
+// caller only.
 #pragma once
 
 #include <cstdint>
@@ -25,14 +26,15 @@ struct VllmEngineOptions {
   // least-loaded when it is busy, avoided or there is no session id), round_robin, random,
   // power_of_two, cache_aware (least loaded here).
   std::string policy = "consistent_hash";
-  int64_t concurrency_per_worker = 512;  // requests in flight per worker; generate() waits for a slot
-  double request_timeout_s = 14400;      // one HTTP request
-  double retry_deadline_s = 600;         // retries of one request stop after this (then throw)
-  double retry_backoff_s = 0.05;         // first wait before a retry; doubles each time
+  // Requests in flight per worker (--vllm-server-concurrency); generate() waits for a slot.
+  int64_t concurrency_per_worker = 512;
+  double request_timeout_s = 14400;  // one HTTP request
+  double retry_deadline_s = 600;     // retries of one request stop after this (then throw)
+  double retry_backoff_s = 0.05;     // first wait before a retry; doubles each time
   double retry_backoff_max_s = 5;
-  double avoid_failed_worker_s = 30;     // a worker that failed gets no new requests this long
-  double control_timeout_s = 60;         // /pause, /resume
-  double abort_sweep_s = 3;              // abort_all() pauses again when requests remain after this
+  double avoid_failed_worker_s = 30;  // a worker that failed gets no new requests this long
+  double control_timeout_s = 60;      // /pause, /resume
+  double abort_sweep_s = 3;           // abort_all() pauses again when requests remain after this
 
   // --vllm-router-policy, --vllm-server-concurrency, --router-request-timeout-secs.
   static VllmEngineOptions from_args(const Args& args, std::vector<std::string> worker_urls,
@@ -42,8 +44,8 @@ struct VllmEngineOptions {
 struct VllmWorkerStats {
   std::string url;
   int64_t in_flight = 0;
-  int64_t served = 0;    // requests answered (any finish reason)
-  int64_t failures = 0;  // attempts that failed and were retried
+  int64_t served = 0;             // requests answered (any finish reason)
+  int64_t failures = 0;           // attempts that failed and were retried
   bool uses_completions = false;  // /inference/v1/generate answered 404
 };
 

@@ -71,9 +71,7 @@ std::vector<int32_t> ids_from_labels(const Json& choice, const std::string& wher
   return ids;
 }
 
-std::string version_string(const Json& v) {
-  return v.is_string() ? v.as_string() : v.dump();
-}
+std::string version_string(const Json& v) { return v.is_string() ? v.as_string() : v.dump(); }
 
 }  // namespace
 
@@ -117,14 +115,15 @@ GenerateResponse parse_generate_response(const Json& body, const std::string& wh
     const Json& choice = choices.at(size_t{0});
     GenerateResponse r;
     if (const Json* ids = present(choice, "token_ids")) {
-      for (const Json& id : ids->as_array()) r.output_ids.push_back(static_cast<int32_t>(id.as_int()));
+      for (const Json& id : ids->as_array())
+        r.output_ids.push_back(static_cast<int32_t>(id.as_int()));
     } else {
       r.output_ids = ids_from_labels(choice, where);
     }
     r.output_log_probs = logprobs_of(choice);
     r.output_log_probs.resize(r.output_ids.size(), std::numeric_limits<float>::quiet_NaN());
-    r.finish_reason = map_finish_reason(choice.find("finish_reason") ? choice.at("finish_reason")
-                                                                     : Json());
+    r.finish_reason =
+        map_finish_reason(choice.find("finish_reason") ? choice.at("finish_reason") : Json());
     if (const Json* usage = present(body, "usage")) {
       if (const Json* p = present(*usage, "prompt_tokens")) r.prompt_tokens = p->as_int();
       if (const Json* details = present(*usage, "prompt_tokens_details")) {

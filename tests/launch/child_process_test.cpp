@@ -147,11 +147,10 @@ TEST_CASE("child_process: the registry cleans up on SIGTERM, std::exit, std::ter
     int signal_to_send;
     std::string exit;
   };
-  for (const Case& c : {Case{"wait", SIGTERM, "killed by signal 15"},
-                        Case{"wait", SIGINT, "killed by signal 2"},
-                        Case{"exit", 0, "exited with code 0"},
-                        Case{"throw", 0, "killed by signal 6"},
-                        Case{"segv", 0, "killed by signal 11"}}) {
+  for (const Case& c :
+       {Case{"wait", SIGTERM, "killed by signal 15"}, Case{"wait", SIGINT, "killed by signal 2"},
+        Case{"exit", 0, "exited with code 0"}, Case{"throw", 0, "killed by signal 6"},
+        Case{"segv", 0, "killed by signal 11"}}) {
     SECTION(c.mode + " " + std::to_string(c.signal_to_send)) {
       auto [helper, grandchild] = start_parent(dir, c.mode, 0);
       REQUIRE(grandchild > 0);

@@ -62,7 +62,7 @@ void stand_in_env(EnvGuard& env) {
   env.set("VIME_VLLM_ROUTER_COMMAND", std::nullopt);
   env.set("CUDA_VISIBLE_DEVICES", std::nullopt);
   env.set("LAUNCH_HELPER_DELAY_MS", "300");  // engines are not healthy at once
-  env.set("PATH", "/usr/bin:/bin");           // no real vllm-router
+  env.set("PATH", "/usr/bin:/bin");          // no real vllm-router
 }
 
 // A vllm-router stand-in in this process that records the worker calls.
@@ -138,11 +138,12 @@ TEST_CASE("router: POST /workers and DELETE /workers/<encoded url>", "[launch]")
   CHECK_FALSE(router.launched());
   router.add_worker("http://127.0.0.1:1234");
   router.remove_worker("http://127.0.0.1:1234");
-  CHECK(fake.calls() == Strings{"POST http://127.0.0.1:1234 regular",
-                                "DELETE http%3A%2F%2F127.0.0.1%3A1234"});
-  CHECK_THROWS_WITH(router.add_worker("http://refuse:1"),
-                    Catch::StartsWith(router.url() + " refused engine http://refuse:1") ||
-                        Catch::Contains("refused engine http://refuse:1 (POST /workers): HTTP 400"));
+  CHECK(fake.calls() ==
+        Strings{"POST http://127.0.0.1:1234 regular", "DELETE http%3A%2F%2F127.0.0.1%3A1234"});
+  CHECK_THROWS_WITH(
+      router.add_worker("http://refuse:1"),
+      Catch::StartsWith(router.url() + " refused engine http://refuse:1") ||
+          Catch::Contains("refused engine http://refuse:1 (POST /workers): HTTP 400"));
 }
 
 TEST_CASE("router: flags for a launched vllm-router", "[launch]") {
@@ -152,9 +153,9 @@ TEST_CASE("router: flags for a launched vllm-router", "[launch]") {
         Strings{"--host", "127.0.0.1", "--port", "5", "--policy", "round_robin",
                 "--request-timeout-secs", "60", "--balance-abs-threshold", "10",
                 "--disable-retries"});
-  CHECK(vime::launch::router_flags(parse({}), 5) ==
-        Strings{"--host", "127.0.0.1", "--port", "5", "--policy", "consistent_hash",
-                "--request-timeout-secs", "14400"});
+  CHECK(vime::launch::router_flags(parse({}), 5) == Strings{"--host", "127.0.0.1", "--port", "5",
+                                                            "--policy", "consistent_hash",
+                                                            "--request-timeout-secs", "14400"});
 }
 
 TEST_CASE("engine_fleet: start 2 stand-in engines, register, restart one, stop", "[launch]") {
@@ -163,10 +164,10 @@ TEST_CASE("engine_fleet: start 2 stand-in engines, register, restart one, stop",
   vime::test::TempDir dir;
   FakeRouter fake;
   Strings progress;
-  EngineFleet fleet(parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "2",
-                           "--actor-num-gpus-per-node", "1", "--vllm-router-ip", "127.0.0.1",
-                           "--vllm-router-port", std::to_string(fake.port())}),
-                    quick_options(dir, &progress));
+  EngineFleet fleet(
+      parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "2", "--actor-num-gpus-per-node", "1",
+             "--vllm-router-ip", "127.0.0.1", "--vllm-router-port", std::to_string(fake.port())}),
+      quick_options(dir, &progress));
   fleet.start();
   const Strings urls = fleet.urls();
   REQUIRE(urls.size() == 2);
@@ -238,9 +239,9 @@ TEST_CASE("engine_fleet: no router installed and none given", "[launch]") {
   stand_in_env(env);
   env.set("LAUNCH_HELPER_DELAY_MS", "0");
   vime::test::TempDir dir;
-  EngineFleet fleet(parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1",
-                           "--actor-num-gpus-per-node", "1"}),
-                    quick_options(dir));
+  EngineFleet fleet(
+      parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1", "--actor-num-gpus-per-node", "1"}),
+      quick_options(dir));
   fleet.start();
   CHECK(fleet.router_url().empty());
   CHECK(fleet.urls().size() == 1);
@@ -269,9 +270,9 @@ TEST_CASE("engine_fleet: a start timeout names the engines and stops them", "[la
   vime::test::TempDir dir;
   auto options = quick_options(dir);
   options.startup_timeout = 400ms;
-  EngineFleet fleet(parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1",
-                           "--actor-num-gpus-per-node", "1"}),
-                    options);
+  EngineFleet fleet(
+      parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1", "--actor-num-gpus-per-node", "1"}),
+      options);
   CHECK_THROWS_WITH(fleet.start(), Catch::StartsWith("engine 0 not healthy after 0 s (GET "
                                                      "/health); check " +
                                                      (dir.path() / "logs").string()));
@@ -290,10 +291,10 @@ TEST_CASE("engine_fleet: external engines are used as given", "[launch]") {
   spec.argv = {VIME_LAUNCH_TEST_HELPER, "engine", "/m", "--port", std::to_string(port)};
   vime::launch::ChildProcess external(spec);
   FakeRouter fake;
-  EngineFleet fleet(parse({"--rollout-external-engine-addrs", "127.0.0.1:" + std::to_string(port),
-                           "--vllm-router-ip", "127.0.0.1", "--vllm-router-port",
-                           std::to_string(fake.port())}),
-                    quick_options(dir));
+  EngineFleet fleet(
+      parse({"--rollout-external-engine-addrs", "127.0.0.1:" + std::to_string(port),
+             "--vllm-router-ip", "127.0.0.1", "--vllm-router-port", std::to_string(fake.port())}),
+      quick_options(dir));
   fleet.start();
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   CHECK(fleet.urls() == Strings{url});

@@ -35,8 +35,12 @@ std::string plan_error(Strings tokens, PlanEnvironment env = bare_env()) {
 // The flags after --host/--port.
 Strings flags(const EngineSpec& e) { return e.flags; }
 
-const Strings kRequired = {"--logprobs-mode", "processed_logprobs", "--generation-config",
-                           "vllm", "--enable-prompt-tokens-details", "--trust-remote-code"};
+const Strings kRequired = {"--logprobs-mode",
+                           "processed_logprobs",
+                           "--generation-config",
+                           "vllm",
+                           "--enable-prompt-tokens-details",
+                           "--trust-remote-code"};
 
 Strings concat(std::initializer_list<Strings> parts) {
   Strings out;
@@ -76,18 +80,18 @@ TEST_CASE("engine_plan: TP 2 over two actor nodes", "[launch]") {
   REQUIRE(plan.engines.size() == 2);
   CHECK(plan.engines[0].gpus == std::vector<int>{4, 5});
   CHECK(plan.engines[1].gpus == std::vector<int>{6, 7});
-  CHECK(plan.engines[1].env[0] == std::pair<std::string, std::string>{"CUDA_VISIBLE_DEVICES",
-                                                                     "6,7"});
+  CHECK(plan.engines[1].env[0] ==
+        std::pair<std::string, std::string>{"CUDA_VISIBLE_DEVICES", "6,7"});
   CHECK(flags(plan.engines[1])[0] == "--tensor-parallel-size");
   CHECK(flags(plan.engines[1])[1] == "2");
   CHECK(plan.engines[1].tensor_parallel_size == 2);
 }
 
 TEST_CASE("engine_plan: colocate starts from GPU 0 with sleep mode and IPC", "[launch]") {
-  auto plan = plan_engines(parse({"--hf-checkpoint", "/m", "--colocate",
-                                  "--actor-num-gpus-per-node", "4",
-                                  "--rollout-num-gpus-per-engine", "2"}),
-                           bare_env());
+  auto plan =
+      plan_engines(parse({"--hf-checkpoint", "/m", "--colocate", "--actor-num-gpus-per-node", "4",
+                          "--rollout-num-gpus-per-engine", "2"}),
+                   bare_env());
   REQUIRE(plan.engines.size() == 2);  // rollout GPUs default to the actor's 4
   CHECK(plan.engines[0].gpus == std::vector<int>{0, 1});
   CHECK(plan.engines[1].gpus == std::vector<int>{2, 3});
@@ -99,13 +103,28 @@ TEST_CASE("engine_plan: colocate starts from GPU 0 with sleep mode and IPC", "[l
 
 TEST_CASE("engine_plan: disk transport, determinism, context, name and --vllm-* flags",
           "[launch]") {
-  auto plan = plan_engines(
-      parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1", "--actor-num-gpus-per-node",
-             "1", "--update-weight-transport", "disk", "--vllm-enable-deterministic-inference",
-             "--rollout-max-context-len", "4096", "--model-name", "qwen", "--offload-rollout",
-             "--vllm-gpu-memory-utilization", "0.7", "--vllm-enforce-eager",
-             "--vllm-max-num-seqs", "64", "--vllm-max-model-len", "2048"}),
-      bare_env());
+  auto plan = plan_engines(parse({"--hf-checkpoint",
+                                  "/m",
+                                  "--rollout-num-gpus",
+                                  "1",
+                                  "--actor-num-gpus-per-node",
+                                  "1",
+                                  "--update-weight-transport",
+                                  "disk",
+                                  "--vllm-enable-deterministic-inference",
+                                  "--rollout-max-context-len",
+                                  "4096",
+                                  "--model-name",
+                                  "qwen",
+                                  "--offload-rollout",
+                                  "--vllm-gpu-memory-utilization",
+                                  "0.7",
+                                  "--vllm-enforce-eager",
+                                  "--vllm-max-num-seqs",
+                                  "64",
+                                  "--vllm-max-model-len",
+                                  "2048"}),
+                           bare_env());
   REQUIRE(plan.engines.size() == 1);
   // The user's --vllm-max-model-len replaces the one from --rollout-max-context-len in place.
   CHECK(flags(plan.engines[0]) ==
@@ -126,7 +145,7 @@ TEST_CASE("engine_plan: VIME_VLLM_COMMAND, CUDA_VISIBLE_DEVICES and NCCL_CUMEM_E
   env.command = {"/x/vime", "serve"};
   env.cuda_visible_devices = "3,5,7,9";
   env.nccl_cumem_enable_set = true;
-  const Strings tokens = {"--hf-checkpoint", "/m", "--rollout-num-gpus", "2",
+  const Strings tokens = {"--hf-checkpoint",           "/m", "--rollout-num-gpus", "2",
                           "--actor-num-gpus-per-node", "2"};
   auto plan = plan_engines(parse(tokens), env);
   REQUIRE(plan.engines.size() == 2);
@@ -182,10 +201,10 @@ TEST_CASE("engine_plan: --vllm-config groups, placeholders and overrides", "[lau
       - num_gpus: 2
         overrides: {max_num_seqs: 64, compilation_config: {level: 3}, max-logprobs: null}
 )");
-  auto plan = plan_engines(parse({"--hf-checkpoint", "/m", "--vllm-config", file.string(),
-                                  "--actor-num-gpus-per-node", "1", "--offload-rollout",
-                                  "--vllm-max-logprobs", "5"}),
-                           bare_env());
+  auto plan = plan_engines(
+      parse({"--hf-checkpoint", "/m", "--vllm-config", file.string(), "--actor-num-gpus-per-node",
+             "1", "--offload-rollout", "--vllm-max-logprobs", "5"}),
+      bare_env());
   REQUIRE(plan.engines.size() == 3);
   const auto& a1 = plan.engines[1];
   CHECK(a1.name == "actor engine 1");
@@ -200,7 +219,7 @@ TEST_CASE("engine_plan: --vllm-config groups, placeholders and overrides", "[lau
                               "--enforce-eager", "--gpu-memory-utilization", "0.8"}}));
   const auto& t = plan.engines[2];
   CHECK(t.name == "teacher engine 2");
-  CHECK_FALSE(t.update_weights);  // model_path is not --hf-checkpoint
+  CHECK_FALSE(t.update_weights);            // model_path is not --hf-checkpoint
   CHECK(t.gpus == std::vector<int>{4, 5});  // after the placeholder's GPU 3
   CHECK(t.command == Strings{"vllm", "serve", "/teacher"});
   CHECK(flags(t) == concat({{"--tensor-parallel-size", "2", "--seed", "1236"},
@@ -244,8 +263,7 @@ TEST_CASE("engine_plan: --vllm-config errors name the file and the key", "[launc
   CHECK(error("vllm: [{name: a, server_groups: [{num_gpus: 1}]}, "
               "{name: a, server_groups: [{num_gpus: 1}]}]\n") ==
         "vllm[1].name: model 'a' is listed twice");
-  CHECK(error("vllm: [{name: a, server_groups: [{num_gpus: 2}]}]\n",
-              {"--rollout-num-gpus", "4"}) ==
+  CHECK(error("vllm: [{name: a, server_groups: [{num_gpus: 2}]}]\n", {"--rollout-num-gpus", "4"}) ==
         "its groups take 2 GPUs but --rollout-num-gpus is 4; make them agree or leave "
         "--rollout-num-gpus unset");
   CHECK(error("vllm: [{name: a, update_weights: 1, server_groups: [{num_gpus: 1}]}]\n") ==

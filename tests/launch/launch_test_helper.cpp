@@ -68,9 +68,8 @@ int serve_engine(const std::vector<std::string>& args) {
   });
   std::printf("stand-in engine on port %s\n", flag(args, "--port", "?").c_str());
   std::fflush(stdout);
-  return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0")))
-             ? 0
-             : 4;
+  return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0"))) ? 0
+                                                                                                : 4;
 }
 
 int serve_router(const std::vector<std::string>& args) {
@@ -105,9 +104,8 @@ int serve_router(const std::vector<std::string>& args) {
   server.Get("/argv", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(vime::Json(args).dump(), "application/json");
   });
-  return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0")))
-             ? 0
-             : 4;
+  return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0"))) ? 0
+                                                                                                : 4;
 }
 
 int spawn(const std::vector<std::string>& args) {
@@ -117,9 +115,7 @@ int spawn(const std::vector<std::string>& args) {
   spec.parent_death_signal = std::stoi(args.at(4));
   spec.argv.assign(args.begin() + 5, args.end());
   auto* child = new vime::launch::ChildProcess(spec);  // leaked: only the exit paths clean up
-  {
-    std::ofstream(pidfile + ".tmp") << child->pid() << "\n";
-  }
+  { std::ofstream(pidfile + ".tmp") << child->pid() << "\n"; }
   std::rename((pidfile + ".tmp").c_str(), pidfile.c_str());
   if (mode == "exit") std::exit(0);
   if (mode == "throw") throw std::runtime_error("uncaught on purpose");

@@ -49,7 +49,9 @@ class Spawner {
   }
 
  private:
-  Spawner() { std::thread([this] { loop(); }).detach(); }
+  Spawner() {
+    std::thread([this] { loop(); }).detach();
+  }
   void loop() {
     for (;;) {
       std::function<void()> task;
@@ -169,8 +171,7 @@ ChildProcess::ChildProcess(ChildSpec spec) : spec_(std::move(spec)) {
   const auto path = find_program(spec_.argv[0]);
   if (!path) {
     throw Error("cannot start " + spec_.name + ": '" + spec_.argv[0] + "' is not " +
-                (spec_.argv[0].find('/') != std::string::npos ? "an executable file"
-                                                              : "on PATH"));
+                (spec_.argv[0].find('/') != std::string::npos ? "an executable file" : "on PATH"));
   }
   if (spec_.log_path.empty()) spec_.log_path = "/dev/null";
   std::error_code ec;

@@ -17,8 +17,8 @@
 namespace vime::launch {
 
 struct ChildSpec {
-  std::string name;                // for messages: "engine 1", "vllm-router"
-  std::vector<std::string> argv;   // argv[0] is looked up on PATH unless it holds a '/'
+  std::string name;               // for messages: "engine 1", "vllm-router"
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH unless it holds a '/'
   std::vector<std::pair<std::string, std::string>> env;  // set on top of vime's environment
   std::filesystem::path log_path;  // stdout+stderr (appended; parent dirs are created)
   int parent_death_signal = 15;    // SIGTERM: lets vLLM stop its own workers

@@ -99,9 +99,8 @@ void EngineFleet::start() {
     }
     std::vector<HealthTarget> targets;
     for (size_t i = 0; i < engines_.size(); ++i) {
-      const std::string name = i < plan_.engines.size()
-                                   ? plan_.engines[i].name
-                                   : "external engine " + engines_[i].url;
+      const std::string name =
+          i < plan_.engines.size() ? plan_.engines[i].name : "external engine " + engines_[i].url;
       targets.push_back({name, engines_[i].url, engines_[i].process.get()});
     }
     wait_healthy(targets, health_wait("engines"));
@@ -151,9 +150,8 @@ void EngineFleet::stop() {
   for (auto& e : engines_) {
     if (e.process) {
       ChildProcess* p = e.process.get();
-      stopping.push_back(std::async(std::launch::async, [this, p] {
-        p->terminate(options_.stop_grace);
-      }));
+      stopping.push_back(
+          std::async(std::launch::async, [this, p] { p->terminate(options_.stop_grace); }));
     }
   }
   for (auto& f : stopping) f.get();

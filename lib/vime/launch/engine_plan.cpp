@@ -130,8 +130,8 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
                      std::to_string(per_engine));
   }
   const bool colocate = on(args, "colocate");
-  const int64_t actor_gpus = int_or(args, "actor_num_nodes", 1) *
-                             int_or(args, "actor_num_gpus_per_node", 8);
+  const int64_t actor_gpus =
+      int_or(args, "actor_num_nodes", 1) * int_or(args, "actor_num_gpus_per_node", 8);
   const int64_t offset = colocate ? 0 : actor_gpus;
   std::optional<int64_t> rollout_gpus;
   if (set(args, "rollout_num_gpus")) {
@@ -169,13 +169,17 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
           "--rollout-external-engine-addrs host:port ... to use running ones)");
     }
     const std::string served = set(args, "model_name") ? args.get_string("model_name") : "";
-    groups.push_back({served, hf, true, false, static_cast<int>(*rollout_gpus),
-                      static_cast<int>(per_engine), {}});
+    groups.push_back({served,
+                      hf,
+                      true,
+                      false,
+                      static_cast<int>(*rollout_gpus),
+                      static_cast<int>(per_engine),
+                      {}});
   }
 
-  const std::string transport = set(args, "update_weight_transport")
-                                    ? args.get_string("update_weight_transport")
-                                    : "nccl";
+  const std::string transport =
+      set(args, "update_weight_transport") ? args.get_string("update_weight_transport") : "nccl";
   const std::string weight_backend = colocate ? "ipc" : transport;
   const bool sleep_mode = colocate || on(args, "offload_rollout");
   const bool deterministic = on(args, "vllm_enable_deterministic_inference");

@@ -15,10 +15,10 @@
 namespace vime::launch {
 
 struct EngineSpec {
-  std::string name;                  // "engine 0", or "<model>/engine 0" under --vllm-config
-  std::string model;                 // the --vllm-config model name; empty for the default layout
-  bool update_weights = true;        // the trainer syncs its weights into this engine
-  int rank = 0;                      // global engine index (seed offset)
+  std::string name;            // "engine 0", or "<model>/engine 0" under --vllm-config
+  std::string model;           // the --vllm-config model name; empty for the default layout
+  bool update_weights = true;  // the trainer syncs its weights into this engine
+  int rank = 0;                // global engine index (seed offset)
   int tensor_parallel_size = 1;
   std::vector<int> gpus;             // CUDA device indices on this node
   std::vector<std::string> command;  // {"vllm", "serve", <hf_ckpt>}
@@ -30,14 +30,14 @@ struct EngineSpec {
 };
 
 struct EnginePlan {
-  std::vector<EngineSpec> engines;          // engines vime starts
-  std::vector<std::string> external_urls;   // --rollout-external-engine-addrs, normalized
+  std::vector<EngineSpec> engines;         // engines vime starts
+  std::vector<std::string> external_urls;  // --rollout-external-engine-addrs, normalized
 };
 
 // What the plan reads from vime's own environment (explicit for tests).
 struct PlanEnvironment {
   std::vector<std::string> command = {"vllm", "serve"};  // VIME_VLLM_COMMAND, split on spaces
-  std::optional<std::string> cuda_visible_devices;      // engine GPU i is the i-th entry
+  std::optional<std::string> cuda_visible_devices;       // engine GPU i is the i-th entry
   bool nccl_cumem_enable_set = false;  // NCCL_CUMEM_ENABLE is set: leave it as it is
   static PlanEnvironment from_process();
 };

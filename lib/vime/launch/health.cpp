@@ -54,10 +54,9 @@ void wait_healthy(const std::vector<HealthTarget>& targets, const HealthWait& op
                   " s (GET /health); check " + (logs.empty() ? "the servers" : logs));
     }
     if (options.progress && now >= next_progress) {
-      options.progress("waiting for " + std::to_string(targets.size()) + " " + options.what +
-                       ": " + std::to_string(healthy_count) + "/" +
-                       std::to_string(targets.size()) + " healthy, " + std::to_string(waited) +
-                       " s");
+      options.progress("waiting for " + std::to_string(targets.size()) + " " + options.what + ": " +
+                       std::to_string(healthy_count) + "/" + std::to_string(targets.size()) +
+                       " healthy, " + std::to_string(waited) + " s");
       next_progress = now + options.progress_interval;
     }
     std::this_thread::sleep_for(options.poll_interval);

@@ -11,9 +11,9 @@
 namespace vime::launch {
 
 struct HealthTarget {
-  std::string name;                  // "engine 1"
-  std::string url;                   // http://host:port
-  ChildProcess* process = nullptr;   // nullptr: not ours (an external engine)
+  std::string name;                 // "engine 1"
+  std::string url;                  // http://host:port
+  ChildProcess* process = nullptr;  // nullptr: not ours (an external engine)
 };
 
 struct HealthWait {

@@ -64,9 +64,8 @@ void Router::add_worker(const std::string& engine_url) {
     }
   }
   if (!success) {
-    throw Error("vllm-router " + url_ + " refused engine " + engine_url +
-                " (POST /workers): " + response.describe() +
-                (response.ok() ? " " + response.body : ""));
+    throw Error("vllm-router " + url_ + " refused engine " + engine_url + " (POST /workers): " +
+                response.describe() + (response.ok() ? " " + response.body : ""));
   }
 }
 
@@ -120,8 +119,7 @@ std::unique_ptr<Router> make_router(const Args& args, const std::filesystem::pat
                                     const HealthWait& wait) {
   const bool has_ip = set(args, "vllm_router_ip"), has_port = set(args, "vllm_router_port");
   if (has_ip && !has_port) {
-    throw UsageError(
-        "--vllm-router-ip needs --vllm-router-port (the running router's port)");
+    throw UsageError("--vllm-router-ip needs --vllm-router-port (the running router's port)");
   }
   if (has_ip) {
     return std::make_unique<Router>(http_url(args.get_string("vllm_router_ip"),

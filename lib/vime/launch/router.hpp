@@ -50,7 +50,8 @@ std::optional<std::vector<std::string>> router_command();
 std::vector<std::string> router_flags(const Args& args, int port);
 
 // From Args: the external router (--vllm-router-ip and --vllm-router-port), a launched one (on
-// --vllm-router-port when only that is given), or nullptr when none is installed and none is given (the caller balances over the engines).
+// --vllm-router-port when only that is given), or nullptr when none is installed and none is given
+// (the caller balances over the engines).
 std::unique_ptr<Router> make_router(const Args& args, const std::filesystem::path& log_path,
                                     const HealthWait& wait);
 

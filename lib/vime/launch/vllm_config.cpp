@@ -11,8 +11,8 @@ namespace vime::launch {
 namespace {
 
 // vLLM flags the launcher sets per engine; an override may not change them.
-constexpr const char* kOwnedFlags[] = {"--host", "--port", "--tensor-parallel-size", "--seed",
-                                       "--model", "--served-model-name"};
+constexpr const char* kOwnedFlags[] = {"--host", "--port",  "--tensor-parallel-size",
+                                       "--seed", "--model", "--served-model-name"};
 
 class Checker {
  public:
@@ -138,8 +138,7 @@ std::vector<VllmModel> parse_vllm_config(const Json& doc, const std::string& fil
       group.num_gpus = check.positive_int(gnode.at("num_gpus"), gwhere + ".num_gpus");
       group.num_gpus_per_engine =
           gnode.contains("num_gpus_per_engine")
-              ? check.positive_int(gnode.at("num_gpus_per_engine"),
-                                   gwhere + ".num_gpus_per_engine")
+              ? check.positive_int(gnode.at("num_gpus_per_engine"), gwhere + ".num_gpus_per_engine")
               : model_engine_gpus;
       if (type == "regular" && group.num_gpus % group.num_gpus_per_engine != 0) {
         check.fail(gwhere + ".num_gpus",

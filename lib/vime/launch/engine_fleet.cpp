@@ -1,0 +1,161 @@
+#include "vime/launch/engine_fleet.hpp"
+
+#include <unistd.h>
+
+#include <future>
+#include <iostream>
+
+#include "vime/error.hpp"
+#include "vime/launch/net.hpp"
+
+namespace vime::launch {
+namespace {
+
+std::string file_name(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  return out;
+}
+
+}  // namespace
+
+EngineFleet::EngineFleet(const Args& args, FleetOptions options)
+    : args_(args), options_(std::move(options)), plan_(plan_engines(args)) {
+  if (options_.log_dir.empty()) {
+    options_.log_dir =
+        std::filesystem::temp_directory_path() / ("vime-engines-" + std::to_string(::getpid()));
+  }
+  engines_.resize(plan_.engines.size());
+  for (const auto& url : plan_.external_urls) engines_.push_back({url, nullptr, false});
+}
+
+EngineFleet::~EngineFleet() {
+  try {
+    stop();
+  } catch (...) {
+  }
+}
+
+void EngineFleet::say(const std::string& line) const {
+  if (options_.progress) {
+    options_.progress(line);
+  } else {
+    std::cerr << "vime: " << line << "\n";
+  }
+}
+
+HealthWait EngineFleet::health_wait(const std::string& what) const {
+  HealthWait wait;
+  wait.timeout = options_.startup_timeout;
+  wait.poll_interval = options_.poll_interval;
+  wait.progress_interval = options_.progress_interval;
+  wait.what = what;
+  wait.progress = [this](const std::string& line) { say(line); };
+  return wait;
+}
+
+void EngineFleet::launch(size_t i) {
+  const EngineSpec& spec = plan_.engines[i];
+  const int port = free_port(options_.host);
+  ChildSpec child;
+  child.name = spec.name;
+  child.argv = spec.argv(options_.host, port);
+  child.env = spec.env;
+  child.log_path = options_.log_dir / ("engine-" + file_name(spec.name) + ".log");
+  engines_[i].process = std::make_unique<ChildProcess>(child);
+  engines_[i].url = http_url(options_.host, port);
+}
+
+void EngineFleet::register_engine(size_t i) {
+  // One router serves one model: engines of other --vllm-config models are reached by URL.
+  const bool routed = i >= plan_.engines.size() || plan_.engines.empty() ||
+                      plan_.engines[i].model == plan_.engines[0].model;
+  if (!router_ || !routed) return;
+  router_->add_worker(engines_[i].url);
+  engines_[i].registered = true;
+}
+
+void EngineFleet::deregister_engine(size_t i) {
+  if (!router_ || !engines_[i].registered) return;
+  engines_[i].registered = false;
+  try {
+    router_->remove_worker(engines_[i].url);
+  } catch (const Error& e) {
+    say(std::string("warning: ") + e.what());
+  }
+}
+
+void EngineFleet::start() {
+  try {
+    router_ = make_router(args_, options_.log_dir / "router.log", health_wait("router"));
+    if (router_) {
+      say("vllm-router " + std::string(router_->launched() ? "started at " : "at ") +
+          router_->url());
+    }
+    for (size_t i = 0; i < plan_.engines.size(); ++i) launch(i);
+    if (!plan_.engines.empty()) {
+      say("started " + std::to_string(plan_.engines.size()) + " engines; logs in " +
+          options_.log_dir.string());
+    }
+    std::vector<HealthTarget> targets;
+    for (size_t i = 0; i < engines_.size(); ++i) {
+      const std::string name =
+          i < plan_.engines.size() ? plan_.engines[i].name : "external engine " + engines_[i].url;
+      targets.push_back({name, engines_[i].url, engines_[i].process.get()});
+    }
+    wait_healthy(targets, health_wait("engines"));
+    for (size_t i = 0; i < engines_.size(); ++i) register_engine(i);
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+std::vector<std::string> EngineFleet::urls() const {
+  std::vector<std::string> out;
+  for (const auto& e : engines_) out.push_back(e.url);
+  return out;
+}
+
+std::string EngineFleet::router_url() const { return router_ ? router_->url() : ""; }
+
+ChildProcess* EngineFleet::process(size_t i) {
+  return i < engines_.size() ? engines_[i].process.get() : nullptr;
+}
+
+std::string EngineFleet::restart(size_t i) {
+  if (i >= engines_.size()) {
+    throw Error("restart: no engine " + std::to_string(i) + " (there are " +
+                std::to_string(engines_.size()) + ")");
+  }
+  if (i >= plan_.engines.size()) {
+    throw Error("restart: engine " + engines_[i].url +
+                " is external (--rollout-external-engine-addrs); restart it where it runs");
+  }
+  deregister_engine(i);
+  if (engines_[i].process) {
+    engines_[i].process->terminate(options_.stop_grace);
+    say(plan_.engines[i].name + " " + engines_[i].process->describe_exit() + "; restarting it");
+  }
+  launch(i);
+  wait_healthy({{plan_.engines[i].name, engines_[i].url, engines_[i].process.get()}},
+               health_wait("engines"));
+  register_engine(i);
+  return engines_[i].url;
+}
+
+void EngineFleet::stop() {
+  for (size_t i = 0; i < engines_.size(); ++i) deregister_engine(i);
+  std::vector<std::future<void>> stopping;
+  for (auto& e : engines_) {
+    if (e.process) {
+      ChildProcess* p = e.process.get();
+      stopping.push_back(
+          std::async(std::launch::async, [this, p] { p->terminate(options_.stop_grace); }));
+    }
+  }
+  for (auto& f : stopping) f.get();
+  if (router_) router_->stop();
+}
+
+}  // namespace vime::launch

@@ -1,0 +1,75 @@
+// EngineFleet: the rollout engines of a run, started, health-checked, registered with the router,
+// restarted and stopped. Engines come from engine_plan (vllm serve / VIME_VLLM_COMMAND) or are
+// external (--rollout-external-engine-addrs, used as given); the router from make_router.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vime/args.hpp"
+#include "vime/launch/child_process.hpp"
+#include "vime/launch/engine_plan.hpp"
+#include "vime/launch/router.hpp"
+
+namespace vime::launch {
+
+struct FleetOptions {
+  std::string host = "127.0.0.1";  // engines listen here; their URLs use it
+  // engine-<rank>.log and router.log; empty: <temp dir>/vime-engines-<pid>.
+  std::filesystem::path log_dir;
+  std::chrono::milliseconds startup_timeout = std::chrono::minutes(30);
+  std::chrono::milliseconds poll_interval = std::chrono::milliseconds(500);
+  std::chrono::milliseconds progress_interval = std::chrono::seconds(10);
+  std::chrono::milliseconds stop_grace = std::chrono::seconds(30);
+  // Progress lines ("waiting for 2 engines: 1/2 healthy, 12 s"); nullptr: stderr.
+  std::function<void(const std::string&)> progress;
+};
+
+class EngineFleet {
+ public:
+  // Plans the engines (throws UsageError on a layout vime cannot start); starts nothing.
+  explicit EngineFleet(const Args& args, FleetOptions options = {});
+  ~EngineFleet();  // stop()
+  EngineFleet(const EngineFleet&) = delete;
+  EngineFleet& operator=(const EngineFleet&) = delete;
+
+  // Starts the router and all engines at once, waits for every /health, registers them with the
+  // router. On failure everything started is stopped and vime::Error says which engine and why.
+  void start();
+  // Engine URLs: launched engines in rank order, then external ones.
+  std::vector<std::string> urls() const;
+  // Where rollouts send requests: the router, or "" without one (the caller balances).
+  std::string router_url() const;
+  const EnginePlan& plan() const { return plan_; }
+  // The process of launched engine i (nullptr for external ones or before start()).
+  ChildProcess* process(size_t i);
+  // Restarts launched engine i: deregisters it, kills it if needed, starts it on a new free port,
+  // waits for /health and registers it again. Returns its new URL.
+  std::string restart(size_t i);
+  // Deregisters the engines, terminates them, the router last. Safe to call twice.
+  void stop();
+
+ private:
+  struct Engine {
+    std::string url;
+    std::unique_ptr<ChildProcess> process;
+    bool registered = false;
+  };
+  void launch(size_t i);
+  void register_engine(size_t i);
+  void deregister_engine(size_t i);
+  void say(const std::string& line) const;
+  HealthWait health_wait(const std::string& what) const;
+
+  Args args_;
+  FleetOptions options_;
+  EnginePlan plan_;
+  std::vector<Engine> engines_;  // launched engines, then external ones
+  std::unique_ptr<Router> router_;
+};
+
+}  // namespace vime::launch

@@ -1,0 +1,263 @@
+#include "vime/launch/engine_plan.hpp"
+
+#include <cstdlib>
+#include <optional>
+
+#include "vime/error.hpp"
+#include "vime/launch/net.hpp"
+#include "vime/launch/vllm_config.hpp"
+
+namespace vime::launch {
+namespace {
+
+bool on(const Args& a, std::string_view key) {
+  return a.has(key) && a.get(key).is_bool() && a.get_bool(key);
+}
+bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
+int64_t int_or(const Args& a, std::string_view key, int64_t fallback) {
+  return set(a, key) ? a.get_int(key) : fallback;
+}
+
+std::vector<std::string> split_spaces(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    const size_t start = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i > start) out.emplace_back(text.substr(start, i - start));
+  }
+  return out;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// vLLM flags in order; setting a flag again replaces it in place (the user's --vllm-* flags and
+// --vllm-config overrides win over vime's defaults without repeating the flag).
+class FlagList {
+ public:
+  void set(const std::string& name, std::vector<std::string> values = {}) {
+    for (auto& [n, v] : flags_) {
+      if (n == name) {
+        v = std::move(values);
+        return;
+      }
+    }
+    flags_.emplace_back(name, std::move(values));
+  }
+  void remove(const std::string& name) {
+    std::erase_if(flags_, [&](const auto& f) { return f.first == name; });
+  }
+  std::vector<std::string> argv() const {
+    std::vector<std::string> out;
+    for (const auto& [name, values] : flags_) {
+      out.push_back(name);
+      out.insert(out.end(), values.begin(), values.end());
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::vector<std::string>>> flags_;
+};
+
+// One run of engines of one size (the default layout is a single group).
+struct Group {
+  std::string model;  // empty: the default layout
+  std::string model_path;
+  bool update_weights = true;
+  bool placeholder = false;
+  int num_gpus = 0;
+  int gpus_per_engine = 1;
+  std::vector<std::pair<std::string, Json>> overrides;
+};
+
+}  // namespace
+
+std::vector<std::string> EngineSpec::argv(const std::string& host, int port) const {
+  std::vector<std::string> out = command;
+  out.insert(out.end(), {"--host", host, "--port", std::to_string(port)});
+  out.insert(out.end(), flags.begin(), flags.end());
+  return out;
+}
+
+PlanEnvironment PlanEnvironment::from_process() {
+  PlanEnvironment env;
+  if (const char* command = std::getenv("VIME_VLLM_COMMAND"); command != nullptr) {
+    env.command = split_spaces(command);
+    if (env.command.empty()) {
+      throw UsageError(
+          "VIME_VLLM_COMMAND is set but empty; unset it (vllm serve) or set a command line such "
+          "as \"/path/vime serve\"");
+    }
+  }
+  if (const char* cuda = std::getenv("CUDA_VISIBLE_DEVICES"); cuda != nullptr)
+    env.cuda_visible_devices = cuda;
+  env.nccl_cumem_enable_set = std::getenv("NCCL_CUMEM_ENABLE") != nullptr;
+  return env;
+}
+
+EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
+  EnginePlan plan;
+  if (set(args, "rollout_external_engine_addrs")) {
+    if (set(args, "vllm_config")) {
+      throw UsageError(
+          "--vllm-config and --rollout-external-engine-addrs exclude each other: vime either "
+          "starts the engines of the file or uses running ones");
+    }
+    for (const auto& addr : args.get_string_list("rollout_external_engine_addrs"))
+      plan.external_urls.push_back(normalize_url(addr, "--rollout-external-engine-addrs"));
+    return plan;
+  }
+  if (set(args, "prefill_num_servers")) {
+    throw UsageError(
+        "--prefill-num-servers (prefill/decode disaggregation) is not supported yet; leave it "
+        "unset");
+  }
+  const std::string hf = set(args, "hf_checkpoint") ? args.get_string("hf_checkpoint") : "";
+  const int64_t per_engine = int_or(args, "rollout_num_gpus_per_engine", 1);
+  if (per_engine < 1) {
+    throw UsageError("--rollout-num-gpus-per-engine must be at least 1, not " +
+                     std::to_string(per_engine));
+  }
+  const bool colocate = on(args, "colocate");
+  const int64_t actor_gpus =
+      int_or(args, "actor_num_nodes", 1) * int_or(args, "actor_num_gpus_per_node", 8);
+  const int64_t offset = colocate ? 0 : actor_gpus;
+  std::optional<int64_t> rollout_gpus;
+  if (set(args, "rollout_num_gpus")) {
+    rollout_gpus = args.get_int("rollout_num_gpus");
+  } else if (colocate) {
+    rollout_gpus = actor_gpus;
+  }
+
+  std::vector<Group> groups;
+  if (set(args, "vllm_config")) {
+    const std::string file = args.get_string("vllm_config");
+    int total = 0;
+    for (auto& model : load_vllm_config(file, hf, static_cast<int>(per_engine))) {
+      for (auto& g : model.groups) {
+        groups.push_back({model.name, model.model_path, model.update_weights,
+                          g.worker_type == "placeholder", g.num_gpus, g.num_gpus_per_engine,
+                          std::move(g.overrides)});
+        total += g.num_gpus;
+      }
+    }
+    if (rollout_gpus && *rollout_gpus != total) {
+      throw UsageError("--vllm-config " + file + ": its groups take " + std::to_string(total) +
+                       " GPUs but --rollout-num-gpus is " + std::to_string(*rollout_gpus) +
+                       "; make them agree or leave --rollout-num-gpus unset");
+    }
+  } else if (rollout_gpus.value_or(0) > 0) {
+    if (*rollout_gpus % per_engine != 0) {
+      throw UsageError("--rollout-num-gpus " + std::to_string(*rollout_gpus) +
+                       " is not a multiple of --rollout-num-gpus-per-engine " +
+                       std::to_string(per_engine));
+    }
+    if (hf.empty()) {
+      throw UsageError(
+          "--hf-checkpoint is needed to start rollout engines (or give "
+          "--rollout-external-engine-addrs host:port ... to use running ones)");
+    }
+    const std::string served = set(args, "model_name") ? args.get_string("model_name") : "";
+    groups.push_back({served,
+                      hf,
+                      true,
+                      false,
+                      static_cast<int>(*rollout_gpus),
+                      static_cast<int>(per_engine),
+                      {}});
+  }
+
+  const std::string transport =
+      set(args, "update_weight_transport") ? args.get_string("update_weight_transport") : "nccl";
+  const std::string weight_backend = colocate ? "ipc" : transport;
+  const bool sleep_mode = colocate || on(args, "offload_rollout");
+  const bool deterministic = on(args, "vllm_enable_deterministic_inference");
+  const int64_t seed = int_or(args, "seed", 1234);
+  std::vector<std::string> visible;
+  if (environment.cuda_visible_devices) visible = split_commas(*environment.cuda_visible_devices);
+
+  int64_t cursor = offset;
+  int rank = 0;
+  for (const auto& group : groups) {
+    if (group.placeholder) {
+      cursor += group.num_gpus;
+      continue;
+    }
+    for (int e = 0; e < group.num_gpus / group.gpus_per_engine; ++e, ++rank) {
+      EngineSpec engine;
+      engine.name = group.model.empty() || !set(args, "vllm_config")
+                        ? "engine " + std::to_string(rank)
+                        : group.model + " engine " + std::to_string(rank);
+      engine.model = set(args, "vllm_config") ? group.model : "";
+      engine.update_weights = group.update_weights;
+      engine.rank = rank;
+      engine.tensor_parallel_size = group.gpus_per_engine;
+      std::vector<std::string> devices;
+      for (int g = 0; g < group.gpus_per_engine; ++g, ++cursor) {
+        engine.gpus.push_back(static_cast<int>(cursor));
+        if (!environment.cuda_visible_devices) {
+          devices.push_back(std::to_string(cursor));
+        } else if (cursor < static_cast<int64_t>(visible.size())) {
+          devices.push_back(visible[cursor]);
+        } else {
+          throw UsageError(engine.name + " needs GPU " + std::to_string(cursor) +
+                           " (after the actor's " + std::to_string(offset) +
+                           ") but CUDA_VISIBLE_DEVICES=" + *environment.cuda_visible_devices +
+                           " lists " + std::to_string(visible.size()) +
+                           "; lower --rollout-num-gpus or use --colocate");
+        }
+      }
+      engine.command = environment.command;
+      engine.command.push_back(group.model_path);
+
+      FlagList flags;
+      flags.set("--tensor-parallel-size", {std::to_string(group.gpus_per_engine)});
+      flags.set("--seed", {std::to_string(seed + rank)});
+      flags.set("--logprobs-mode", {"processed_logprobs"});
+      flags.set("--generation-config", {"vllm"});
+      flags.set("--enable-prompt-tokens-details");
+      flags.set("--trust-remote-code");
+      flags.set("--weight-transfer-config", {R"({"backend":")" + weight_backend + R"("})"});
+      if (sleep_mode) flags.set("--enable-sleep-mode");
+      if (set(args, "rollout_max_context_len"))
+        flags.set("--max-model-len", {std::to_string(args.get_int("rollout_max_context_len"))});
+      if (!group.model.empty()) flags.set("--served-model-name", {group.model});
+      for (const auto& f : args.vllm_passthrough())
+        flags.set("--" + f.name.substr(std::string_view("--vllm-").size()), f.values);
+      for (const auto& [key, value] : group.overrides) {
+        std::string flag;
+        std::vector<std::string> values;
+        if (override_to_flag(key, value, &flag, &values)) {
+          flags.set(flag, std::move(values));
+        } else {
+          flags.remove(flag);
+        }
+      }
+      engine.flags = flags.argv();
+
+      engine.env.emplace_back("CUDA_VISIBLE_DEVICES", [&] {
+        std::string joined;
+        for (const auto& d : devices) joined += (joined.empty() ? "" : ",") + d;
+        return joined;
+      }());
+      engine.env.emplace_back("VLLM_SERVER_DEV_MODE", "1");
+      if (!environment.nccl_cumem_enable_set) engine.env.emplace_back("NCCL_CUMEM_ENABLE", "0");
+      if (deterministic) engine.env.emplace_back("VLLM_BATCH_INVARIANT", "1");
+      plan.engines.push_back(std::move(engine));
+    }
+  }
+  return plan;
+}
+
+}  // namespace vime::launch

@@ -1,0 +1,49 @@
+// The rollout engines to start, from Args, in slime's layout: --rollout-num-gpus split into
+// engines of --rollout-num-gpus-per-engine GPUs (the tensor-parallel size), placed after the
+// actor's GPUs (from GPU 0 under --colocate), or the groups of a --vllm-config file. Each engine is
+// `vllm serve <hf_ckpt> --host H --port P ...` (env VIME_VLLM_COMMAND replaces `vllm serve`, e.g.
+// "/path/vime serve") with vime's required vLLM settings and the user's --vllm-* flags.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vime/args.hpp"
+
+namespace vime::launch {
+
+struct EngineSpec {
+  std::string name;            // "engine 0", or "<model>/engine 0" under --vllm-config
+  std::string model;           // the --vllm-config model name; empty for the default layout
+  bool update_weights = true;  // the trainer syncs its weights into this engine
+  int rank = 0;                // global engine index (seed offset)
+  int tensor_parallel_size = 1;
+  std::vector<int> gpus;             // CUDA device indices on this node
+  std::vector<std::string> command;  // {"vllm", "serve", <hf_ckpt>}
+  std::vector<std::string> flags;    // everything after --host/--port
+  std::vector<std::pair<std::string, std::string>> env;
+
+  // The full argv for one start: command, --host host --port port, flags.
+  std::vector<std::string> argv(const std::string& host, int port) const;
+};
+
+struct EnginePlan {
+  std::vector<EngineSpec> engines;         // engines vime starts
+  std::vector<std::string> external_urls;  // --rollout-external-engine-addrs, normalized
+};
+
+// What the plan reads from vime's own environment (explicit for tests).
+struct PlanEnvironment {
+  std::vector<std::string> command = {"vllm", "serve"};  // VIME_VLLM_COMMAND, split on spaces
+  std::optional<std::string> cuda_visible_devices;       // engine GPU i is the i-th entry
+  bool nccl_cumem_enable_set = false;  // NCCL_CUMEM_ENABLE is set: leave it as it is
+  static PlanEnvironment from_process();
+};
+
+// Throws UsageError naming the flag or --vllm-config key on a layout vime cannot start.
+EnginePlan plan_engines(const Args& args,
+                        const PlanEnvironment& environment = PlanEnvironment::from_process());
+
+}  // namespace vime::launch

@@ -1,0 +1,134 @@
+#include "vime/launch/router.hpp"
+
+#include <cstdlib>
+
+#include "vime/error.hpp"
+#include "vime/http/fetch.hpp"
+#include "vime/launch/net.hpp"
+
+namespace vime::launch {
+namespace {
+
+bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
+
+std::vector<std::string> split_spaces(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    const size_t start = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i > start) out.emplace_back(text.substr(start, i - start));
+  }
+  return out;
+}
+
+constexpr double kControlTimeoutS = 120;  // the router checks the worker's /health before adding
+
+}  // namespace
+
+Router::Router(std::string url) : url_(normalize_url(url, "vllm-router address")) {}
+
+Router::Router(const std::vector<std::string>& command, const Args& args, int port,
+               const std::filesystem::path& log_path, const HealthWait& wait) {
+  const std::string host = "127.0.0.1";
+  if (port == 0) port = free_port(host);
+  url_ = http_url(host, port);
+  ChildSpec spec;
+  spec.name = "vllm-router";
+  spec.argv = command;
+  const auto flags = router_flags(args, port);
+  spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
+  spec.log_path = log_path;
+  process_ = std::make_unique<ChildProcess>(spec);
+  HealthWait router_wait = wait;
+  router_wait.what = "router";
+  wait_healthy({{"vllm-router", url_, process_.get()}}, router_wait);
+}
+
+Router::~Router() { stop(); }
+
+void Router::add_worker(const std::string& engine_url) {
+  Json body = Json::object();
+  body["url"] = engine_url;
+  body["worker_type"] = "regular";
+  const http::Response response =
+      http::fetch(http::Request::post_json(url_ + "/workers", body, kControlTimeoutS));
+  bool success = false;
+  if (response.ok()) {
+    try {
+      const Json reply = response.json("vllm-router POST /workers");
+      const Json* s = reply.find("success");
+      success = s != nullptr && s->is_bool() && s->as_bool();
+    } catch (const Error&) {
+    }
+  }
+  if (!success) {
+    throw Error("vllm-router " + url_ + " refused engine " + engine_url + " (POST /workers): " +
+                response.describe() + (response.ok() ? " " + response.body : ""));
+  }
+}
+
+void Router::remove_worker(const std::string& engine_url) {
+  http::Request request;
+  request.method = "DELETE";
+  request.url = url_ + "/workers/" + percent_encode(engine_url);
+  request.timeout_s = kControlTimeoutS;
+  const http::Response response = http::fetch(request);
+  if (!response.ok() && response.status != 404) {
+    throw Error("vllm-router " + url_ + " did not remove engine " + engine_url +
+                " (DELETE /workers): " + response.describe());
+  }
+}
+
+void Router::stop() {
+  if (process_) process_->terminate();
+}
+
+std::optional<std::vector<std::string>> router_command() {
+  if (const char* command = std::getenv("VIME_VLLM_ROUTER_COMMAND"); command != nullptr) {
+    auto argv = split_spaces(command);
+    if (argv.empty()) {
+      throw UsageError(
+          "VIME_VLLM_ROUTER_COMMAND is set but empty; unset it (vllm-router from PATH) or set a "
+          "command line");
+    }
+    return argv;
+  }
+  if (find_program("vllm-router")) return std::vector<std::string>{"vllm-router"};
+  return std::nullopt;
+}
+
+std::vector<std::string> router_flags(const Args& args, int port) {
+  std::vector<std::string> flags = {"--host", "127.0.0.1", "--port", std::to_string(port)};
+  if (set(args, "router_policy")) {
+    flags.insert(flags.end(), {"--policy", args.get_string("router_policy")});
+  }
+  if (set(args, "router_request_timeout_secs")) {
+    flags.insert(flags.end(), {"--request-timeout-secs",
+                               std::to_string(args.get_int("router_request_timeout_secs"))});
+  }
+  for (const auto& f : args.router_passthrough()) {
+    flags.push_back("--" + f.name.substr(std::string_view("--router-").size()));
+    flags.insert(flags.end(), f.values.begin(), f.values.end());
+  }
+  return flags;
+}
+
+std::unique_ptr<Router> make_router(const Args& args, const std::filesystem::path& log_path,
+                                    const HealthWait& wait) {
+  const bool has_ip = set(args, "vllm_router_ip"), has_port = set(args, "vllm_router_port");
+  if (has_ip && !has_port) {
+    throw UsageError("--vllm-router-ip needs --vllm-router-port (the running router's port)");
+  }
+  if (has_ip) {
+    return std::make_unique<Router>(http_url(args.get_string("vllm_router_ip"),
+                                             static_cast<int>(args.get_int("vllm_router_port"))));
+  }
+  const auto command = router_command();
+  if (!command) return nullptr;
+  const int port = has_port ? static_cast<int>(args.get_int("vllm_router_port")) : 0;
+  return std::make_unique<Router>(*command, args, port, log_path, wait);
+}
+
+}  // namespace vime::launch

@@ -1,0 +1,58 @@
+// vllm-router in front of the engines: one vime launches (`vllm-router` on PATH, or env
+// VIME_VLLM_ROUTER_COMMAND), or a running one given by --vllm-router-ip/--vllm-router-port.
+// Engines are registered with POST /workers and removed with DELETE /workers/<encoded url>.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vime/args.hpp"
+#include "vime/launch/child_process.hpp"
+#include "vime/launch/health.hpp"
+
+namespace vime::launch {
+
+class Router {
+ public:
+  // A running router at `url` (vime does not own it).
+  explicit Router(std::string url);
+  // Starts `command` + --host 127.0.0.1 --port <port, 0: a free one> --policy ... and waits for
+  // its /health.
+  Router(const std::vector<std::string>& command, const Args& args, int port,
+         const std::filesystem::path& log_path, const HealthWait& wait);
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  const std::string& url() const { return url_; }
+  bool launched() const { return process_ != nullptr; }
+  ChildProcess* process() { return process_.get(); }
+
+  // Throws vime::Error naming the router and the engine when the router refuses it.
+  void add_worker(const std::string& engine_url);
+  void remove_worker(const std::string& engine_url);
+  // Terminates a launched router (no-op for an external one).
+  void stop();
+
+ private:
+  std::string url_;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+// The router command line to start: VIME_VLLM_ROUTER_COMMAND (split on spaces), else
+// `vllm-router` when it is on PATH; nullopt: none installed.
+std::optional<std::vector<std::string>> router_command();
+
+// The argv after the command: --host, --port, --policy, --request-timeout-secs, --router-* flags.
+std::vector<std::string> router_flags(const Args& args, int port);
+
+// From Args: the external router (--vllm-router-ip and --vllm-router-port), a launched one (on
+// --vllm-router-port when only that is given), or nullptr when none is installed and none is given
+// (the caller balances over the engines).
+std::unique_ptr<Router> make_router(const Args& args, const std::filesystem::path& log_path,
+                                    const HealthWait& wait);
+
+}  // namespace vime::launch

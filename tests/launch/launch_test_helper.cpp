@@ -1,0 +1,135 @@
+// Stand-ins for the launch tests:
+//   engine <model> --host H --port P ...   a vLLM stand-in: GET /health (after
+//       $LAUNCH_HELPER_DELAY_MS), GET /info -> {"argv": [...], "cuda": $CUDA_VISIBLE_DEVICES}.
+//       Model "FAIL" prints an error and exits 3.
+//   router --host H --port P ...           a vllm-router stand-in: GET /health, POST /workers,
+//       GET /workers, DELETE /workers/<encoded url>.
+//   spawn <pidfile> <wait|exit|throw|segv> <parent-death-signal> <cmd...>   starts cmd through
+//       vime::launch::ChildProcess, writes its pid to pidfile, then waits for a signal, calls
+//       std::exit(0), throws an uncaught exception or crashes.
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vime/json.hpp"
+#include "vime/launch/child_process.hpp"
+
+namespace {
+
+std::string flag(const std::vector<std::string>& args, const std::string& name,
+                 const std::string& fallback) {
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == name) return args[i + 1];
+  }
+  return fallback;
+}
+
+std::string url_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+int serve_engine(const std::vector<std::string>& args) {
+  if (args.size() > 2 && args[2] == "FAIL") {
+    std::fprintf(stderr, "stand-in engine: cannot load model FAIL\n");
+    return 3;
+  }
+  const char* delay = std::getenv("LAUNCH_HELPER_DELAY_MS");
+  const auto healthy_at =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(delay ? std::atoi(delay) : 0);
+  httplib::Server server;
+  server.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+    res.status = std::chrono::steady_clock::now() >= healthy_at ? 200 : 503;
+  });
+  server.Get("/info", [&](const httplib::Request&, httplib::Response& res) {
+    vime::Json info = vime::Json::object();
+    info["argv"] = vime::Json(args);
+    const char* cuda = std::getenv("CUDA_VISIBLE_DEVICES");
+    info["cuda"] = cuda ? vime::Json(cuda) : vime::Json();
+    res.set_content(info.dump(), "application/json");
+  });
+  std::printf("stand-in engine on port %s\n", flag(args, "--port", "?").c_str());
+  std::fflush(stdout);
+  return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0"))) ? 0
+                                                                                                : 4;
+}
+
+int serve_router(const std::vector<std::string>& args) {
+  httplib::Server server;
+  std::mutex mutex;
+  std::vector<std::string> workers;
+  server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  server.Post("/workers", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mutex);
+    workers.push_back(vime::Json::parse(req.body).at("url").as_string());
+    res.set_content(R"({"success":true,"message":"added","worker":null})", "application/json");
+  });
+  server.Get("/workers", [&](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard lock(mutex);
+    vime::Json list = vime::Json::array();
+    for (const auto& w : workers) {
+      vime::Json entry = vime::Json::object();
+      entry["url"] = w;
+      list.push_back(entry);
+    }
+    vime::Json body = vime::Json::object();
+    body["workers"] = list;
+    res.set_content(body.dump(), "application/json");
+  });
+  server.Delete(R"(/workers/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mutex);
+    const std::string url = url_decode(req.matches[1].str());
+    std::erase(workers, url);
+    res.set_content(R"({"success":true})", "application/json");
+  });
+  // The flags vime passed, for the test to check.
+  server.Get("/argv", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(vime::Json(args).dump(), "application/json");
+  });
+  return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0"))) ? 0
+                                                                                                : 4;
+}
+
+int spawn(const std::vector<std::string>& args) {
+  const std::string pidfile = args.at(2), mode = args.at(3);
+  vime::launch::ChildSpec spec;
+  spec.name = "grandchild";
+  spec.parent_death_signal = std::stoi(args.at(4));
+  spec.argv.assign(args.begin() + 5, args.end());
+  auto* child = new vime::launch::ChildProcess(spec);  // leaked: only the exit paths clean up
+  { std::ofstream(pidfile + ".tmp") << child->pid() << "\n"; }
+  std::rename((pidfile + ".tmp").c_str(), pidfile.c_str());
+  if (mode == "exit") std::exit(0);
+  if (mode == "throw") throw std::runtime_error("uncaught on purpose");
+  if (mode == "segv") ::raise(SIGSEGV);
+  for (;;) ::pause();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() < 2) return 2;
+  if (args[1] == "engine") return serve_engine(args);
+  if (args[1] == "router") return serve_router(args);
+  if (args[1] == "spawn") return spawn(args);
+  return 2;
+}

@@ -277,12 +277,15 @@ TEST_CASE("VllmEngine: from_args reads the router policy, concurrency and timeou
   args.set("router_policy", "round_robin", vime::ArgSource::kCommandLine, "--vllm-router-policy");
   args.set("vllm_server_concurrency", 7, vime::ArgSource::kCommandLine);
   args.set("router_request_timeout_secs", 99, vime::ArgSource::kCommandLine);
+  args.router_passthrough().push_back({"--router-api-key", {"router-key"}});
+  args.vllm_passthrough().push_back({"--vllm-api-key", {"sk-engine"}});
   const auto o = VllmEngineOptions::from_args(args, {"http://a:1"}, "http://r:2");
   CHECK(o.policy == "round_robin");
   CHECK(o.concurrency_per_worker == 7);
   CHECK(o.request_timeout_s == 99);
   CHECK(o.worker_urls == std::vector<std::string>{"http://a:1"});
   CHECK(o.router_url == "http://r:2");
+  CHECK(o.api_key == "sk-engine");
   auto bad = o;
   bad.policy = "fastest";
   CHECK_THROWS_AS(VllmEngine(bad), vime::UsageError);

@@ -332,3 +332,40 @@ TEST_CASE("VllmEngine: pause on a worker without the dev-mode routes is an Error
   CHECK_THROWS_WITH(engine.resume(), Catch::Contains(fake.url() + "/resume"));
   CHECK_THROWS_AS(engine.pause("later"), vime::Error);
 }
+
+TEST_CASE("VllmEngine: at most concurrency_per_worker requests per worker are in flight",
+          "[vllm_engine]") {
+  std::atomic<int> current{0};
+  std::atomic<int> peak{0};
+  std::atomic<bool> release{false};
+  FakeVllm fake([&](int, const httplib::Request&, Json&) {
+    const int now = ++current;
+    int p = peak.load();
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    --current;
+    return 200;
+  });
+  auto o = options_for({fake.url()});
+  o.concurrency_per_worker = 2;
+  VllmEngine engine(o);
+  std::vector<std::future<vime::GenerateResponse>> pending;
+  for (int i = 0; i < 6; ++i) {
+    pending.push_back(
+        std::async(std::launch::async, [&, i] { return engine.generate(request({i + 1})); }));
+  }
+  auto stats = engine.stats();
+  for (int i = 0; i < 5000 && (stats.waiting < 4 || fake.count() < 2); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    stats = engine.stats();
+  }
+  CHECK(stats.in_flight == 2);
+  CHECK(stats.waiting == 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(fake.count() == 2);  // the other four wait for a slot
+  release = true;
+  for (int i = 0; i < 6; ++i) CHECK(pending[i].get().output_ids == std::vector<int32_t>{i + 1});
+  CHECK(peak.load() == 2);
+  CHECK(fake.count() == 6);
+}

@@ -277,12 +277,15 @@ TEST_CASE("VllmEngine: from_args reads the router policy, concurrency and timeou
   args.set("router_policy", "round_robin", vime::ArgSource::kCommandLine, "--vllm-router-policy");
   args.set("vllm_server_concurrency", 7, vime::ArgSource::kCommandLine);
   args.set("router_request_timeout_secs", 99, vime::ArgSource::kCommandLine);
+  args.router_passthrough().push_back({"--router-api-key", {"router-key"}});
+  args.vllm_passthrough().push_back({"--vllm-api-key", {"sk-engine"}});
   const auto o = VllmEngineOptions::from_args(args, {"http://a:1"}, "http://r:2");
   CHECK(o.policy == "round_robin");
   CHECK(o.concurrency_per_worker == 7);
   CHECK(o.request_timeout_s == 99);
   CHECK(o.worker_urls == std::vector<std::string>{"http://a:1"});
   CHECK(o.router_url == "http://r:2");
+  CHECK(o.api_key == "sk-engine");
   auto bad = o;
   bad.policy = "fastest";
   CHECK_THROWS_AS(VllmEngine(bad), vime::UsageError);
@@ -328,4 +331,41 @@ TEST_CASE("VllmEngine: pause on a worker without the dev-mode routes is an Error
                                               Catch::Contains("VLLM_SERVER_DEV_MODE"));
   CHECK_THROWS_WITH(engine.resume(), Catch::Contains(fake.url() + "/resume"));
   CHECK_THROWS_AS(engine.pause("later"), vime::Error);
+}
+
+TEST_CASE("VllmEngine: at most concurrency_per_worker requests per worker are in flight",
+          "[vllm_engine]") {
+  std::atomic<int> current{0};
+  std::atomic<int> peak{0};
+  std::atomic<bool> release{false};
+  FakeVllm fake([&](int, const httplib::Request&, Json&) {
+    const int now = ++current;
+    int p = peak.load();
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    --current;
+    return 200;
+  });
+  auto o = options_for({fake.url()});
+  o.concurrency_per_worker = 2;
+  VllmEngine engine(o);
+  std::vector<std::future<vime::GenerateResponse>> pending;
+  for (int i = 0; i < 6; ++i) {
+    pending.push_back(
+        std::async(std::launch::async, [&, i] { return engine.generate(request({i + 1})); }));
+  }
+  auto stats = engine.stats();
+  for (int i = 0; i < 5000 && (stats.waiting < 4 || fake.count() < 2); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    stats = engine.stats();
+  }
+  CHECK(stats.in_flight == 2);
+  CHECK(stats.waiting == 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(fake.count() == 2);  // the other four wait for a slot
+  release = true;
+  for (int i = 0; i < 6; ++i) CHECK(pending[i].get().output_ids == std::vector<int32_t>{i + 1});
+  CHECK(peak.load() == 2);
+  CHECK(fake.count() == 6);
 }

@@ -36,7 +36,8 @@ struct VllmEngineOptions {
   double control_timeout_s = 60;      // /pause, /resume
   double abort_sweep_s = 3;           // abort_all() pauses again when requests remain after this
 
-  // --vllm-router-policy, --vllm-server-concurrency, --router-request-timeout-secs.
+  // --vllm-router-policy, --vllm-server-concurrency, --router-request-timeout-secs; api_key from
+  // the passed-through --vllm-api-key (else --router-api-key).
   static VllmEngineOptions from_args(const Args& args, std::vector<std::string> worker_urls,
                                      std::string router_url);
 };

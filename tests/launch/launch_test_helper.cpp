@@ -21,7 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include "vime/json.hpp"
 #include "vime/launch/child_process.hpp"
 
 namespace {
@@ -32,6 +31,33 @@ std::string flag(const std::vector<std::string>& args, const std::string& name,
     if (args[i] == name) return args[i + 1];
   }
   return fallback;
+}
+
+// Minimal JSON writing and reading, so that this helper does not link libvime (LibTorch's start-up
+// would cost most of a second per process).
+std::string quote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string string_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += quote(items[i]);
+  }
+  return out + "]";
+}
+
+// The string value of "key" in a flat JSON object written without escapes.
+std::string string_field(const std::string& json, const std::string& key) {
+  const size_t k = json.find(quote(key));
+  const size_t start = json.find('"', json.find(':', k) + 1) + 1;
+  return json.substr(start, json.find('"', start) - start);
 }
 
 std::string url_decode(const std::string& s) {
@@ -60,11 +86,10 @@ int serve_engine(const std::vector<std::string>& args) {
     res.status = std::chrono::steady_clock::now() >= healthy_at ? 200 : 503;
   });
   server.Get("/info", [&](const httplib::Request&, httplib::Response& res) {
-    vime::Json info = vime::Json::object();
-    info["argv"] = vime::Json(args);
     const char* cuda = std::getenv("CUDA_VISIBLE_DEVICES");
-    info["cuda"] = cuda ? vime::Json(cuda) : vime::Json();
-    res.set_content(info.dump(), "application/json");
+    res.set_content(
+        R"({"argv":)" + string_list(args) + R"(,"cuda":)" + (cuda ? quote(cuda) : "null") + "}",
+        "application/json");
   });
   std::printf("stand-in engine on port %s\n", flag(args, "--port", "?").c_str());
   std::fflush(stdout);
@@ -79,20 +104,17 @@ int serve_router(const std::vector<std::string>& args) {
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   server.Post("/workers", [&](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(mutex);
-    workers.push_back(vime::Json::parse(req.body).at("url").as_string());
+    workers.push_back(string_field(req.body, "url"));
     res.set_content(R"({"success":true,"message":"added","worker":null})", "application/json");
   });
   server.Get("/workers", [&](const httplib::Request&, httplib::Response& res) {
     std::lock_guard lock(mutex);
-    vime::Json list = vime::Json::array();
+    std::string list;
     for (const auto& w : workers) {
-      vime::Json entry = vime::Json::object();
-      entry["url"] = w;
-      list.push_back(entry);
+      if (!list.empty()) list += ',';
+      list += R"({"url":)" + quote(w) + "}";
     }
-    vime::Json body = vime::Json::object();
-    body["workers"] = list;
-    res.set_content(body.dump(), "application/json");
+    res.set_content(R"({"workers":[)" + list + "]}", "application/json");
   });
   server.Delete(R"(/workers/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(mutex);
@@ -102,7 +124,7 @@ int serve_router(const std::vector<std::string>& args) {
   });
   // The flags vime passed, for the test to check.
   server.Get("/argv", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(vime::Json(args).dump(), "application/json");
+    res.set_content(string_list(args), "application/json");
   });
   return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0"))) ? 0
                                                                                                 : 4;

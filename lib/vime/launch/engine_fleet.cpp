@@ -56,7 +56,12 @@ HealthWait EngineFleet::health_wait(const std::string& what) const {
 
 void EngineFleet::launch(size_t i) {
   const EngineSpec& spec = plan_.engines[i];
-  const int port = free_port(options_.host);
+  // Ports handed out moments ago are still free to the kernel: keep them distinct.
+  int port = free_port(options_.host);
+  for (int tries = 0; used_ports_.count(port) != 0 && tries < 20; ++tries) {
+    port = free_port(options_.host);
+  }
+  used_ports_.insert(port);
   ChildSpec child;
   child.name = spec.name;
   child.argv = spec.argv(options_.host, port);

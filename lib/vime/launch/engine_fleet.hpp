@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ class EngineFleet {
   EnginePlan plan_;
   std::vector<Engine> engines_;  // launched engines, then external ones
   std::unique_ptr<Router> router_;
+  std::set<int> used_ports_;
 };
 
 }  // namespace vime::launch

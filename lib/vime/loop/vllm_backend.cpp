@@ -1,12 +1,209 @@
 #include "vime/loop/vllm_backend.hpp"
 
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <iomanip>
+#include <mutex>
+#include <set>
+
+#include "vime/engine/vllm_engine.hpp"
 #include "vime/error.hpp"
+#include "vime/hooks.hpp"
+#include "vime/http/fetch.hpp"
+#include "vime/launch/engine_fleet.hpp"
+#include "vime/launch/health_monitor.hpp"
+#include "vime/model/model.hpp"
+#include "vime/plugin/hook_flags.hpp"
+#include "vime/weight_sync/disk_weight_sender.hpp"
+#include "vime/weight_sync/nccl_weight_sender.hpp"
 
 namespace vime::loop {
+namespace {
 
-std::unique_ptr<RolloutBackend> make_vllm_backend(const Args&, Model&, int64_t, std::ostream&) {
-  throw UsageError("--rollout-backend vllm: the vLLM rollout backend is being assembled in this "
-                   "build; use the embedded engine (drop the vLLM flags)");
+// Control-plane POSTs go to every engine itself, never through a router (vllm_api.md §6.2).
+void post_all(const std::vector<std::string>& urls, const std::string& path, double timeout_s,
+              const std::string& api_key) {
+  for (const auto& url : urls) {
+    auto r = http::fetch(http::Request::post_json(url + path, Json::object(), timeout_s)
+                             .bearer(api_key));
+    if (!r.ok()) throw Error("vLLM engine " + url + path + ": " + r.describe());
+  }
+}
+
+bool offload_rollout(const Args& args) {
+  if (args.is_set("offload_rollout")) return args.get_bool("offload_rollout");
+  return args.get_bool("colocate") || args.get_bool("offload");
+}
+
+class VllmBackend final : public RolloutBackend {
+ public:
+  VllmBackend(const Args& args, Model& model, int64_t version, std::ostream& console)
+      : console_(console),
+        transport_(args.get_string("update_weight_transport")),
+        sleep_(offload_rollout(args)),
+        timeout_s_(args.get_double("vllm_weight_transfer_timeout_sec")) {
+    if (args.get_bool("colocate") && transport_ != "disk") {
+      throw UsageError(
+          "--colocate with the vLLM backend: vime sends colocated engines their weights from disk "
+          "(vLLM's colocated IPC path passes pickled Python objects); add "
+          "--update-weight-transport disk --update-weight-disk-dir DIR");
+    }
+    if (transport_ == "nccl" && !model.device().is_cuda()) {
+      throw UsageError(
+          "--update-weight-transport nccl needs the trainer on a CUDA device (this run trains on "
+          "the CPU); use --update-weight-transport disk --update-weight-disk-dir DIR");
+    }
+    launch::FleetOptions fleet_options;
+    fleet_options.progress = [this](const std::string& line) {
+      console_ << "vime train: " << line << std::endl;
+    };
+    fleet_ = std::make_unique<launch::EngineFleet>(args, std::move(fleet_options));
+    fleet_->start();
+    engine_ = std::make_unique<engine::VllmEngine>(
+        engine::VllmEngineOptions::from_args(args, fleet_->urls(), fleet_->router_url()));
+    if (transport_ == "disk") {
+      weight_sync::DiskSyncOptions o;
+      o.dir = args.get_string("update_weight_disk_dir");
+      o.keep_files = args.get_bool("update_weight_disk_keep_files");
+      o.timeout_s = timeout_s_;
+      if (auto hook = plugin::load_hook_if_set<PluginKind::kUpdateWeightPostWrite>(
+              args, "custom_update_weight_post_write_path")) {
+        o.post_write = [hook, &args](const std::string& dir, const std::vector<std::string>& urls) {
+          hook(args, dir, urls);
+        };
+      }
+      disk_ = std::make_unique<weight_sync::DiskWeightSender>(std::move(o));
+    } else {
+      nccl_options_.device = model.device();
+      nccl_options_.packed = !args.is_set("vllm_weight_sync_packed") ||
+                             args.get_bool("vllm_weight_sync_packed");
+      nccl_options_.packed_buffer_size_bytes = args.get_int("update_weight_buffer_size");
+      nccl_options_.timeout_s = timeout_s_;
+      nccl_ = std::make_unique<weight_sync::NcclWeightSender>();
+    }
+    // slime updates the engines before the first rollout: they start from --hf-checkpoint, the
+    // trainer may have loaded other weights (--load, --ref-load).
+    update_weights(model, version);
+    if (args.get_bool("use_fault_tolerance")) {
+      monitor_ = std::make_unique<launch::HealthMonitor>(
+          launch::HealthCheckOptions::from_args(args), [this] { return engine_->workers(); },
+          [this](const std::string& url, const std::string& why) { recover(url, why); });
+    }
+  }
+
+  ~VllmBackend() override {
+    monitor_.reset();  // no recovery while shutting down
+    for (const auto& w : engine_->stats().workers) {
+      console_ << "vime train: engine " << w.url << ": " << w.served << " requests";
+      if (w.failures > 0) console_ << " (" << w.failures << " failed and retried)";
+      console_ << "\n";
+    }
+    engine_.reset();
+    fleet_->stop();
+  }
+
+  EngineClient& engine() override { return *engine_; }
+
+  void before_train() override {
+    if (!sleep_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    post_all(engine_->workers(), "/sleep?level=1", timeout_s_, "");
+    asleep_ = true;
+  }
+
+  void update_weights(Model& model, int64_t version) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string tag = std::to_string(version);
+    auto urls = engine_->workers();
+    for (const auto& u : waiting_for_weights_) urls.push_back(u);
+    engine_->pause("keep");
+    if (asleep_) post_all(urls, "/wake_up?tags=weights", timeout_s_, "");
+    if (disk_) {
+      disk_->send(model, urls, version);
+    } else {
+      if (!nccl_->connected() || nccl_urls_ != urls) {
+        nccl_->connect(urls, nccl_options_);
+        nccl_urls_ = urls;
+      }
+      const auto stats = nccl_->send(model, tag);
+      console_ << "vime train: weights v" << tag << " to " << urls.size() << " engine(s): "
+               << std::fixed << std::setprecision(2) << double(stats.bytes) / 1e9 << " GB in "
+               << stats.seconds << " s (" << stats.gb_per_s() << " GB/s)\n";
+    }
+    post_all(urls, "/reset_prefix_cache?reset_running_requests=true", timeout_s_, "");
+    if (asleep_) post_all(urls, "/wake_up?tags=kv_cache", timeout_s_, "");
+    asleep_ = false;
+    for (const auto& u : waiting_for_weights_) engine_->add_worker(u);
+    waiting_for_weights_.clear();
+    engine_->set_weight_version(tag);
+    engine_->resume();
+  }
+
+  std::string describe() const override {
+    std::string text = "vLLM engines (" + transport_ + " weight sync):";
+    for (const auto& url : engine_->workers()) text += " " + url;
+    if (!fleet_->router_url().empty()) text += " via router " + fleet_->router_url();
+    return text;
+  }
+
+ private:
+  // A failed health check (monitor thread): out of the balancer, restarted (or waited for, when
+  // external), brought to the current weights, back in.
+  void recover(const std::string& url, const std::string& why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto urls = fleet_->urls();
+    const auto it = std::find(urls.begin(), urls.end(), url);
+    if (it == urls.end() || fleet_->process(static_cast<size_t>(it - urls.begin())) == nullptr) {
+      // An external engine: vime cannot restart it. VllmEngine keeps retrying its requests on the
+      // others and avoids it while it fails.
+      if (reported_external_.insert(url).second) {
+        console_ << "vime train: external engine " << url << " failed its health check (" << why
+                 << "); its requests go to the other engines until it answers again\n";
+      }
+      return;
+    }
+    reported_external_.erase(url);
+    engine_->remove_worker(url);
+    console_ << "vime train: engine " << url << " failed its health check (" << why
+             << "); restarting it" << std::endl;
+    const std::string fresh = fleet_->restart(static_cast<size_t>(it - urls.begin()));
+    if (disk_) {
+      disk_->catch_up(fresh);
+      engine_->add_worker(fresh);
+      console_ << "vime train: engine " << url << " restarted as " << fresh << "\n";
+    } else {
+      // The communicator lost a member: the next update reconnects every engine and sends the
+      // weights; the restarted engine serves only from then on.
+      nccl_urls_.clear();
+      waiting_for_weights_.push_back(fresh);
+      console_ << "vime train: engine " << url << " restarted as " << fresh
+               << " (serves after the next weight update)\n";
+    }
+  }
+
+  std::ostream& console_;
+  std::string transport_;
+  bool sleep_;
+  double timeout_s_;
+  std::mutex mutex_;  // one weight update or recovery at a time
+  bool asleep_ = false;
+  std::unique_ptr<launch::EngineFleet> fleet_;
+  std::unique_ptr<engine::VllmEngine> engine_;
+  std::unique_ptr<weight_sync::DiskWeightSender> disk_;
+  std::unique_ptr<weight_sync::NcclWeightSender> nccl_;
+  weight_sync::NcclSenderOptions nccl_options_;
+  std::vector<std::string> nccl_urls_;
+  std::vector<std::string> waiting_for_weights_;
+  std::set<std::string> reported_external_;
+  std::unique_ptr<launch::HealthMonitor> monitor_;
+};
+
+}  // namespace
+
+std::unique_ptr<RolloutBackend> make_vllm_backend(const Args& args, Model& model, int64_t version,
+                                                  std::ostream& console) {
+  return std::make_unique<VllmBackend>(args, model, version, console);
 }
 
 }  // namespace vime::loop

@@ -31,7 +31,7 @@ vime::Model& shared_model() {
 const vime::Tokenizer& qwen() { return vime::test::real_tokenizer("qwen3"); }
 
 struct Served {
-  Served() : engine(shared_model(), &qwen(), {}), server(engine, qwen(), options()) {
+  Served() : engine(shared_model(), &qwen(), {}), server(engine, shared_model(), qwen(), options()) {
     server.start();
   }
   static vime::serve::ServeOptions options() {

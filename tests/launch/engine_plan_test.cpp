@@ -87,10 +87,11 @@ TEST_CASE("engine_plan: TP 2 over two actor nodes", "[launch]") {
   CHECK(plan.engines[1].tensor_parallel_size == 2);
 }
 
-TEST_CASE("engine_plan: colocate starts from GPU 0 with sleep mode and IPC", "[launch]") {
+TEST_CASE("engine_plan: colocate starts from GPU 0 with sleep mode and disk weights", "[launch]") {
   auto plan =
       plan_engines(parse({"--hf-checkpoint", "/m", "--colocate", "--actor-num-gpus-per-node", "4",
-                          "--rollout-num-gpus-per-engine", "2"}),
+                          "--rollout-num-gpus-per-engine", "2", "--update-weight-transport", "disk",
+                          "--update-weight-disk-dir", "/w"}),
                    bare_env());
   REQUIRE(plan.engines.size() == 2);  // rollout GPUs default to the actor's 4
   CHECK(plan.engines[0].gpus == std::vector<int>{0, 1});
@@ -98,7 +99,7 @@ TEST_CASE("engine_plan: colocate starts from GPU 0 with sleep mode and IPC", "[l
   CHECK(flags(plan.engines[0]) ==
         concat({{"--tensor-parallel-size", "2", "--seed", "1234"},
                 kRequired,
-                {"--weight-transfer-config", R"({"backend":"ipc"})", "--enable-sleep-mode"}}));
+                {"--weight-transfer-config", R"({"backend":"disk"})", "--enable-sleep-mode"}}));
 }
 
 TEST_CASE("engine_plan: disk transport, determinism, context, name and --vllm-* flags",

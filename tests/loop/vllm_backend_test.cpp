@@ -75,7 +75,7 @@ std::vector<pid_t> find_processes(const std::vector<std::string>& parts) {
     std::ifstream in(entry.path() / "cmdline", std::ios::binary);
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    bool all = !cmdline.empty();
+    bool all = !cmdline.empty() && std::stoi(name) != ::getpid();
     for (const auto& p : parts) all = all && cmdline.find(p) != std::string::npos;
     if (all) pids.push_back(std::stoi(name));
   }
@@ -162,7 +162,7 @@ TEST_CASE("vime train: external vime serve engines by address; unreachable ones 
 
   auto down = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
                           "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
-                          std::to_string(free_port()) +
+                          std::to_string(free_port()) + " --rollout-health-check-timeout 2" +
                           " --update-weight-transport disk --update-weight-disk-dir " +
                           (run.path() / "weights2").string() + " 2>&1");
   CHECK(down.exit_code != 0);

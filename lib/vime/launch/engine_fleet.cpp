@@ -108,7 +108,9 @@ void EngineFleet::start() {
           i < plan_.engines.size() ? plan_.engines[i].name : "external engine " + engines_[i].url;
       targets.push_back({name, engines_[i].url, engines_[i].process.get()});
     }
-    wait_healthy(targets, health_wait("engines"));
+    auto wait = health_wait("engines");
+    if (plan_.engines.empty()) wait.timeout = options_.external_timeout;
+    wait_healthy(targets, wait);
     for (size_t i = 0; i < engines_.size(); ++i) register_engine(i);
   } catch (...) {
     stop();

@@ -23,6 +23,8 @@ struct FleetOptions {
   // engine-<rank>.log and router.log; empty: <temp dir>/vime-engines-<pid>.
   std::filesystem::path log_dir;
   std::chrono::milliseconds startup_timeout = std::chrono::minutes(30);
+  // When every engine is external: they are meant to be up already, so a dead address fails fast.
+  std::chrono::milliseconds external_timeout = std::chrono::seconds(60);
   std::chrono::milliseconds poll_interval = std::chrono::milliseconds(500);
   std::chrono::milliseconds progress_interval = std::chrono::seconds(10);
   std::chrono::milliseconds stop_grace = std::chrono::seconds(30);

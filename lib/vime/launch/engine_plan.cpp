@@ -180,7 +180,9 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
 
   const std::string transport =
       set(args, "update_weight_transport") ? args.get_string("update_weight_transport") : "nccl";
-  const std::string weight_backend = colocate ? "ipc" : transport;
+  // Colocated engines also reload from disk: vLLM's colocated "ipc" backend takes pickled CUDA IPC
+  // handles, which a C++ trainer cannot make (the vLLM backend refuses --colocate without disk).
+  const std::string weight_backend = transport;
   const bool sleep_mode = colocate || on(args, "offload_rollout");
   const bool deterministic = on(args, "vllm_enable_deterministic_inference");
   const int64_t seed = int_or(args, "seed", 1234);

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <mutex>
 #include <set>
@@ -58,6 +59,8 @@ class VllmBackend final : public RolloutBackend {
     fleet_options.progress = [this](const std::string& line) {
       console_ << "vime train: " << line << std::endl;
     };
+    fleet_options.external_timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(1000 * args.get_double("rollout_health_check_timeout")));
     fleet_ = std::make_unique<launch::EngineFleet>(args, std::move(fleet_options));
     fleet_->start();
     engine_ = std::make_unique<engine::VllmEngine>(

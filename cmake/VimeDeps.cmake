@@ -16,6 +16,12 @@ endfunction()
 vime_import_library(pcre2 pcre2.h libpcre2-8.so.0 pcre2-8)  # tokenizer pre-tokenizers, rm_hub regexes (JIT)
 vime_import_library(utf8proc utf8proc.h utf8proc)   # Unicode normalization
 vime_import_library(httplib httplib.h cpp-httplib)  # HTTP server (tests' remote RM, later `vime serve`)
+# Debian builds libcpp-httplib.so with CPPHTTPLIB_OPENSSL_SUPPORT (its .pc file's Cflags), which changes
+# the layout of httplib::ClientImpl: every user must define it too, or an httplib::Client corrupts the
+# heap (seen as a double free in [serve]). Its zlib/brotli switches touch only .cc internals.
+find_path(VIME_OPENSSL_INCLUDE_DIR openssl/ssl.h REQUIRED)
+set_property(TARGET vime::httplib APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS CPPHTTPLIB_OPENSSL_SUPPORT)
+set_property(TARGET vime::httplib APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES ${VIME_OPENSSL_INCLUDE_DIR})
 
 # PyTorch's wheel exports its own, older std::filesystem from libtorch_cpu.so. A target whose link line names
 # libtorch before the C++ runtime binds std::filesystem calls to that copy and crashes in the first remove_all

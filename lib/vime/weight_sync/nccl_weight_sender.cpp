@@ -1,6 +1,7 @@
 #include "vime/weight_sync/nccl_weight_sender.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <unistd.h>
 
 #include <chrono>

@@ -3,6 +3,7 @@
 // `vime serve --weight-transfer-config '{"backend":"nccl"}'`), and the receiver's tensors then
 // equal the trainer's bit for bit: unique-id and TCPStore rendezvous, packed and unpacked.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <signal.h>
 #include <sys/wait.h>

@@ -229,3 +229,29 @@ TEST_CASE("vime train --use-fault-tolerance: an engine killed mid-rollout is res
   }
   CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
 }
+
+TEST_CASE("vime train on vLLM: over-sampling aborts in-flight requests at the target, partial "
+          "rollouts go back to the buffer, nothing fails",
+          "[vllm_backend]") {
+  vime::test::TempDir run;
+  const std::string dump = (run.path() / "rollout_{rollout_id}.json").string();
+  // 16 groups in flight for a target of 4: the rollout aborts the other 12 mid-generation
+  // (/pause?mode=abort on both engines) and keeps their partial samples for the next rollout.
+  auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags(4, 256) +
+                       "--num-rollout 3 --over-sampling-batch-size 16 --partial-rollout"
+                       " --rollout-backend vllm --rollout-num-gpus 2"
+                       " --update-weight-transport disk --update-weight-disk-dir " +
+                       (run.path() / "weights").string() + " --save-debug-rollout-data " + dump +
+                       " 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (int id = 0; id < 3; ++id) {
+    const auto samples = rollout_samples(run.path() / ("rollout_" + std::to_string(id) + ".json"));
+    CHECK(samples.size() == 16);
+    for (const auto& s : samples) {
+      CHECK(s.at("status").as_string() != "failed");
+      CHECK(s.at("status").as_string() != "aborted");
+    }
+  }
+  CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
+}

@@ -126,7 +126,7 @@ class VllmBackend final : public RolloutBackend {
       disk_->send(model, urls, version);
     } else {
       if (!nccl_->connected() || nccl_urls_ != urls) {
-        nccl_->connect(urls, nccl_options_);
+        connect_nccl(urls);
         nccl_urls_ = urls;
       }
       const auto stats = nccl_->send(model, tag);
@@ -151,6 +151,20 @@ class VllmBackend final : public RolloutBackend {
   }
 
  private:
+  // vLLM's unique-id rendezvous first (no store; ~v0.30+); servers that refuse it get the
+  // TCPStore rendezvous every version since v0.16 speaks.
+  void connect_nccl(const std::vector<std::string>& urls) {
+    try {
+      nccl_->connect(urls, nccl_options_);
+    } catch (const Error& e) {
+      if (!nccl_options_.use_unique_id) throw;
+      console_ << "vime train: NCCL unique-id rendezvous failed (" << e.what()
+               << "); retrying with vLLM's TCPStore rendezvous" << std::endl;
+      nccl_options_.use_unique_id = false;
+      nccl_->connect(urls, nccl_options_);
+    }
+  }
+
   // A failed health check (monitor thread): out of the balancer, restarted (or waited for, when
   // external), brought to the current weights, back in.
   void recover(const std::string& url, const std::string& why) {

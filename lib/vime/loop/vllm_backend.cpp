@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "vime/engine/vllm_engine.hpp"
 #include "vime/error.hpp"
@@ -63,13 +64,16 @@ class VllmBackend final : public RolloutBackend {
         static_cast<int64_t>(1000 * args.get_double("rollout_health_check_timeout")));
     fleet_ = std::make_unique<launch::EngineFleet>(args, std::move(fleet_options));
     fleet_->start();
-    engine_ = std::make_unique<engine::VllmEngine>(
-        engine::VllmEngineOptions::from_args(args, fleet_->urls(), fleet_->router_url()));
+    auto engine_options =
+        engine::VllmEngineOptions::from_args(args, fleet_->urls(), fleet_->router_url());
+    api_key_ = engine_options.api_key;
+    engine_ = std::make_unique<engine::VllmEngine>(std::move(engine_options));
     if (transport_ == "disk") {
       weight_sync::DiskSyncOptions o;
       o.dir = args.get_string("update_weight_disk_dir");
       o.keep_files = args.get_bool("update_weight_disk_keep_files");
       o.timeout_s = timeout_s_;
+      o.api_key = api_key_;
       if (auto hook = plugin::load_hook_if_set<PluginKind::kUpdateWeightPostWrite>(
               args, "custom_update_weight_post_write_path")) {
         o.post_write = [hook, &args](const std::string& dir, const std::vector<std::string>& urls) {
@@ -83,14 +87,17 @@ class VllmBackend final : public RolloutBackend {
                              args.get_bool("vllm_weight_sync_packed");
       nccl_options_.packed_buffer_size_bytes = args.get_int("update_weight_buffer_size");
       nccl_options_.timeout_s = timeout_s_;
+      nccl_options_.api_key = api_key_;
       nccl_ = std::make_unique<weight_sync::NcclWeightSender>();
     }
     // slime updates the engines before the first rollout: they start from --hf-checkpoint, the
     // trainer may have loaded other weights (--load, --ref-load).
     update_weights(model, version);
     if (args.get_bool("use_fault_tolerance")) {
+      auto health = launch::HealthCheckOptions::from_args(args);
+      health.api_key = api_key_;
       monitor_ = std::make_unique<launch::HealthMonitor>(
-          launch::HealthCheckOptions::from_args(args), [this] { return engine_->workers(); },
+          std::move(health), [this] { return engine_->workers(); },
           [this](const std::string& url, const std::string& why) { recover(url, why); });
     }
   }
@@ -111,7 +118,7 @@ class VllmBackend final : public RolloutBackend {
   void before_train() override {
     if (!sleep_) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    post_all(engine_->workers(), "/sleep?level=1", timeout_s_, "");
+    post_all(engine_->workers(), "/sleep?level=1", timeout_s_, api_key_);
     asleep_ = true;
   }
 
@@ -121,7 +128,7 @@ class VllmBackend final : public RolloutBackend {
     auto urls = engine_->workers();
     for (const auto& u : waiting_for_weights_) urls.push_back(u);
     engine_->pause("keep");
-    if (asleep_) post_all(urls, "/wake_up?tags=weights", timeout_s_, "");
+    if (asleep_) post_all(urls, "/wake_up?tags=weights", timeout_s_, api_key_);
     if (disk_) {
       disk_->send(model, urls, version);
     } else {
@@ -130,12 +137,14 @@ class VllmBackend final : public RolloutBackend {
         nccl_urls_ = urls;
       }
       const auto stats = nccl_->send(model, tag);
-      console_ << "vime train: weights v" << tag << " to " << urls.size() << " engine(s): "
-               << std::fixed << std::setprecision(2) << double(stats.bytes) / 1e9 << " GB in "
-               << stats.seconds << " s (" << stats.gb_per_s() << " GB/s)\n";
+      std::ostringstream line;  // its own stream: std::fixed must not stick to the console
+      line << "vime train: weights v" << tag << " to " << urls.size() << " engine(s): "
+           << std::fixed << std::setprecision(2) << double(stats.bytes) / 1e9 << " GB in "
+           << stats.seconds << " s (" << stats.gb_per_s() << " GB/s)\n";
+      console_ << line.str();
     }
-    post_all(urls, "/reset_prefix_cache?reset_running_requests=true", timeout_s_, "");
-    if (asleep_) post_all(urls, "/wake_up?tags=kv_cache", timeout_s_, "");
+    post_all(urls, "/reset_prefix_cache?reset_running_requests=true", timeout_s_, api_key_);
+    if (asleep_) post_all(urls, "/wake_up?tags=kv_cache", timeout_s_, api_key_);
     asleep_ = false;
     for (const auto& u : waiting_for_weights_) engine_->add_worker(u);
     waiting_for_weights_.clear();
@@ -203,6 +212,7 @@ class VllmBackend final : public RolloutBackend {
   std::string transport_;
   bool sleep_;
   double timeout_s_;
+  std::string api_key_;  // --vllm-api-key: every call to the engines carries it
   std::mutex mutex_;  // one weight update or recovery at a time
   bool asleep_ = false;
   std::unique_ptr<launch::EngineFleet> fleet_;

@@ -255,3 +255,27 @@ TEST_CASE("vime train on vLLM: over-sampling aborts in-flight requests at the ta
   }
   CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
 }
+
+TEST_CASE("vime train on vLLM --colocate: engines sleep while training runs and wake with the new "
+          "weights",
+          "[vllm_backend]") {
+  vime::test::TempDir run;
+  const auto metrics = run.path() / "metrics.jsonl";
+  // --colocate: 2 engines on the actor's 2 "GPUs", started with --enable-sleep-mode; each train step
+  // runs between /sleep?level=1 and /wake_up (weights, then KV cache) around the disk update.
+  auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +
+                       "--num-rollout 2 --ci-test --rollout-backend vllm --colocate"
+                       " --actor-num-gpus-per-node 2 --update-weight-transport disk"
+                       " --update-weight-disk-dir " + (run.path() / "weights").string() +
+                       " --metrics-jsonl " + metrics.string() + " 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto m = vime::test::read_metrics(metrics);
+  REQUIRE(m["train/train_rollout_logprob_abs_diff"].size() == 2);
+  for (double d : m["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-4);
+  auto nccl = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +
+                          "--num-rollout 1 --rollout-backend vllm --colocate"
+                          " --actor-num-gpus-per-node 2 2>&1");
+  CHECK(nccl.exit_code == 2);
+  CHECK_THAT(nccl.output, Catch::Contains("--colocate") && Catch::Contains("disk"));
+}

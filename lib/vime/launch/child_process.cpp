@@ -283,4 +283,16 @@ std::string ChildProcess::log_tail(int lines) const {
   return text.substr(start);
 }
 
+std::vector<std::string> split_command_line(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    const size_t start = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i > start) out.emplace_back(text.substr(start, i - start));
+  }
+  return out;
+}
+
 }  // namespace vime::launch

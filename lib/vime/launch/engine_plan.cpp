@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "vime/error.hpp"
+#include "vime/launch/child_process.hpp"
 #include "vime/launch/net.hpp"
 #include "vime/launch/vllm_config.hpp"
 
@@ -16,18 +17,6 @@ bool on(const Args& a, std::string_view key) {
 bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
 int64_t int_or(const Args& a, std::string_view key, int64_t fallback) {
   return set(a, key) ? a.get_int(key) : fallback;
-}
-
-std::vector<std::string> split_spaces(std::string_view text) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    const size_t start = i;
-    while (i < text.size() && text[i] != ' ') ++i;
-    if (i > start) out.emplace_back(text.substr(start, i - start));
-  }
-  return out;
 }
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -93,7 +82,7 @@ std::vector<std::string> EngineSpec::argv(const std::string& host, int port) con
 PlanEnvironment PlanEnvironment::from_process() {
   PlanEnvironment env;
   if (const char* command = std::getenv("VIME_VLLM_COMMAND"); command != nullptr) {
-    env.command = split_spaces(command);
+    env.command = split_command_line(command);
     if (env.command.empty()) {
       throw UsageError(
           "VIME_VLLM_COMMAND is set but empty; unset it (vllm serve) or set a command line such "

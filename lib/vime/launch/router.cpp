@@ -11,18 +11,6 @@ namespace {
 
 bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
 
-std::vector<std::string> split_spaces(std::string_view text) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    const size_t start = i;
-    while (i < text.size() && text[i] != ' ') ++i;
-    if (i > start) out.emplace_back(text.substr(start, i - start));
-  }
-  return out;
-}
-
 constexpr double kControlTimeoutS = 120;  // the router checks the worker's /health before adding
 
 }  // namespace
@@ -87,7 +75,7 @@ void Router::stop() {
 
 std::optional<std::vector<std::string>> router_command() {
   if (const char* command = std::getenv("VIME_VLLM_ROUTER_COMMAND"); command != nullptr) {
-    auto argv = split_spaces(command);
+    auto argv = split_command_line(command);
     if (argv.empty()) {
       throw UsageError(
           "VIME_VLLM_ROUTER_COMMAND is set but empty; unset it (vllm-router from PATH) or set a "

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "loop/metrics_file.hpp"
+#include "loop/tiny_task.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/json.hpp"
@@ -20,18 +21,7 @@ using vime::test::run_vime;
 namespace {
 
 // One tiny task for every case of this file (made once: ~1 s).
-const fs::path& task_dir() {
-  static vime::test::TempDir dir;
-  static bool made = false;
-  if (!made) {
-    auto r = run_command(std::string(VIME_MAKE_ARITH_TASK_BIN) + " --out " + dir.path().string() +
-                         " --num-train 256 --num-test 16 --hidden-size 64 --num-layers 2"
-                         " --head-dim 16 --intermediate-size 128");
-    REQUIRE(r.exit_code == 0);
-    made = true;
-  }
-  return dir.path();
-}
+const fs::path& task_dir() { return vime::test::tiny_arith_task(); }
 
 std::string grpo_flags() {
   const auto t = task_dir().string();

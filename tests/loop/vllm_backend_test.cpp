@@ -6,8 +6,6 @@
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
 
 #include <signal.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -20,9 +18,11 @@
 #include <thread>
 
 #include "loop/metrics_file.hpp"
+#include "loop/tiny_task.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/http/fetch.hpp"
+#include "vime/launch/net.hpp"
 #include "vime/json.hpp"
 
 namespace fs = std::filesystem;
@@ -30,18 +30,7 @@ using vime::test::run_command;
 
 namespace {
 
-const fs::path& task_dir() {
-  static vime::test::TempDir dir;
-  static bool made = false;
-  if (!made) {
-    auto r = run_command(std::string(VIME_MAKE_ARITH_TASK_BIN) + " --out " + dir.path().string() +
-                         " --num-train 256 --num-test 16 --hidden-size 64 --num-layers 2"
-                         " --head-dim 16 --intermediate-size 128");
-    REQUIRE(r.exit_code == 0);
-    made = true;
-  }
-  return dir.path();
-}
+const fs::path& task_dir() { return vime::test::tiny_arith_task(); }
 
 std::string grpo_flags(int rollout_batch_size = 4, int max_len = 8) {
   const auto t = task_dir().string();
@@ -53,18 +42,6 @@ std::string grpo_flags(int rollout_batch_size = 4, int max_len = 8) {
 }
 
 std::string engine_command() { return std::string("VIME_VLLM_COMMAND='") + VIME_BIN + " serve' "; }
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // Pids of processes whose command line holds every one of `parts`.
 std::vector<pid_t> find_processes(const std::vector<std::string>& parts) {
@@ -135,8 +112,8 @@ TEST_CASE("vime train --rollout-backend vllm: two launched vime serve engines, d
 TEST_CASE("vime train: external vime serve engines by address; unreachable ones are named",
           "[vllm_backend]") {
   vime::test::TempDir run;
-  const int p1 = free_port();
-  const int p2 = free_port();
+  const int p1 = vime::launch::free_port();
+  const int p2 = vime::launch::free_port();
   const std::string model = (task_dir() / "model").string();
   for (int port : {p1, p2}) {
     run_command(std::string("(") + VIME_BIN + " serve " + model + " --port " +
@@ -162,7 +139,7 @@ TEST_CASE("vime train: external vime serve engines by address; unreachable ones 
 
   auto down = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
                           "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
-                          std::to_string(free_port()) + " --rollout-health-check-timeout 2" +
+                          std::to_string(vime::launch::free_port()) + " --rollout-health-check-timeout 2" +
                           " --update-weight-transport disk --update-weight-disk-dir " +
                           (run.path() / "weights2").string() + " 2>&1");
   CHECK(down.exit_code != 0);

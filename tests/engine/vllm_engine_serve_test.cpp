@@ -9,8 +9,7 @@
 #include <memory>
 #include <thread>
 
-#include "engine/engine_fixtures.hpp"
-#include "tokenizer/tokenizer_fixtures.hpp"
+#include "serve/served_engine.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/engine/vllm_engine.hpp"
 #include "vime/serve/server.hpp"
@@ -23,28 +22,9 @@ using vime::engine::VllmEngineOptions;
 
 namespace {
 
-vime::Model& shared_model() {
-  static auto model = vime::test::tiny_engine_model(at::kFloat, at::kCPU);
-  return *model;
-}
-
-const vime::Tokenizer& qwen() { return vime::test::real_tokenizer("qwen3"); }
-
-struct Served {
-  Served() : engine(shared_model(), &qwen(), {}), server(engine, shared_model(), qwen(), options()) {
-    server.start();
-  }
-  static vime::serve::ServeOptions options() {
-    vime::serve::ServeOptions o;
-    o.port = 0;
-    o.model_name = "tiny-qwen3";
-    o.max_model_len = 1024;
-    return o;
-  }
-  std::string url() const { return server.url(); }
-  NativeEngine engine;
-  vime::serve::Server server;
-};
+vime::Model& shared_model() { return vime::test::served_model(); }
+const vime::Tokenizer& qwen() { return vime::test::served_tokenizer(); }
+using Served = vime::test::ServedEngine;
 
 // Two servers and a VllmEngine over them.
 struct Pair {

@@ -10,8 +10,7 @@
 #include <future>
 #include <thread>
 
-#include "engine/engine_fixtures.hpp"
-#include "tokenizer/tokenizer_fixtures.hpp"
+#include "serve/served_engine.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/json.hpp"
 #include "vime/serve/server.hpp"
@@ -21,35 +20,17 @@ using vime::engine::NativeEngine;
 
 namespace {
 
-vime::Model& shared_model() {
-  static auto model = vime::test::tiny_engine_model(at::kFloat, at::kCPU);
-  return *model;
-}
-
-const vime::Tokenizer& qwen() { return vime::test::real_tokenizer("qwen3"); }
+vime::Model& shared_model() { return vime::test::served_model(); }
+const vime::Tokenizer& qwen() { return vime::test::served_tokenizer(); }
 
 // An engine and a server on a free port, with a client for it.
-struct Served {
-  explicit Served(std::string api_key = "")
-      : engine(shared_model(), &qwen(), {}), server(engine, shared_model(), qwen(), options(api_key)) {
-    port = server.start();
-  }
-  static vime::serve::ServeOptions options(const std::string& api_key) {
-    vime::serve::ServeOptions o;
-    o.port = 0;
-    o.api_key = api_key;
-    o.model_name = "tiny-qwen3";
-    o.max_model_len = 1024;
-    return o;
-  }
+struct Served : vime::test::ServedEngine {
+  using ServedEngine::ServedEngine;
   httplib::Client client() const {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(120, 0);
     return c;
   }
-  NativeEngine engine;
-  vime::serve::Server server;
-  int port = 0;
 };
 
 Json post(const Served& s, const std::string& path, const Json& body, int expect = 200) {

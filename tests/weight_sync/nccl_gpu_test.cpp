@@ -17,6 +17,7 @@
 #include "vime/http/fetch.hpp"
 #include "vime/model/model.hpp"
 #include "vime/weight_sync/nccl_weight_sender.hpp"
+#include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 #include "weight_transfer_bench/weight_checksum.hpp"
 
@@ -34,7 +35,7 @@ struct ReceiverProcess {
   pid_t pid = -1;
   std::string url;
   explicit ReceiverProcess(const std::string& model) {
-    const int port = pick_free_port();
+    const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
     url = "http://127.0.0.1:" + std::to_string(port);
     pid = ::fork();
     if (pid == 0) {

@@ -31,6 +31,7 @@
 #include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/nccl_weight_receiver.hpp"
 #include "vime/weight_sync/nccl_weight_sender.hpp"
+#include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 #include "weight_transfer_bench/weight_checksum.hpp"
 
@@ -195,7 +196,7 @@ int run_bench(int argc, char** argv) {
   const std::string program = n > 0 ? std::string(exe, n) : std::string(argv[0]);
   const at::Device device("cuda:0");
   for (const auto& model_name : models) {
-    const int port = pick_free_port();
+    const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
     const pid_t pid = start_receiver(program, model_name, gpu, port);
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
     vime::Model model(vime::bench::preset(model_name), at::kBFloat16, device, 1);

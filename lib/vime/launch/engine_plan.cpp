@@ -95,6 +95,10 @@ PlanEnvironment PlanEnvironment::from_process() {
   return env;
 }
 
+bool engines_sleep_while_training(const Args& args) {
+  return on(args, "colocate") || on(args, "offload_rollout");
+}
+
 EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
   EnginePlan plan;
   if (set(args, "rollout_external_engine_addrs")) {
@@ -169,10 +173,9 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
 
   const std::string transport =
       set(args, "update_weight_transport") ? args.get_string("update_weight_transport") : "nccl";
-  // Colocated engines also reload from disk: vLLM's colocated "ipc" backend takes pickled CUDA IPC
-  // handles, which a C++ trainer cannot make (the vLLM backend refuses --colocate without disk).
-  const std::string weight_backend = transport;
-  const bool sleep_mode = colocate || on(args, "offload_rollout");
+  // Colocated engines also reload from disk (the weight-transfer backend is the transport): vLLM's
+  // colocated "ipc" backend takes pickled CUDA IPC handles, which a C++ trainer cannot make.
+  const bool sleep_mode = engines_sleep_while_training(args);
   const bool deterministic = on(args, "vllm_enable_deterministic_inference");
   const int64_t seed = int_or(args, "seed", 1234);
   std::vector<std::string> visible;
@@ -219,7 +222,7 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
       flags.set("--generation-config", {"vllm"});
       flags.set("--enable-prompt-tokens-details");
       flags.set("--trust-remote-code");
-      flags.set("--weight-transfer-config", {R"({"backend":")" + weight_backend + R"("})"});
+      flags.set("--weight-transfer-config", {R"({"backend":")" + transport + R"("})"});
       if (sleep_mode) flags.set("--enable-sleep-mode");
       if (set(args, "rollout_max_context_len"))
         flags.set("--max-model-len", {std::to_string(args.get_int("rollout_max_context_len"))});

@@ -42,6 +42,10 @@ struct PlanEnvironment {
   static PlanEnvironment from_process();
 };
 
+// Engines run with --enable-sleep-mode and sleep while the trainer runs: under --colocate (they share
+// its GPUs) or --offload-rollout.
+bool engines_sleep_while_training(const Args& args);
+
 // Throws UsageError naming the flag or --vllm-config key on a layout vime cannot start.
 EnginePlan plan_engines(const Args& args,
                         const PlanEnvironment& environment = PlanEnvironment::from_process());

@@ -14,6 +14,7 @@
 #include "vime/hooks.hpp"
 #include "vime/http/fetch.hpp"
 #include "vime/launch/engine_fleet.hpp"
+#include "vime/launch/engine_plan.hpp"
 #include "vime/launch/health_monitor.hpp"
 #include "vime/model/model.hpp"
 #include "vime/plugin/hook_flags.hpp"
@@ -33,17 +34,12 @@ void post_all(const std::vector<std::string>& urls, const std::string& path, dou
   }
 }
 
-bool offload_rollout(const Args& args) {
-  if (args.is_set("offload_rollout")) return args.get_bool("offload_rollout");
-  return args.get_bool("colocate") || args.get_bool("offload");
-}
-
 class VllmBackend final : public RolloutBackend {
  public:
   VllmBackend(const Args& args, Model& model, int64_t version, std::ostream& console)
       : console_(console),
         transport_(args.get_string("update_weight_transport")),
-        sleep_(offload_rollout(args)),
+        sleep_(launch::engines_sleep_while_training(args)),
         timeout_s_(args.get_double("vllm_weight_transfer_timeout_sec")) {
     if (args.get_bool("colocate") && transport_ != "disk") {
       throw UsageError(

@@ -1,13 +1,11 @@
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "vime/error.hpp"
+#include "vime/launch/net.hpp"
 #include "vime/weight_sync/unique_id_pickle.hpp"
 
 namespace vime::weight_sync {
@@ -19,22 +17,8 @@ std::chrono::milliseconds to_ms(double timeout_s) {
 
 }  // namespace
 
-int pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw Error("TCPStore: cannot open a socket to find a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof(addr);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  if (!ok) throw Error("TCPStore: cannot find a free port");
-  return ntohs(addr.sin_port);
-}
-
 TcpStoreHost::TcpStoreHost(int port, int world, const NcclUniqueId& id, double timeout_s)
-    : port_(port > 0 ? port : pick_free_port()) {
+    : port_(port > 0 ? port : launch::free_port(kAnyAddress)) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(port_);
   options.isServer = true;

@@ -28,9 +28,10 @@ class TcpStoreHost {
   int port_ = 0;
 };
 
-// A port that was free a moment ago (bind to port 0 and release): for the TCPStore, whose
-// constructor blocks before its port can be read back.
-int pick_free_port();
+// The store listens on every interface (servers may be on other hosts); a free port for it is
+// launch::free_port(kAnyAddress), taken before the constructor, which blocks before its port can be
+// read back.
+inline constexpr const char* kAnyAddress = "0.0.0.0";
 
 // The receiver's side: connects to host:port (counted as one of the `world` workers the host waits
 // for) and reads the unique id the trainer published.

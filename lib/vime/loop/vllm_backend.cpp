@@ -1,7 +1,5 @@
 #include "vime/loop/vllm_backend.hpp"
 
-#include <ATen/ATen.h>
-
 #include <algorithm>
 #include <chrono>
 #include <iomanip>

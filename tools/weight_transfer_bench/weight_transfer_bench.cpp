@@ -2,7 +2,8 @@
 // Qwen3-shaped model to a receiver process (this program again, on --receiver-gpu) through
 // NcclWeightSender -> HTTP routes -> NcclWeightReceiver, packed and unpacked, and in the same run a
 // raw ncclBroadcast of the same bytes in the same chunks (the floor). One JSON line per
-// (model, mode):
+// (model, mode). --receiver-gpu 0 shares the trainer's GPU (a one-GPU machine): the two processes
+// then talk through NCCL's socket transport (one_gpu_nccl.hpp), so read update_over_raw, not GB/s:
 //   weight_transfer_bench bench [--models qwen3-0.6b,qwen3-4b] [--rounds 5] [--receiver-gpu 1]
 //                               [--buffer-bytes 1073741824] [--tcp-store]
 // The receiver alone (what the bench and the [gpu] weight_sync test start), a stand-in for
@@ -33,6 +34,7 @@
 #include "vime/weight_sync/nccl_weight_sender.hpp"
 #include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
+#include "weight_transfer_bench/one_gpu_nccl.hpp"
 #include "weight_transfer_bench/weight_checksum.hpp"
 
 namespace {
@@ -137,6 +139,7 @@ pid_t start_receiver(const std::string& self, const std::string& model, int gpu,
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(gpu).c_str(), 1);
+    if (gpu == 0) vime::bench::nccl_as_separate_host("vime-bench-receiver");
     const std::string port_s = std::to_string(port);
     ::execl(self.c_str(), self.c_str(), "receiver", "--port", port_s.c_str(), "--model",
             model.c_str(), nullptr);
@@ -195,6 +198,7 @@ int run_bench(int argc, char** argv) {
   const ssize_t n = ::readlink(self.c_str(), exe, sizeof(exe) - 1);
   const std::string program = n > 0 ? std::string(exe, n) : std::string(argv[0]);
   const at::Device device("cuda:0");
+  if (gpu == 0) vime::bench::nccl_as_separate_host("vime-bench-trainer");
   for (const auto& model_name : models) {
     const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
     const pid_t pid = start_receiver(program, model_name, gpu, port);
@@ -231,6 +235,7 @@ int run_bench(int argc, char** argv) {
       line["model"] = model_name;
       line["mode"] = packed ? "packed" : "unpacked";
       line["rendezvous"] = tcp ? "tcp_store" : "unique_id";
+      line["transport"] = gpu == 0 ? "socket (one GPU)" : "gpu to gpu";
       line["tensors"] = stats.tensors;
       line["bytes"] = stats.bytes;
       line["rounds"] = rounds;

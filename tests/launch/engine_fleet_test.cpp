@@ -234,6 +234,52 @@ TEST_CASE("engine_fleet: a launched router gets the engines and stops last", "[l
   CHECK_FALSE(vime::launch::is_healthy(router, 1));
 }
 
+TEST_CASE("engine_fleet: each --vllm-config model gets its own launched router", "[launch]") {
+  EnvGuard env;
+  stand_in_env(env);
+  env.set("VIME_VLLM_ROUTER_COMMAND", std::string(VIME_LAUNCH_TEST_HELPER) + " router");
+  vime::test::TempDir dir;
+  const auto file = dir.write("vllm.yaml", R"(vllm:
+  - name: judge
+    model_path: /judge
+    server_groups: [{num_gpus: 1}]
+  - name: policy
+    server_groups: [{num_gpus: 2}]
+)");
+  EngineFleet fleet(parse({"--hf-checkpoint", "/m", "--vllm-config", file.string(),
+                           "--actor-num-gpus-per-node", "1"}),
+                    quick_options(dir));
+  fleet.start();
+  CHECK(fleet.models() == Strings{"judge", "policy"});
+  const Strings judge = fleet.urls("judge"), policy = fleet.urls("policy");
+  REQUIRE(judge.size() == 1);
+  REQUIRE(policy.size() == 2);
+  CHECK(fleet.model_of(judge[0]) == "judge");
+  CHECK_FALSE(fleet.updates_weights(judge[0]));
+  CHECK(fleet.updates_weights(policy[1]));
+  // The rollout router is the policy's; the judge has its own, with only its engine.
+  REQUIRE_FALSE(fleet.router_url("judge").empty());
+  CHECK(fleet.router_url() == fleet.router_url("policy"));
+  CHECK(fleet.router_url("judge") != fleet.router_url("policy"));
+  auto workers_of = [&](const std::string& model) {
+    Strings out;
+    const Json reply = get_json(fleet.router_url(model) + "/workers");  // named: see metrics_file
+    for (const auto& w : reply.at("workers").as_array()) out.push_back(w.at("url").as_string());
+    return out;
+  };
+  CHECK(workers_of("policy") == policy);
+  CHECK(workers_of("judge") == judge);
+  const Json models = fleet.describe_models();
+  CHECK(models.at("judge").at("engines").at(0).as_string() == judge[0]);
+  CHECK(models.at("judge").at("router").as_string() == fleet.router_url("judge"));
+  CHECK_FALSE(models.at("judge").at("update_weights").as_bool());
+  CHECK(models.at("policy").at("update_weights").as_bool());
+  CHECK(models.at("policy").at("engines").size() == 2);
+  const std::string judge_router = fleet.router_url("judge");
+  fleet.stop();
+  CHECK_FALSE(vime::launch::is_healthy(judge_router, 1));
+}
+
 TEST_CASE("engine_fleet: no router installed and none given", "[launch]") {
   EnvGuard env;
   stand_in_env(env);
@@ -245,6 +291,9 @@ TEST_CASE("engine_fleet: no router installed and none given", "[launch]") {
   fleet.start();
   CHECK(fleet.router_url().empty());
   CHECK(fleet.urls().size() == 1);
+  const Json models = fleet.describe_models();
+  CHECK(models.at("default").at("router").is_null());
+  CHECK(models.at("default").at("engines").size() == 1);
 }
 
 TEST_CASE("engine_fleet: an engine that exits fails start at once with its log", "[launch]") {

@@ -207,6 +207,7 @@ TEST_CASE("engine_plan: --vllm-config groups, placeholders and overrides", "[lau
              "1", "--offload-rollout", "--vllm-max-logprobs", "5"}),
       bare_env());
   REQUIRE(plan.engines.size() == 3);
+  CHECK(plan.rollout_model == "actor");
   const auto& a1 = plan.engines[1];
   CHECK(a1.name == "actor engine 1");
   CHECK(a1.model == "actor");
@@ -228,6 +229,33 @@ TEST_CASE("engine_plan: --vllm-config groups, placeholders and overrides", "[lau
                             {"--weight-transfer-config", R"({"backend":"nccl"})",
                              "--enable-sleep-mode", "--served-model-name", "teacher",
                              "--compilation-config", R"({"level":3})", "--max-num-seqs", "64"}}));
+}
+
+TEST_CASE("engine_plan: rollouts go to the first model that takes the trainer's weights",
+          "[launch]") {
+  vime::test::TempDir dir;
+  const auto file = dir.write("vllm.yaml", R"(vllm:
+  - name: judge
+    model_path: /judge
+    server_groups: [{num_gpus: 1}]
+  - name: policy
+    model_path: /m
+    server_groups: [{num_gpus: 1}]
+)");
+  auto plan = plan_engines(parse({"--hf-checkpoint", "/m", "--vllm-config", file.string(),
+                                  "--actor-num-gpus-per-node", "1"}),
+                           bare_env());
+  REQUIRE(plan.engines.size() == 2);
+  CHECK_FALSE(plan.engines[0].update_weights);
+  CHECK(plan.engines[1].update_weights);
+  CHECK(plan.rollout_model == "policy");
+  // No model takes weights (both paths differ from --hf-checkpoint): the first one generates.
+  auto frozen = plan_engines(parse({"--hf-checkpoint", "/other", "--vllm-config", file.string(),
+                                    "--actor-num-gpus-per-node", "1"}),
+                             bare_env());
+  CHECK(frozen.rollout_model == "judge");
+  CHECK(plan_engines(parse({"--rollout-external-engine-addrs", "h:1"}), bare_env())
+            .rollout_model.empty());
 }
 
 TEST_CASE("engine_plan: --vllm-config errors name the file and the key", "[launch]") {

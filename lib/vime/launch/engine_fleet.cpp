@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 #include <iostream>
 
@@ -26,7 +27,11 @@ EngineFleet::EngineFleet(const Args& args, FleetOptions options)
         std::filesystem::temp_directory_path() / ("vime-engines-" + std::to_string(::getpid()));
   }
   engines_.resize(plan_.engines.size());
-  for (const auto& url : plan_.external_urls) engines_.push_back({url, nullptr, false});
+  for (size_t i = 0; i < plan_.engines.size(); ++i) {
+    engines_[i].model = plan_.engines[i].model;
+    engines_[i].update_weights = plan_.engines[i].update_weights;
+  }
+  for (const auto& url : plan_.external_urls) engines_.push_back({url, "", true, nullptr, false});
 }
 
 EngineFleet::~EngineFleet() {
@@ -71,32 +76,51 @@ void EngineFleet::launch(size_t i) {
   engines_[i].url = http_url(options_.host, port);
 }
 
+Router* EngineFleet::router_of(const std::string& model) const {
+  const auto it = routers_.find(model);
+  return it == routers_.end() ? nullptr : it->second.get();
+}
+
 void EngineFleet::register_engine(size_t i) {
-  // One router serves one model: engines of other --vllm-config models are reached by URL.
-  const bool routed = i >= plan_.engines.size() || plan_.engines.empty() ||
-                      plan_.engines[i].model == plan_.engines[0].model;
-  if (!router_ || !routed) return;
-  router_->add_worker(engines_[i].url);
+  Router* router = router_of(engines_[i].model);
+  if (!router) return;
+  router->add_worker(engines_[i].url);
   engines_[i].registered = true;
 }
 
 void EngineFleet::deregister_engine(size_t i) {
-  if (!router_ || !engines_[i].registered) return;
+  Router* router = router_of(engines_[i].model);
+  if (!router || !engines_[i].registered) return;
   engines_[i].registered = false;
   try {
-    router_->remove_worker(engines_[i].url);
+    router->remove_worker(engines_[i].url);
   } catch (const Error& e) {
     say(std::string("warning: ") + e.what());
   }
 }
 
+// The rollout model's router is the one the flags name (or launch); every other model gets a
+// launched one of its own when vllm-router is installed, else vime balances its engines.
+void EngineFleet::start_routers() {
+  const std::string& rollout = plan_.rollout_model;
+  auto router = make_router(args_, options_.log_dir / "router.log", health_wait("router"));
+  if (!router) return;
+  say("vllm-router " + std::string(router->launched() ? "started at " : "at ") + router->url() +
+      (rollout.empty() ? "" : " for " + rollout));
+  routers_[rollout] = std::move(router);
+  const auto command = router_command();
+  for (const auto& model : models()) {
+    if (model == rollout || !command) continue;
+    routers_[model] = std::make_unique<Router>(
+        *command, args_, 0, options_.log_dir / ("router-" + file_name(model) + ".log"),
+        health_wait("router"));
+    say("vllm-router started at " + routers_[model]->url() + " for " + model);
+  }
+}
+
 void EngineFleet::start() {
   try {
-    router_ = make_router(args_, options_.log_dir / "router.log", health_wait("router"));
-    if (router_) {
-      say("vllm-router " + std::string(router_->launched() ? "started at " : "at ") +
-          router_->url());
-    }
+    start_routers();
     for (size_t i = 0; i < plan_.engines.size(); ++i) launch(i);
     if (!plan_.engines.empty()) {
       say("started " + std::to_string(plan_.engines.size()) + " engines; logs in " +
@@ -124,7 +148,58 @@ std::vector<std::string> EngineFleet::urls() const {
   return out;
 }
 
-std::string EngineFleet::router_url() const { return router_ ? router_->url() : ""; }
+std::vector<std::string> EngineFleet::urls(const std::string& model) const {
+  std::vector<std::string> out;
+  for (const auto& e : engines_)
+    if (e.model == model) out.push_back(e.url);
+  return out;
+}
+
+std::vector<std::string> EngineFleet::models() const {
+  std::vector<std::string> out;
+  for (const auto& e : engines_)
+    if (std::find(out.begin(), out.end(), e.model) == out.end()) out.push_back(e.model);
+  return out;
+}
+
+std::string EngineFleet::router_url() const { return router_url(plan_.rollout_model); }
+
+std::string EngineFleet::router_url(const std::string& model) const {
+  const Router* router = router_of(model);
+  return router ? router->url() : "";
+}
+
+const std::string& EngineFleet::model_of(const std::string& url) const {
+  for (const auto& e : engines_)
+    if (e.url == url) return e.model;
+  throw Error("no engine at " + url + " in this run");
+}
+
+bool EngineFleet::updates_weights(const std::string& url) const {
+  for (const auto& e : engines_)
+    if (e.url == url) return e.update_weights;
+  return false;
+}
+
+Json EngineFleet::describe_models() const {
+  Json out = Json::object();
+  for (const auto& model : models()) {
+    Json entry = Json::object();
+    Json urls_json = Json::array();
+    bool update = false;
+    for (const auto& e : engines_) {
+      if (e.model != model) continue;
+      urls_json.push_back(e.url);
+      update = update || e.update_weights;
+    }
+    entry["engines"] = std::move(urls_json);
+    const std::string router = router_url(model);
+    entry["router"] = router.empty() ? Json(nullptr) : Json(router);
+    entry["update_weights"] = update;
+    out[model.empty() ? "default" : model] = std::move(entry);
+  }
+  return out;
+}
 
 ChildProcess* EngineFleet::process(size_t i) {
   return i < engines_.size() ? engines_[i].process.get() : nullptr;
@@ -162,7 +237,7 @@ void EngineFleet::stop() {
     }
   }
   for (auto& f : stopping) f.get();
-  if (router_) router_->stop();
+  for (auto& [model, router] : routers_) router->stop();
 }
 
 }  // namespace vime::launch

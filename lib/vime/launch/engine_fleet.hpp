@@ -1,11 +1,14 @@
-// EngineFleet: the rollout engines of a run, started, health-checked, registered with the router,
-// restarted and stopped. Engines come from engine_plan (vllm serve / VIME_VLLM_COMMAND) or are
-// external (--rollout-external-engine-addrs, used as given); the router from make_router.
+// EngineFleet: the rollout engines of a run, started, health-checked, registered with their model's
+// router, restarted and stopped. Engines come from engine_plan (vllm serve / VIME_VLLM_COMMAND) or
+// are external (--rollout-external-engine-addrs, used as given). Each model has its own router, as
+// slime gives each --sglang-config model one: the rollout model's from make_router (external or
+// launched), the other --vllm-config models' launched when vllm-router is installed.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -45,8 +48,21 @@ class EngineFleet {
   void start();
   // Engine URLs: launched engines in rank order, then external ones.
   std::vector<std::string> urls() const;
-  // Where rollouts send requests: the router, or "" without one (the caller balances).
+  // The engines of one model (plan().rollout_model for the rollout engines).
+  std::vector<std::string> urls(const std::string& model) const;
+  // The models in plan order ("" alone for the default layout and external engines).
+  std::vector<std::string> models() const;
+  // Where rollouts send requests: the rollout model's router, or "" without one (the caller
+  // balances).
   std::string router_url() const;
+  std::string router_url(const std::string& model) const;
+  // The engine at `url` takes the trainer's weights (its model's update_weights).
+  bool updates_weights(const std::string& url) const;
+  // The model of the engine at `url` (throws vime::Error for an unknown URL).
+  const std::string& model_of(const std::string& url) const;
+  // {"<model>": {"engines": [urls], "router": url or null, "update_weights": bool}}, the model
+  // "" named "default": what plugins get as args.vllm_model_urls.
+  Json describe_models() const;
   const EnginePlan& plan() const { return plan_; }
   // The process of launched engine i (nullptr for external ones or before start()).
   ChildProcess* process(size_t i);
@@ -59,6 +75,8 @@ class EngineFleet {
  private:
   struct Engine {
     std::string url;
+    std::string model;
+    bool update_weights = true;
     std::unique_ptr<ChildProcess> process;
     bool registered = false;
   };
@@ -67,12 +85,14 @@ class EngineFleet {
   void deregister_engine(size_t i);
   void say(const std::string& line) const;
   HealthWait health_wait(const std::string& what) const;
+  void start_routers();
+  Router* router_of(const std::string& model) const;
 
   Args args_;
   FleetOptions options_;
   EnginePlan plan_;
   std::vector<Engine> engines_;  // launched engines, then external ones
-  std::unique_ptr<Router> router_;
+  std::map<std::string, std::unique_ptr<Router>> routers_;  // by model; absent: none
   std::set<int> used_ports_;
 };
 

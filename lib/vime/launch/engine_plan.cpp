@@ -1,5 +1,6 @@
 #include "vime/launch/engine_plan.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -250,6 +251,13 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
       if (deterministic) engine.env.emplace_back("VLLM_BATCH_INVARIANT", "1");
       plan.engines.push_back(std::move(engine));
     }
+  }
+  const auto updated = std::find_if(plan.engines.begin(), plan.engines.end(),
+                                    [](const EngineSpec& e) { return e.update_weights; });
+  if (updated != plan.engines.end()) {
+    plan.rollout_model = updated->model;
+  } else if (!plan.engines.empty()) {
+    plan.rollout_model = plan.engines.front().model;
   }
   return plan;
 }

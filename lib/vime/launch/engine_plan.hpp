@@ -32,6 +32,10 @@ struct EngineSpec {
 struct EnginePlan {
   std::vector<EngineSpec> engines;         // engines vime starts
   std::vector<std::string> external_urls;  // --rollout-external-engine-addrs, normalized
+  // The model rollouts generate with: the first --vllm-config model that takes the trainer's
+  // weights (else the first model); "" for the default layout and external engines. The other
+  // models' engines serve plugins (judges, teachers) by name.
+  std::string rollout_model;
 };
 
 // What the plan reads from vime's own environment (explicit for tests).

@@ -29,6 +29,9 @@ class RolloutBackend {
   // The engines serve `model`'s weights from now on, tagged `version` (the next rollout id).
   virtual void update_weights(Model& model, int64_t version) = 0;
   virtual std::string describe() const = 0;  // one line for the console
+  // The engines by model, as plugins see them in args.vllm_model_urls (EngineFleet::describe_models);
+  // null for the embedded engine.
+  virtual Json model_urls() const { return nullptr; }
 };
 
 // "native" or "vllm": --rollout-backend, else vllm when external engines, a router, --vllm-config or

@@ -111,7 +111,12 @@ int run_training(const Args& given_args, std::ostream& console) {
 
   auto backend =
       make_rollout_backend(args, *actor_model, tokenizer.get(), start_rollout_id, console);
-  rollout::RolloutManager manager(args, backend->engine(), *tokenizer, *data_source);
+  // What the rollout side sees: args plus the engines the backend started, by model (slime's
+  // args.sglang_model_routers), so plugins can reach a judge or teacher model of --vllm-config.
+  Args rollout_args = args;
+  if (Json urls = backend->model_urls(); !urls.is_null())
+    rollout_args.set("vllm_model_urls", std::move(urls), ArgSource::kDerived);
+  rollout::RolloutManager manager(rollout_args, backend->engine(), *tokenizer, *data_source);
 
   auto run_eval = [&](int64_t rollout_id) {
     auto result = manager.eval(rollout_id);

@@ -58,8 +58,9 @@ class VllmBackend final : public RolloutBackend {
         static_cast<int64_t>(1000 * args.get_double("rollout_health_check_timeout")));
     fleet_ = std::make_unique<launch::EngineFleet>(args, std::move(fleet_options));
     fleet_->start();
-    auto engine_options =
-        engine::VllmEngineOptions::from_args(args, fleet_->urls(), fleet_->router_url());
+    rollout_model_ = fleet_->plan().rollout_model;
+    auto engine_options = engine::VllmEngineOptions::from_args(
+        args, fleet_->urls(rollout_model_), fleet_->router_url());
     api_key_ = engine_options.api_key;
     engine_ = std::make_unique<engine::VllmEngine>(std::move(engine_options));
     if (transport_ == "disk") {
@@ -84,6 +85,11 @@ class VllmBackend final : public RolloutBackend {
       nccl_options_.api_key = api_key_;
       nccl_ = std::make_unique<weight_sync::NcclWeightSender>();
     }
+    if (weight_targets().empty()) {
+      console_ << "vime train: no engine takes the trainer's weights (no --vllm-config model has "
+                  "update_weights: true); rollouts generate with " << rollout_model_
+               << "'s own weights throughout\n";
+    }
     // slime updates the engines before the first rollout: they start from --hf-checkpoint, the
     // trainer may have loaded other weights (--load, --ref-load).
     update_weights(model, version);
@@ -91,7 +97,11 @@ class VllmBackend final : public RolloutBackend {
       auto health = launch::HealthCheckOptions::from_args(args);
       health.api_key = api_key_;
       monitor_ = std::make_unique<launch::HealthMonitor>(
-          std::move(health), [this] { return engine_->workers(); },
+          std::move(health),
+          [this] {
+            std::lock_guard<std::mutex> lock(mutex_);
+            return fleet_->urls();
+          },
           [this](const std::string& url, const std::string& why) { recover(url, why); });
     }
   }
@@ -119,8 +129,8 @@ class VllmBackend final : public RolloutBackend {
   void update_weights(Model& model, int64_t version) override {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::string tag = std::to_string(version);
-    auto urls = engine_->workers();
-    for (const auto& u : waiting_for_weights_) urls.push_back(u);
+    const auto urls = weight_targets();
+    if (urls.empty()) return;
     engine_->pause("keep");
     if (asleep_) post_all(urls, "/wake_up?tags=weights", timeout_s_, api_key_);
     if (disk_) {
@@ -140,20 +150,52 @@ class VllmBackend final : public RolloutBackend {
     post_all(urls, "/reset_prefix_cache?reset_running_requests=true", timeout_s_, api_key_);
     if (asleep_) post_all(urls, "/wake_up?tags=kv_cache", timeout_s_, api_key_);
     asleep_ = false;
-    for (const auto& u : waiting_for_weights_) engine_->add_worker(u);
+    for (const auto& u : waiting_for_weights_)
+      if (fleet_->model_of(u) == rollout_model_) engine_->add_worker(u);
     waiting_for_weights_.clear();
     engine_->set_weight_version(tag);
     engine_->resume();
+  }
+
+  Json model_urls() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fleet_->describe_models();
   }
 
   std::string describe() const override {
     std::string text = "vLLM engines (" + transport_ + " weight sync):";
     for (const auto& url : engine_->workers()) text += " " + url;
     if (!fleet_->router_url().empty()) text += " via router " + fleet_->router_url();
+    const auto models = fleet_->models();
+    if (models.size() > 1) {
+      text += "; model " + rollout_model_ + " generates, also serving";
+      for (const auto& m : models)
+        if (m != rollout_model_) text += " " + m + " (" + std::to_string(fleet_->urls(m).size()) + ")";
+    }
     return text;
   }
 
  private:
+  // The engines that take the trainer's weights (caller holds mutex_): the rollout engines in
+  // service, those restarted and waiting for the next update, and the engines of every other
+  // --vllm-config model with update_weights.
+  std::vector<std::string> weight_targets() const {
+    std::vector<std::string> urls;
+    for (const auto& u : engine_->workers())
+      if (fleet_->updates_weights(u)) urls.push_back(u);
+    for (const auto& u : waiting_for_weights_) urls.push_back(u);
+    for (const auto& model : fleet_->models()) {
+      if (model == rollout_model_) continue;
+      for (const auto& u : fleet_->urls(model)) {
+        if (fleet_->updates_weights(u) &&
+            std::find(urls.begin(), urls.end(), u) == urls.end()) {
+          urls.push_back(u);
+        }
+      }
+    }
+    return urls;
+  }
+
   // vLLM's unique-id rendezvous first (no store; ~v0.30+); servers that refuse it get the
   // TCPStore rendezvous every version since v0.16 speaks.
   void connect_nccl(const std::vector<std::string>& urls) {
@@ -184,13 +226,18 @@ class VllmBackend final : public RolloutBackend {
       return;
     }
     reported_external_.erase(url);
-    engine_->remove_worker(url);
+    const bool rollout_engine = fleet_->model_of(url) == rollout_model_;
+    const bool takes_weights = fleet_->updates_weights(url);
+    if (rollout_engine) engine_->remove_worker(url);
     console_ << "vime train: engine " << url << " failed its health check (" << why
              << "); restarting it" << std::endl;
     const std::string fresh = fleet_->restart(static_cast<size_t>(it - urls.begin()));
-    if (disk_) {
+    if (!takes_weights) {
+      if (rollout_engine) engine_->add_worker(fresh);
+      console_ << "vime train: engine " << url << " restarted as " << fresh << "\n";
+    } else if (disk_) {
       disk_->catch_up(fresh);
-      engine_->add_worker(fresh);
+      if (rollout_engine) engine_->add_worker(fresh);
       console_ << "vime train: engine " << url << " restarted as " << fresh << "\n";
     } else {
       // The communicator lost a member: the next update reconnects every engine and sends the
@@ -207,9 +254,10 @@ class VllmBackend final : public RolloutBackend {
   bool sleep_;
   double timeout_s_;
   std::string api_key_;  // --vllm-api-key: every call to the engines carries it
-  std::mutex mutex_;  // one weight update or recovery at a time
+  mutable std::mutex mutex_;  // one weight update or recovery at a time
   bool asleep_ = false;
   std::unique_ptr<launch::EngineFleet> fleet_;
+  std::string rollout_model_;  // the --vllm-config model rollouts use ("" without a config)
   std::unique_ptr<engine::VllmEngine> engine_;
   std::unique_ptr<weight_sync::DiskWeightSender> disk_;
   std::unique_ptr<weight_sync::NcclWeightSender> nccl_;

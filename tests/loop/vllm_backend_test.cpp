@@ -256,3 +256,53 @@ TEST_CASE("vime train on vLLM --colocate: engines sleep while training runs and 
   CHECK(nccl.exit_code == 2);
   CHECK_THAT(nccl.output, Catch::Contains("--colocate") && Catch::Contains("disk"));
 }
+
+TEST_CASE("vime train --vllm-config with a judge model: rollouts and weights go to the policy "
+          "only; a reward plugin reaches the judge through args.vllm_model_urls",
+          "[vllm_backend]") {
+  vime::test::TempDir run;
+  // The judge is another (smaller) model: a weight update sent to it would be refused (shapes), and
+  // rollouts sent to it would not match the trainer's log-probs under --ci-test.
+  auto made = run_command(std::string(VIME_MAKE_ARITH_TASK_BIN) + " --out " +
+                          (run.path() / "judge").string() +
+                          " --num-train 4 --num-test 1 --hidden-size 32 --num-layers 1"
+                          " --head-dim 16 --intermediate-size 64");
+  REQUIRE(made.exit_code == 0);
+  const auto config = run.write("vllm.yaml", "vllm:\n"
+                                             "  - name: judge\n"
+                                             "    model_path: " + (run.path() / "judge/model").string() +
+                                             "\n    server_groups: [{num_gpus: 1}]\n"
+                                             "  - name: policy\n"
+                                             "    server_groups: [{num_gpus: 1}]\n");
+  const auto metrics = run.path() / "metrics.jsonl";
+  const std::string dump = (run.path() / "rollout_{rollout_id}.json").string();
+  auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +
+                       "--num-rollout 2 --ci-test --vllm-config " + config.string() +
+                       " --custom-rm-path " + vime::test::plugin_path("judge_reward") +
+                       ":judge_logprob --update-weight-transport disk --update-weight-disk-dir " +
+                       (run.path() / "weights").string() + " --metrics-jsonl " + metrics.string() +
+                       " --save-debug-rollout-data " + dump + " 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("model policy generates, also serving judge (1)"));
+  // One rollout engine (the policy's) served every request.
+  std::regex served(R"(engine (http://127\.0\.0\.1:\d+): (\d+) requests)");
+  int engines = 0;
+  for (std::sregex_iterator it(r.output.begin(), r.output.end(), served), end; it != end; ++it) {
+    CHECK(std::stoi((*it)[2]) == 2 * 16);
+    ++engines;
+  }
+  CHECK(engines == 1);
+  auto m = vime::test::read_metrics(metrics);
+  REQUIRE(m["train/train_rollout_logprob_abs_diff"].size() >= 2);
+  for (double d : m["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-4);
+  // Every reward is the judge's log-prob of its next token: negative, from a real answer.
+  for (int id = 0; id < 2; ++id) {
+    const auto samples = rollout_samples(run.path() / ("rollout_" + std::to_string(id) + ".json"));
+    REQUIRE(samples.size() == 16);
+    for (const auto& s : samples) {
+      CHECK(s.at("status").as_string() != "failed");
+      CHECK(s.at("reward").as_double() < 0);
+    }
+  }
+}

@@ -21,6 +21,7 @@
 #include "vime/http/fetch.hpp"
 #include "vime/launch/net.hpp"
 #include "vime/launch/router.hpp"
+#include "vime/launch/server_info.hpp"
 
 using vime::Json;
 using vime::launch::EngineFleet;
@@ -352,4 +353,46 @@ TEST_CASE("engine_fleet: external engines are used as given", "[launch]") {
   CHECK_THROWS_WITH(fleet.restart(0), Catch::Contains("is external"));
   fleet.stop();
   CHECK(external.is_running());  // not ours to stop
+}
+
+TEST_CASE("server_info: external engines need dev mode, no data parallelism, the run's backend",
+          "[launch]") {
+  std::string reply;  // the /server_info body; "" -> 404
+  httplib::Server server;
+  server.Get("/server_info", [&reply](const httplib::Request& req, httplib::Response& res) {
+    if (reply.empty() || req.get_param_value("config_format") != "json") {
+      res.status = 404;
+      return;
+    }
+    res.set_content(reply, "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(5ms);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  vime::launch::EngineExpectations nccl{"nccl", ""};
+  auto error_of = [&](const vime::launch::EngineExpectations& e) -> std::string {
+    try {
+      vime::launch::check_external_engine(url, e);
+    } catch (const vime::Error& error) {
+      return error.what();
+    }
+    return "";
+  };
+
+  CHECK_THAT(error_of(nccl), Catch::Contains("external engine " + url) &&
+                                 Catch::Contains("VLLM_SERVER_DEV_MODE=1"));
+  reply = R"({"vllm_config":{"parallel_config":{"tensor_parallel_size":2,"data_parallel_size":1},)"
+          R"("weight_transfer_config":{"backend":"nccl"}}})";
+  CHECK(error_of(nccl).empty());
+  CHECK_THAT(error_of({"disk", ""}), Catch::Contains("backend \"nccl\"") &&
+                                         Catch::Contains("--update-weight-transport"));
+  reply = R"({"vllm_config":{"parallel_config":{"data_parallel_size":4}}})";
+  CHECK_THAT(error_of(nccl), Catch::Contains("data parallelism 4"));
+  reply = R"j({"vllm_config":"VllmConfig(model='/m', ...)"})j";  // an older server: text
+  CHECK(error_of(nccl).empty());
+  server.stop();
+  thread.join();
+  // Unreachable: one error naming the engine.
+  CHECK_THAT(error_of(nccl), Catch::Contains("external engine " + url));
 }

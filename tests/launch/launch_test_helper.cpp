@@ -91,6 +91,10 @@ int serve_engine(const std::vector<std::string>& args) {
         R"({"argv":)" + string_list(args) + R"(,"cuda":)" + (cuda ? quote(cuda) : "null") + "}",
         "application/json");
   });
+  server.Get("/server_info", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"vllm_config":{"parallel_config":{"data_parallel_size":1}}})",
+                    "application/json");
+  });
   std::printf("stand-in engine on port %s\n", flag(args, "--port", "?").c_str());
   std::fflush(stdout);
   return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0"))) ? 0

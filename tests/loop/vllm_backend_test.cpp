@@ -114,14 +114,27 @@ TEST_CASE("vime train: external vime serve engines by address; unreachable ones 
   vime::test::TempDir run;
   const int p1 = vime::launch::free_port();
   const int p2 = vime::launch::free_port();
+  const int p3 = vime::launch::free_port();  // started for NCCL weights: refused by a disk run
   const std::string model = (task_dir() / "model").string();
-  for (int port : {p1, p2}) {
+  for (int port : {p1, p2, p3}) {
     run_command(std::string("(") + VIME_BIN + " serve " + model + " --port " +
-                std::to_string(port) + " --weight-transfer-config '{\"backend\":\"disk\"}' > " +
+                std::to_string(port) + " --weight-transfer-config '{\"backend\":\"" +
+                (port == p3 ? "nccl" : "disk") + "\"}' > " +
                 (run.path() / ("serve_" + std::to_string(port) + ".log")).string() + " 2>&1 &)");
   }
   REQUIRE(wait_healthy(p1, 60));
   REQUIRE(wait_healthy(p2, 60));
+  REQUIRE(wait_healthy(p3, 60));
+  auto mismatch = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
+                              "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
+                              std::to_string(p3) +
+                              " --update-weight-transport disk --update-weight-disk-dir " +
+                              (run.path() / "weights3").string() + " 2>&1");
+  CHECK(mismatch.exit_code != 0);
+  CHECK_THAT(mismatch.output, Catch::Contains("external engine http://127.0.0.1:" +
+                                              std::to_string(p3)) &&
+                                  Catch::Contains("backend \"nccl\"") &&
+                                  Catch::Contains("--update-weight-transport"));
   const auto metrics = run.path() / "metrics.jsonl";
   auto r = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
                        "--num-rollout 2 --rollout-external-engine-addrs 127.0.0.1:" +

@@ -8,6 +8,7 @@
 
 #include "vime/error.hpp"
 #include "vime/launch/net.hpp"
+#include "vime/launch/server_info.hpp"
 
 namespace vime::launch {
 namespace {
@@ -16,6 +17,10 @@ std::string file_name(const std::string& name) {
   std::string out;
   for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
   return out;
+}
+
+std::string set_string(const Args& args, std::string_view key) {
+  return args.has(key) && args.is_set(key) ? args.get_string(key) : "";
 }
 
 }  // namespace
@@ -135,6 +140,11 @@ void EngineFleet::start() {
     auto wait = health_wait("engines");
     if (plan_.engines.empty()) wait.timeout = options_.external_timeout;
     wait_healthy(targets, wait);
+    EngineExpectations expected;
+    expected.weight_transport = set_string(args_, "update_weight_transport");
+    expected.api_key = set_string(args_, "vllm_api_key");
+    for (size_t i = plan_.engines.size(); i < engines_.size(); ++i)
+      check_external_engine(engines_[i].url, expected);
     for (size_t i = 0; i < engines_.size(); ++i) register_engine(i);
   } catch (...) {
     stop();

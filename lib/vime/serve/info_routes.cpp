@@ -78,10 +78,18 @@ void add_info_routes(httplib::Server& http, ServeContext& ctx) {
     send_json(res, Json::Object{{"version", VIME_VERSION}, {"server", "vime serve"}});
   });
   // vime checks an external engine's parallelism here; vime serve runs one GPU.
-  http.Get("/server_info", [](const httplib::Request&, httplib::Response& res) {
+  // vLLM's ?config_format=json shape, the parts vime's launcher checks on external engines.
+  http.Get("/server_info", [&ctx](const httplib::Request&, httplib::Response& res) {
     const Json parallel = Json::Object{
         {"tensor_parallel_size", 1}, {"pipeline_parallel_size", 1}, {"data_parallel_size", 1}};
-    send_json(res, Json::Object{{"vllm_config", Json::Object{{"parallel_config", parallel}}}});
+    Json config = Json::Object{
+        {"parallel_config", parallel},
+        {"model_config", Json::Object{{"model", ctx.options.model_dir},
+                                      {"served_model_name", ctx.options.model_name},
+                                      {"max_model_len", ctx.options.max_model_len}}}};
+    if (!ctx.options.weight_transfer_config.is_null())
+      config["weight_transfer_config"] = ctx.options.weight_transfer_config;
+    send_json(res, Json::Object{{"vllm_config", std::move(config)}});
   });
   http.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_text(ctx), "text/plain; version=0.0.4; charset=utf-8");

@@ -157,6 +157,9 @@ TEST_CASE("router: flags for a launched vllm-router", "[launch]") {
   CHECK(vime::launch::router_flags(parse({}), 5) == Strings{"--host", "127.0.0.1", "--port", "5",
                                                             "--policy", "consistent_hash",
                                                             "--request-timeout-secs", "14400"});
+  // The engines it starts with (the Rust vllm-router refuses to start without workers).
+  const Strings flags = vime::launch::router_flags(parse({}), 5, {"http://a:1", "http://b:2"});
+  CHECK(Strings(flags.end() - 3, flags.end()) == Strings{"--worker-urls", "http://a:1", "http://b:2"});
 }
 
 TEST_CASE("engine_fleet: start 2 stand-in engines, register, restart one, stop", "[launch]") {
@@ -229,7 +232,8 @@ TEST_CASE("engine_fleet: a launched router gets the engines and stops last", "[l
   CHECK(workers.at(1).at("url").as_string() == fleet.urls()[1]);
   const Json argv = get_json(fleet.router_url() + "/argv");
   CHECK(argv.dump().find(R"("--policy","consistent_hash","--request-timeout-secs","14400",)"
-                         R"("--cache-threshold","0.5")") != std::string::npos);
+                         R"("--cache-threshold","0.5","--worker-urls",")" + fleet.urls()[0] +
+                         R"(",")" + fleet.urls()[1] + "\"") != std::string::npos);
   const std::string router = fleet.router_url();
   fleet.stop();
   CHECK_FALSE(vime::launch::is_healthy(router, 1));

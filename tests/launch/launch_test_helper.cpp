@@ -105,6 +105,12 @@ int serve_router(const std::vector<std::string>& args) {
   httplib::Server server;
   std::mutex mutex;
   std::vector<std::string> workers;
+  // --worker-urls U...: the workers it starts with, as the real router takes them.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--worker-urls") continue;
+    for (size_t j = i + 1; j < args.size() && !args[j].starts_with("--"); ++j)
+      workers.push_back(args[j]);
+  }
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   server.Post("/workers", [&](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(mutex);

@@ -31,6 +31,7 @@ EngineFleet::EngineFleet(const Args& args, FleetOptions options)
     options_.log_dir =
         std::filesystem::temp_directory_path() / ("vime-engines-" + std::to_string(::getpid()));
   }
+  check_router_flags(args_);  // a bad router flag fails before any engine starts
   engines_.resize(plan_.engines.size());
   for (size_t i = 0; i < plan_.engines.size(); ++i) {
     engines_[i].model = plan_.engines[i].model;
@@ -104,28 +105,40 @@ void EngineFleet::deregister_engine(size_t i) {
   }
 }
 
-// The rollout model's router is the one the flags name (or launch); every other model gets a
-// launched one of its own when vllm-router is installed, else vime balances its engines.
+// After the engines are healthy. The rollout model's router is the one the flags name (vime
+// registers the engines with it) or a launched one; every other model gets a launched one of its
+// own when vllm-router is installed, else vime balances its engines. Launched routers start with
+// their engines as --worker-urls.
 void EngineFleet::start_routers() {
   const std::string& rollout = plan_.rollout_model;
-  auto router = make_router(args_, options_.log_dir / "router.log", health_wait("router"));
+  auto router =
+      make_router(args_, urls(rollout), options_.log_dir / "router.log", health_wait("router"));
   if (!router) return;
   say("vllm-router " + std::string(router->launched() ? "started at " : "at ") + router->url() +
       (rollout.empty() ? "" : " for " + rollout));
+  const bool launched = router->launched();
   routers_[rollout] = std::move(router);
+  for (size_t i = 0; i < engines_.size(); ++i) {
+    if (engines_[i].model != rollout) continue;
+    if (launched) {
+      engines_[i].registered = true;
+    } else {
+      register_engine(i);
+    }
+  }
   const auto command = router_command();
   for (const auto& model : models()) {
     if (model == rollout || !command) continue;
     routers_[model] = std::make_unique<Router>(
-        *command, args_, 0, options_.log_dir / ("router-" + file_name(model) + ".log"),
+        *command, args_, 0, urls(model), options_.log_dir / ("router-" + file_name(model) + ".log"),
         health_wait("router"));
+    for (auto& e : engines_) e.registered = e.registered || e.model == model;
     say("vllm-router started at " + routers_[model]->url() + " for " + model);
   }
 }
 
 void EngineFleet::start() {
   try {
-    start_routers();
     for (size_t i = 0; i < plan_.engines.size(); ++i) launch(i);
     if (!plan_.engines.empty()) {
       say("started " + std::to_string(plan_.engines.size()) + " engines; logs in " +
@@ -145,7 +158,7 @@ void EngineFleet::start() {
     expected.api_key = set_string(args_, "vllm_api_key");
     for (size_t i = plan_.engines.size(); i < engines_.size(); ++i)
       check_external_engine(engines_[i].url, expected);
-    for (size_t i = 0; i < engines_.size(); ++i) register_engine(i);
+    start_routers();
   } catch (...) {
     stop();
     throw;

@@ -18,14 +18,15 @@ constexpr double kControlTimeoutS = 120;  // the router checks the worker's /hea
 Router::Router(std::string url) : url_(normalize_url(url, "vllm-router address")) {}
 
 Router::Router(const std::vector<std::string>& command, const Args& args, int port,
-               const std::filesystem::path& log_path, const HealthWait& wait) {
+               const std::vector<std::string>& workers, const std::filesystem::path& log_path,
+               const HealthWait& wait) {
   const std::string host = "127.0.0.1";
   if (port == 0) port = free_port(host);
   url_ = http_url(host, port);
   ChildSpec spec;
   spec.name = "vllm-router";
   spec.argv = command;
-  const auto flags = router_flags(args, port);
+  const auto flags = router_flags(args, port, workers);
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
   spec.log_path = log_path;
   process_ = std::make_unique<ChildProcess>(spec);
@@ -87,7 +88,8 @@ std::optional<std::vector<std::string>> router_command() {
   return std::nullopt;
 }
 
-std::vector<std::string> router_flags(const Args& args, int port) {
+std::vector<std::string> router_flags(const Args& args, int port,
+                                      const std::vector<std::string>& workers) {
   std::vector<std::string> flags = {"--host", "127.0.0.1", "--port", std::to_string(port)};
   if (set(args, "router_policy")) {
     flags.insert(flags.end(), {"--policy", args.get_string("router_policy")});
@@ -100,15 +102,23 @@ std::vector<std::string> router_flags(const Args& args, int port) {
     flags.push_back("--" + f.name.substr(std::string_view("--router-").size()));
     flags.insert(flags.end(), f.values.begin(), f.values.end());
   }
+  if (!workers.empty()) {
+    flags.push_back("--worker-urls");
+    flags.insert(flags.end(), workers.begin(), workers.end());
+  }
   return flags;
 }
 
-std::unique_ptr<Router> make_router(const Args& args, const std::filesystem::path& log_path,
-                                    const HealthWait& wait) {
-  const bool has_ip = set(args, "vllm_router_ip"), has_port = set(args, "vllm_router_port");
-  if (has_ip && !has_port) {
+void check_router_flags(const Args& args) {
+  if (set(args, "vllm_router_ip") && !set(args, "vllm_router_port")) {
     throw UsageError("--vllm-router-ip needs --vllm-router-port (the running router's port)");
   }
+}
+
+std::unique_ptr<Router> make_router(const Args& args, const std::vector<std::string>& workers,
+                                    const std::filesystem::path& log_path, const HealthWait& wait) {
+  check_router_flags(args);
+  const bool has_ip = set(args, "vllm_router_ip"), has_port = set(args, "vllm_router_port");
   if (has_ip) {
     return std::make_unique<Router>(http_url(args.get_string("vllm_router_ip"),
                                              static_cast<int>(args.get_int("vllm_router_port"))));
@@ -116,7 +126,7 @@ std::unique_ptr<Router> make_router(const Args& args, const std::filesystem::pat
   const auto command = router_command();
   if (!command) return nullptr;
   const int port = has_port ? static_cast<int>(args.get_int("vllm_router_port")) : 0;
-  return std::make_unique<Router>(*command, args, port, log_path, wait);
+  return std::make_unique<Router>(*command, args, port, workers, log_path, wait);
 }
 
 }  // namespace vime::launch

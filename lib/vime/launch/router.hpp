@@ -1,5 +1,6 @@
 // vllm-router in front of the engines: one vime launches (`vllm-router` on PATH, or env
-// VIME_VLLM_ROUTER_COMMAND), or a running one given by --vllm-router-ip/--vllm-router-port.
+// VIME_VLLM_ROUTER_COMMAND) once the engines are healthy, with them as --worker-urls (the Rust
+// binary refuses to start without workers), or a running one given by --vllm-router-ip/-port.
 // Engines are registered with POST /workers and removed with DELETE /workers/<encoded url>.
 #pragma once
 
@@ -19,10 +20,11 @@ class Router {
  public:
   // A running router at `url` (vime does not own it).
   explicit Router(std::string url);
-  // Starts `command` + --host 127.0.0.1 --port <port, 0: a free one> --policy ... and waits for
-  // its /health.
+  // Starts `command` + --host 127.0.0.1 --port <port, 0: a free one> --policy ... --worker-urls
+  // <workers> and waits for its /health.
   Router(const std::vector<std::string>& command, const Args& args, int port,
-         const std::filesystem::path& log_path, const HealthWait& wait);
+         const std::vector<std::string>& workers, const std::filesystem::path& log_path,
+         const HealthWait& wait);
   ~Router();
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
@@ -46,13 +48,18 @@ class Router {
 // `vllm-router` when it is on PATH; nullopt: none installed.
 std::optional<std::vector<std::string>> router_command();
 
-// The argv after the command: --host, --port, --policy, --request-timeout-secs, --router-* flags.
-std::vector<std::string> router_flags(const Args& args, int port);
+// The argv after the command: --host, --port, --policy, --request-timeout-secs, --router-* flags,
+// then --worker-urls when `workers` is not empty.
+std::vector<std::string> router_flags(const Args& args, int port,
+                                      const std::vector<std::string>& workers = {});
 
-// From Args: the external router (--vllm-router-ip and --vllm-router-port), a launched one (on
-// --vllm-router-port when only that is given), or nullptr when none is installed and none is given
-// (the caller balances over the engines).
-std::unique_ptr<Router> make_router(const Args& args, const std::filesystem::path& log_path,
-                                    const HealthWait& wait);
+// Throws UsageError for router flags that cannot work (--vllm-router-ip without a port).
+void check_router_flags(const Args& args);
+
+// From Args: the external router (--vllm-router-ip and --vllm-router-port; the caller registers
+// the engines), a launched one (on --vllm-router-port when only that is given) that starts with
+// `workers`, or nullptr when none is installed and none is given (the caller balances).
+std::unique_ptr<Router> make_router(const Args& args, const std::vector<std::string>& workers,
+                                    const std::filesystem::path& log_path, const HealthWait& wait);
 
 }  // namespace vime::launch

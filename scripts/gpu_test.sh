@@ -12,7 +12,8 @@ bash .device/setup-deps.sh > "$out/setup.log" 2>&1 && source /opt/vime-deps/env.
 [ "${FRESH:-1}" = 1 ] && rm -rf build-gpu
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/cmake.log" 2>&1 || { tail -20 "$out/cmake.log"; exit 1; }
 ninja -C build-gpu > "$out/build.log" 2>&1 || { grep -A12 FAILED "$out/build.log" | head -40; exit 1; }
-(cd build-gpu && ctest -j8 --output-on-failure -E scaffold) > "$out/ctest.log" 2>&1
+# tokenizer: no CUDA code, and its Gemma 3 files (33 MB) do not fit the carry limit beside the others.
+(cd build-gpu && ctest -j8 --output-on-failure -E "scaffold|tokenizer") > "$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|\*\*\*" "$out/ctest.log"
 exit $rc

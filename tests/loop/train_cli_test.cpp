@@ -166,10 +166,12 @@ TEST_CASE("vime train / eval: bad input gives one clear error", "[train_cli]") {
                            " --input-key input --rollout-batch-size 1 --num-rollout 1");
   CHECK(no_model.exit_code == 2);
   CHECK_THAT(no_model.output, Catch::Contains("--hf-checkpoint"));
-  // The vLLM backend on a CPU trainer: NCCL weight sync cannot work, and says what to use.
+  // The vLLM backend on a CPU trainer: NCCL weight sync cannot work, and says what to use. (A
+  // CUDA trainer gets past that and stops at the router flag that lacks its port.)
   auto vllm = run_vime("train " + grpo_flags() + "--num-rollout 1 --vllm-router-ip 127.0.0.1");
   CHECK(vllm.exit_code == 2);
-  CHECK_THAT(vllm.output, Catch::Contains("--update-weight-transport disk"));
+  CHECK_THAT(vllm.output, Catch::Contains(at::hasCUDA() ? "--vllm-router-port"
+                                                        : "--update-weight-transport disk"));
   auto engine_flag = run_vime("train " + grpo_flags() +
                               "--num-rollout 1 --rollout-backend native --vllm-enforce-eager");
   CHECK(engine_flag.exit_code == 2);

@@ -2,7 +2,8 @@
 // Qwen3-shaped model to a receiver process (this program again, on --receiver-gpu) through
 // NcclWeightSender -> HTTP routes -> NcclWeightReceiver, packed and unpacked, and in the same run a
 // raw ncclBroadcast of the same bytes in the same chunks (the floor). One JSON line per
-// (model, mode). --receiver-gpu 0 shares the trainer's GPU (a one-GPU machine): the two processes
+// (model, mode): packed (packing pipelined with the broadcasts), packed_serial (pack, then send),
+// unpacked (one broadcast per tensor). --receiver-gpu 0 shares the trainer's GPU (a one-GPU machine): the two processes
 // then talk through NCCL's socket transport (one_gpu_nccl.hpp), so read update_over_raw, not GB/s:
 //   weight_transfer_bench bench [--models qwen3-0.6b,qwen3-4b] [--rounds 5] [--receiver-gpu 1]
 //                               [--buffer-bytes 1073741824] [--tcp-store]
@@ -185,6 +186,32 @@ double raw_broadcast_seconds(NcclWeightSender& sender, const std::string& url,
   return seconds;
 }
 
+// The packing alone (each multi-tensor chunk copied into one buffer), no broadcast: what a serial
+// sender adds to the wire time, and what the pipelined one hides behind it.
+double pack_seconds(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                    const std::vector<TensorMeta>& metas, int64_t buffer_bytes, int rounds) {
+  const auto chunks = plan_packed_chunks(metas, buffer_bytes);
+  const at::Device device = tensors.front().second.device();
+  const c10::Stream stream(c10::Stream::DEFAULT, device);
+  auto buffer = at::empty({buffer_bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+  std::vector<double> times;
+  for (int r = 0; r <= rounds; ++r) {
+    stream.synchronize();
+    const auto start = Clock::now();
+    for (const auto& c : chunks) {
+      if (c.end - c.begin < 2) continue;
+      std::vector<at::Tensor> parts;
+      for (size_t i = c.begin; i < c.end; ++i)
+        parts.push_back(tensors[i].second.view({-1}).view(at::kByte));
+      at::Tensor out = buffer.narrow(0, 0, c.nbytes);
+      at::cat_out(out, parts, 0);
+    }
+    stream.synchronize();
+    if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return median(times);
+}
+
 int run_bench(int argc, char** argv) {
   std::vector<std::string> models;
   std::stringstream list(flag(argc, argv, "--models", "qwen3-0.6b,qwen3-4b"));
@@ -209,10 +236,13 @@ int run_bench(int argc, char** argv) {
     for (const auto& [name, t] : tensors) {
       metas.push_back({name, dtype_name(t.scalar_type()), t.sizes().vec()});
     }
-    for (const bool packed : {true, false}) {
+    const double pack_s = pack_seconds(tensors, metas, buffer_bytes, rounds);
+    for (const std::string mode : {"packed", "packed_serial", "unpacked"}) {
+      const bool packed = mode != "unpacked";
       NcclSenderOptions options;
       options.device = device;
       options.packed = packed;
+      options.pipeline_packing = mode == "packed";
       options.packed_buffer_size_bytes = buffer_bytes;
       options.use_unique_id = !tcp;
       NcclWeightSender sender;
@@ -233,7 +263,7 @@ int run_bench(int argc, char** argv) {
       const bool equal = remote.at("checksums") == vime::bench::weight_checksums(tensors);
       Json line = Json::object();
       line["model"] = model_name;
-      line["mode"] = packed ? "packed" : "unpacked";
+      line["mode"] = mode;
       line["rendezvous"] = tcp ? "tcp_store" : "unique_id";
       line["transport"] = gpu == 0 ? "socket (one GPU)" : "gpu to gpu";
       line["tensors"] = stats.tensors;
@@ -246,6 +276,7 @@ int run_bench(int argc, char** argv) {
       line["raw_broadcast_s"] = median(raw_s);
       line["raw_gbps"] = double(stats.bytes) / median(raw_s) / 1e9;
       line["update_over_raw"] = median(update_s) / median(raw_s);
+      line["pack_s"] = pack_s;  // the copies alone, for reading a serial vs pipelined sender
       line["weights_equal"] = equal;
       std::printf("%s\n", line.dump().c_str());
       std::fflush(stdout);

@@ -12,6 +12,7 @@
 #include "vime/weight_sync/base64.hpp"
 #include "vime/weight_sync/concurrent_posts.hpp"
 #include "vime/weight_sync/nccl_communicator.hpp"
+#include "vime/weight_sync/packed_broadcast.hpp"
 #include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 
@@ -121,19 +122,12 @@ SendStats NcclWeightSender::send(const Model& model, const std::string& weight_v
 
 void NcclWeightSender::broadcast_all(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                                      const std::vector<TensorMeta>& metas) {
-  // Freed temporaries are safe to drop right after their broadcast is enqueued: the caching
-  // allocator hands their memory only to later work on the same (default) stream.
   if (!options_.packed) {
     for (const auto& [name, t] : tensors) comm_->broadcast(t.contiguous(), 0);
     return;
   }
-  for (const auto& chunk : plan_packed_chunks(metas, options_.packed_buffer_size_bytes)) {
-    std::vector<at::Tensor> parts;
-    for (size_t i = chunk.begin; i < chunk.end; ++i) {
-      parts.push_back(tensors[i].second.contiguous().view({-1}).view(at::kByte));
-    }
-    comm_->broadcast(parts.size() == 1 ? parts[0] : at::cat(parts), 0, /*as_bytes=*/true);
-  }
+  broadcast_packed(*comm_, tensors, plan_packed_chunks(metas, options_.packed_buffer_size_bytes),
+                   options_.pipeline_packing ? options_.packed_num_buffers : 1);
 }
 
 SendStats NcclWeightSender::send(const std::vector<std::pair<std::string, at::Tensor>>& tensors,

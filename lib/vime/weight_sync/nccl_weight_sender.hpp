@@ -34,6 +34,9 @@ struct NcclSenderOptions {
   bool packed = true;  // --[no-]vllm-weight-sync-packed
   int64_t packed_buffer_size_bytes = kDefaultPackedBufferBytes;
   int64_t packed_num_buffers = kDefaultPackedNumBuffers;
+  // Pack chunk k+1 on a side stream while chunk k is broadcast, into packed_num_buffers buffers
+  // (vLLM's producer does the same); false packs and sends in turn (the benchmark's baseline).
+  bool pipeline_packing = true;
   bool legacy_packed_field = false;  // also send update_info.packed (vLLM 0.16-0.27)
   double timeout_s = 900;            // --vllm-weight-transfer-timeout-sec
   std::string api_key;

@@ -193,7 +193,9 @@ double pack_seconds(const std::vector<std::pair<std::string, at::Tensor>>& tenso
   const auto chunks = plan_packed_chunks(metas, buffer_bytes);
   const at::Device device = tensors.front().second.device();
   const c10::Stream stream(c10::Stream::DEFAULT, device);
-  auto buffer = at::empty({buffer_bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+  int64_t largest = 0;  // a chunk can pass the buffer size by its last tensor
+  for (const auto& c : chunks) largest = std::max(largest, c.nbytes);
+  auto buffer = at::empty({largest}, at::TensorOptions().dtype(at::kByte).device(device));
   std::vector<double> times;
   for (int r = 0; r <= rounds; ++r) {
     stream.synchronize();
@@ -229,6 +231,14 @@ int run_bench(int argc, char** argv) {
   for (const auto& model_name : models) {
     const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
     const pid_t pid = start_receiver(program, model_name, gpu, port);
+    struct Reap {  // a failed case must not leave the receiver holding the output pipe
+      pid_t pid;
+      ~Reap() {
+        ::kill(pid, SIGKILL);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+      }
+    } reap{pid};
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
     vime::Model model(vime::bench::preset(model_name), at::kBFloat16, device, 1);
     const auto tensors = model.hf_tensors();
@@ -282,8 +292,6 @@ int run_bench(int argc, char** argv) {
       std::fflush(stdout);
     }
     vime::http::fetch(vime::http::Request::post_json(url + "/shutdown", Json::object(), 10));
-    int status = 0;
-    ::waitpid(pid, &status, 0);
   }
   return 0;
 }

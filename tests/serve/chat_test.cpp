@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -243,6 +244,23 @@ TEST_CASE("chat: stream=true sends role, content deltas, finish_reason, usage an
   CHECK(usage_chunk.at("choices").size() == 0);
   CHECK(usage_chunk.at("usage") == whole.at("usage"));
 
+  SECTION("text that could start a stop string is held back, cut at whole characters") {
+    // The greedy output holds multi-byte characters: holding back 24 bytes cuts inside some.
+    Json held = body;
+    held["stop"] = Json::Array{Json("<a stop string never met>")};
+    std::string streamed;
+    size_t deltas = 0;
+    for (const auto& chunk : stream(s.port, "/v1/chat/completions", held)) {
+      if (chunk.at("choices").size() == 0) continue;
+      if (const Json* content = first_choice(chunk).at("delta").find("content")) {
+        CHECK(valid_utf8(content->as_string()));
+        streamed += content->as_string();
+        deltas += !content->as_string().empty();
+      }
+    }
+    CHECK(streamed == expected);
+    CHECK(deltas > 2);
+  }
   SECTION("a stop string never leaks into the stream") {
     const auto ids = qwen().encode(expected);
     std::string stop;  // a piece of the greedy output from its middle, whole characters
@@ -269,6 +287,38 @@ TEST_CASE("chat: stream=true sends role, content deltas, finish_reason, usage an
     CHECK(streamed == first_choice(w).at("message").at("content").as_string());
     CHECK(first_choice(parts.back()).at("finish_reason").as_string() == "stop");
   }
+}
+
+TEST_CASE("chat: NativeEngine::submit's hook sees each token as sampled and can abort",
+          "[serve_chat]") {
+  vime::engine::NativeEngine engine(vime::test::served_model(), &qwen(), {});
+  const auto prompt = qwen().encode("Once upon a time");
+  std::vector<int32_t> seen;
+  std::vector<float> log_probs;
+  std::vector<std::string> reasons;
+  auto done = engine.submit(vime::test::make_request(prompt, 7),
+                            [&](int32_t id, float lp, const char* reason) {
+                              seen.push_back(id);
+                              log_probs.push_back(lp);
+                              reasons.push_back(reason ? reason : "");
+                              return true;
+                            });
+  const auto r = done.get();
+  CHECK(seen == r.output_ids);
+  CHECK(log_probs == r.output_log_probs);
+  REQUIRE(reasons.size() == 7);
+  CHECK(reasons.back() == "length");
+  CHECK(std::count(reasons.begin(), reasons.end(), "") == 6);
+
+  int calls = 0;
+  auto request = vime::test::make_request(prompt, 50);
+  request.sampling_params.extra["ignore_eos"] = true;
+  const auto aborted = engine.submit(request, [&](int32_t, float, const char*) {
+    return ++calls < 3;  // the client leaves at the third token
+  }).get();
+  CHECK(aborted.finish_reason == "abort");
+  CHECK(aborted.output_ids.size() == 3);
+  CHECK(calls == 3);
 }
 
 TEST_CASE("chat: /v1/completions streams text_completion chunks with logprobs",

@@ -4,7 +4,9 @@
 // stay in the content (vLLM without --enable-auto-tool-choice).
 #include <httplib.h>
 
+#include <algorithm>
 #include <ctime>
+#include <limits>
 #include <span>
 
 #include "vime/serve/completion_output.hpp"
@@ -214,8 +216,10 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
     c.top_logprobs = top->as_int();
   }
   fields.as_object().erase("logprobs");
-  // Without max_tokens, the rest of the context (vLLM's default for chat).
-  const int64_t room = ctx.options.max_model_len - static_cast<int64_t>(c.prompt.size());
+  // Without max_tokens, the rest of the context (vLLM's default for chat); the engine caps it.
+  const int64_t room = ctx.options.max_model_len > 0
+                           ? ctx.options.max_model_len - static_cast<int64_t>(c.prompt.size())
+                           : std::numeric_limits<int32_t>::max();
   c.params = sampling_params_from(fields, std::max<int64_t>(room, 1));
   c.include_usage = include_usage(body);
   c.id = new_id(ctx, "chatcmpl-");

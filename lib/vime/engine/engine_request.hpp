@@ -11,6 +11,7 @@
 
 #include "vime/engine/row_sampling.hpp"
 #include "vime/engine/stop_checker.hpp"
+#include "vime/engine/token_callback.hpp"
 #include "vime/engine_client.hpp"
 #include "vime/tokenizer.hpp"
 
@@ -35,6 +36,7 @@ struct EngineRequest {
   std::vector<float> log_probs;
   int64_t cached = 0;  // positions of this request in the KV cache (0: needs a prefill)
   std::promise<GenerateResponse> promise;
+  TokenCallback on_token;  // streaming requests only
 
   // prompt + output: what a prefill runs (the output too after the cache was released).
   std::vector<int64_t> tokens() const;

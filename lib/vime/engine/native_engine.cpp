@@ -209,8 +209,11 @@ void NativeEngine::Impl::sample_rows(const at::Tensor& logits, const std::vector
     r.output_ids.push_back(sampled.token_ids[k]);
     r.log_probs.push_back(sampled.log_probs[k]);
     const StopResult result = r.checker->on_token(sampled.token_ids[k]);
-    if (!result.done()) continue;
-    finish(r, finish_reason_name(result.reason), version);
+    const char* reason = result.done() ? finish_reason_name(result.reason) : nullptr;
+    const bool wanted =
+        !r.on_token || r.on_token(sampled.token_ids[k], sampled.log_probs[k], reason);
+    if (!reason && wanted) continue;
+    finish(r, reason ? reason : "abort", version);
     running[rows[k]].reset();
     ++finished;
   }
@@ -331,7 +334,13 @@ NativeEngine::~NativeEngine() {
 }
 
 GenerateResponse NativeEngine::generate(const GenerateRequest& request) {
+  return submit(request, {}).get();
+}
+
+std::future<GenerateResponse> NativeEngine::submit(const GenerateRequest& request,
+                                                   TokenCallback on_token) {
   auto r = impl_->make_request(request);
+  r->on_token = std::move(on_token);
   auto result = r->promise.get_future();
   {
     std::lock_guard lock(impl_->mu);
@@ -339,7 +348,7 @@ GenerateResponse NativeEngine::generate(const GenerateRequest& request) {
     impl_->queue.push_back(std::move(r));
   }
   impl_->wake.notify_all();
-  return result.get();
+  return result;
 }
 
 void NativeEngine::abort_all() {

@@ -8,12 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "vime/args.hpp"
 #include "vime/engine/sampler.hpp"
+#include "vime/engine/token_callback.hpp"
 #include "vime/engine_client.hpp"
 #include "vime/tokenizer.hpp"
 
@@ -64,6 +66,9 @@ class NativeEngine final : public EngineClient {
   // Blocking, thread-safe. Throws vime::Error for an invalid request (empty prompt, prompt that
   // fills the context, ids outside the vocabulary, bad sampling params); others are unaffected.
   GenerateResponse generate(const GenerateRequest& request) override;
+  // generate() without the wait: queues the request and returns its result. `on_token` (may be
+  // empty) sees each token as it is sampled; see TokenCallback. Throws as generate() does.
+  std::future<GenerateResponse> submit(const GenerateRequest& request, TokenCallback on_token);
   // Every running and queued request ends with "abort", keeping its partial output; returns once
   // they have.
   void abort_all() override;

@@ -1,10 +1,14 @@
-// POST /v1/completions (vLLM's CompletionRequest/CompletionResponse, non-streaming, n=1): prompts
-// as token ids, lists of them, text or lists of texts; one choice per prompt, numbered in order.
+// POST /v1/completions (vLLM's CompletionRequest/CompletionResponse, n=1): prompts as token ids,
+// lists of them, text or lists of texts; one choice per prompt, numbered in order. stream=true
+// (one prompt) answers with text_completion chunks as the engine decodes.
 #include <httplib.h>
 
 #include <ctime>
 #include <future>
+#include <span>
 
+#include "vime/serve/completion_output.hpp"
+#include "vime/serve/event_stream.hpp"
 #include "vime/serve/serve_context.hpp"
 
 namespace vime::serve {
@@ -39,27 +43,16 @@ std::vector<std::vector<int32_t>> prompts_of(const ServeContext& ctx, const Json
   return out;
 }
 
-Json stop_reason_of(const GenerateResponse& r, const SamplingParams& p, const std::string& text) {
-  if (r.finish_reason != "stop") return nullptr;
-  if (!r.output_ids.empty()) {
-    for (int32_t id : p.stop_token_ids)
-      if (id == r.output_ids.back()) return static_cast<int64_t>(id);
-  }
-  for (const auto& s : p.stop)
-    if (!s.empty() && text.find(s) != std::string::npos) return s;
-  return nullptr;  // EOS
-}
-
-Json completion_logprobs(const ServeContext& ctx, const GenerateResponse& r, bool as_ids) {
+// vLLM's completion logprobs for the tokens `ids` (text_offset continues from `offset`).
+Json completion_logprobs(const ServeContext& ctx, std::span<const int32_t> ids,
+                         std::span<const float> log_probs, bool as_ids, int64_t& offset) {
   Json offsets = Json::array(), logprobs = Json::array(), tokens = Json::array(),
        top = Json::array();
-  int64_t offset = 0;
-  for (size_t i = 0; i < r.output_ids.size(); ++i) {
-    const int32_t id = r.output_ids[i];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int32_t id = ids[i];
     const std::string token =
         as_ids ? token_id_label(id) : ctx.tokenizer.decode(std::span<const int32_t>(&id, 1));
-    const Json lp =
-        i < r.output_log_probs.size() ? Json(clamp_logprob(r.output_log_probs[i])) : Json(nullptr);
+    const Json lp = i < log_probs.size() ? Json(clamp_logprob(log_probs[i])) : Json(nullptr);
     offsets.push_back(offset);
     offset += static_cast<int64_t>(token.size());
     logprobs.push_back(lp);
@@ -72,33 +65,73 @@ Json completion_logprobs(const ServeContext& ctx, const GenerateResponse& r, boo
                       {"top_logprobs", top}};
 }
 
-std::string text_of(const ServeContext& ctx, const GenerateResponse& r, const SamplingParams& p) {
-  std::string text = ctx.tokenizer.decode(r.output_ids, p.skip_special_tokens);
-  if (r.finish_reason == "stop" && !p.no_stop_trim) {
-    for (const auto& s : p.stop) {
-      if (auto at = text.find(s); !s.empty() && at != std::string::npos) text.resize(at);
-    }
+struct Options {
+  SamplingParams params;
+  bool want_logprobs, as_ids, return_ids;
+  std::string id;
+  int64_t created;
+};
+
+// stream=true: text_completion chunks, then a usage chunk with stream_options.include_usage.
+void stream_completion(ServeContext& ctx, const Options& o, bool usage,
+                       const std::vector<int32_t>& prompt, httplib::Response& res) {
+  auto chunk = [&ctx, o, usage, offset = int64_t{0}](const StreamPiece& p) mutable {
+    Json choice = Json::object();
+    choice["index"] = 0;
+    choice["text"] = p.text;
+    choice["logprobs"] = o.want_logprobs
+                             ? completion_logprobs(ctx, p.ids, p.log_probs, o.as_ids, offset)
+                             : Json(nullptr);
+    choice["finish_reason"] = p.end ? Json(p.end->finish_reason) : Json(nullptr);
+    choice["stop_reason"] = p.end ? stop_reason_of(ctx, *p.end, o.params) : Json(nullptr);
+    if (o.return_ids) choice["token_ids"] = std::vector<int32_t>(p.ids.begin(), p.ids.end());
+    Json out = Json::Object{{"id", o.id},
+                            {"object", "text_completion"},
+                            {"created", o.created},
+                            {"model", ctx.options.model_name},
+                            {"choices", Json::Array{choice}}};
+    if (usage) out["usage"] = nullptr;
+    return out;
+  };
+  StreamFormat format;
+  format.chunk = chunk;
+  format.every_token = o.want_logprobs || o.return_ids;
+  if (usage) {
+    format.last = [&ctx, o, n = static_cast<int64_t>(prompt.size())](const GenerateResponse& r) {
+      return std::vector<Json>{Json::Object{
+          {"id", o.id},
+          {"object", "text_completion"},
+          {"created", o.created},
+          {"model", ctx.options.model_name},
+          {"choices", Json::array()},
+          {"usage",
+           usage_json(n, static_cast<int64_t>(r.output_ids.size()), r.cached_tokens)}}};
+    };
   }
-  return text;
+  stream_generation(ctx, res, GenerateRequest{prompt, o.params, o.id, true}, std::move(format));
 }
 
 void completions(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const Json body = parse_body(req);
-  if (const Json* s = body.find("stream"); s && s->is_bool() && s->as_bool()) {
-    throw BadRequest("stream: streaming is not supported by vime serve");
-  }
-  const SamplingParams params = sampling_params_from(body);
+  Options o;
+  o.params = sampling_params_from(body);
   const auto prompts = prompts_of(ctx, body);
   const Json* logprobs = body.find("logprobs");
-  const bool want_logprobs = logprobs && !logprobs->is_null();
-  auto flag = [&](const char* key) {
-    const Json* v = body.find(key);
-    return v && v->is_bool() && v->as_bool();
-  };
-  const bool as_ids = flag("return_tokens_as_token_ids"), return_ids = flag("return_token_ids");
-  std::string request_id = new_id(ctx, "cmpl-");
+  o.want_logprobs = logprobs && !logprobs->is_null();
+  o.as_ids = flag_set(body, "return_tokens_as_token_ids");
+  o.return_ids = flag_set(body, "return_token_ids");
+  o.id = new_id(ctx, "cmpl-");
   if (const Json* id = body.find("request_id"); id && id->is_string()) {
-    request_id = "cmpl-" + id->as_string();
+    o.id = "cmpl-" + id->as_string();
+  }
+  o.created = static_cast<int64_t>(std::time(nullptr));
+  const SamplingParams& params = o.params;
+  const std::string& request_id = o.id;
+  const bool usage = include_usage(body);
+  if (flag_set(body, "stream")) {
+    if (prompts.size() != 1) throw BadRequest("stream: vime serve streams one prompt at a time");
+    stream_completion(ctx, o, usage, prompts[0], res);
+    return;
   }
 
   std::vector<std::future<GenerateResponse>> pending;  // batched together by the engine
@@ -111,15 +144,17 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   Json weight_version = nullptr;
   for (size_t i = 0; i < pending.size(); ++i) {
     const GenerateResponse r = pending[i].get();
-    const std::string text = text_of(ctx, r, params);
+    int64_t offset = 0;
     Json choice = Json::object();
     choice["index"] = static_cast<int64_t>(i);
-    choice["text"] = text;
-    choice["logprobs"] = want_logprobs ? completion_logprobs(ctx, r, as_ids) : Json(nullptr);
+    choice["text"] = output_text(ctx, r, params);
+    choice["logprobs"] = o.want_logprobs ? completion_logprobs(ctx, r.output_ids,
+                                                               r.output_log_probs, o.as_ids, offset)
+                                         : Json(nullptr);
     choice["finish_reason"] = r.finish_reason;
-    choice["stop_reason"] = stop_reason_of(r, params, ctx.tokenizer.decode(r.output_ids));
-    choice["token_ids"] = return_ids ? Json(r.output_ids) : Json(nullptr);
-    choice["prompt_token_ids"] = return_ids ? Json(prompts[i]) : Json(nullptr);
+    choice["stop_reason"] = stop_reason_of(ctx, r, params);
+    choice["token_ids"] = o.return_ids ? Json(r.output_ids) : Json(nullptr);
+    choice["prompt_token_ids"] = o.return_ids ? Json(prompts[i]) : Json(nullptr);
     choice["prompt_logprobs"] = nullptr;
     choices.push_back(std::move(choice));
     prompt_tokens += static_cast<int64_t>(prompts[i].size());
@@ -130,7 +165,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   Json out = Json::object();
   out["id"] = request_id;
   out["object"] = "text_completion";
-  out["created"] = static_cast<int64_t>(std::time(nullptr));
+  out["created"] = o.created;
   out["model"] = ctx.options.model_name;
   out["choices"] = std::move(choices);
   out["usage"] = usage_json(prompt_tokens, completion_tokens, cached);

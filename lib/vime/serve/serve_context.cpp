@@ -11,11 +11,21 @@ namespace vime::serve {
 GenerateResponse ServeContext::generate(const GenerateRequest& request) {
   if (stopping) throw Error("the server is shutting down");
   GenerateResponse r = engine.generate(request);
+  count(r);
+  return r;
+}
+
+std::future<GenerateResponse> ServeContext::submit(const GenerateRequest& request,
+                                                   engine::TokenCallback on_token) {
+  if (stopping) throw Error("the server is shutting down");
+  return engine.submit(request, std::move(on_token));
+}
+
+void ServeContext::count(const GenerateResponse& r) {
   std::lock_guard<std::mutex> lock(metrics_mutex);
   prompt_tokens_total += r.prompt_tokens;
   generation_tokens_total += static_cast<int64_t>(r.output_ids.size());
   ++finished_by_reason[r.finish_reason];
-  return r;
 }
 
 void ServeContext::hold(HoldReason reason) {
@@ -114,15 +124,20 @@ auto field(const Json& fields, std::string_view key, F read) -> decltype(read(fi
 
 }  // namespace
 
-SamplingParams sampling_params_from(const Json& f) {
+SamplingParams sampling_params_from(const Json& f, int64_t default_max_tokens) {
   SamplingParams p;
-  p.max_new_tokens = 16;  // vLLM's default
+  p.max_new_tokens = default_max_tokens;
   p.no_stop_trim = false;
   p.skip_special_tokens = true;
   auto num = [](const Json& v) { return v.as_double(); };
   auto integer = [](const Json& v) { return v.as_int(); };
   auto boolean = [](const Json& v) { return v.as_bool(); };
-  if (present(f, "max_tokens")) p.max_new_tokens = field(f, "max_tokens", integer);
+  if (present(f, "max_completion_tokens")) {
+    p.max_new_tokens = field(f, "max_completion_tokens", integer);
+    if (p.max_new_tokens < 1) throw BadRequest("max_completion_tokens must be at least 1");
+  } else if (present(f, "max_tokens")) {
+    p.max_new_tokens = field(f, "max_tokens", integer);
+  }
   if (present(f, "min_tokens")) p.min_new_tokens = field(f, "min_tokens", integer);
   if (present(f, "temperature")) p.temperature = field(f, "temperature", num);
   if (present(f, "top_p")) p.top_p = field(f, "top_p", num);

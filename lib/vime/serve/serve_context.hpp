@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,11 @@ struct ServeContext {
 
   // Runs one request through the engine and counts it for /metrics.
   GenerateResponse generate(const GenerateRequest& request);
+  // generate() for a streaming request: queues it with its token hook; the caller passes the
+  // result to count() once it has it.
+  std::future<GenerateResponse> submit(const GenerateRequest& request,
+                                       engine::TokenCallback on_token);
+  void count(const GenerateResponse& r);
   // Adds / drops a hold reason; the engine pauses on the first and resumes after the last.
   void hold(HoldReason reason);
   void release(HoldReason reason);
@@ -89,9 +95,11 @@ void send_json(httplib::Response& res, const Json& body, int status = 200);
 // {"error": {"message", "type", "param", "code"}} as recent vLLM answers.
 void send_error(httplib::Response& res, int status, const std::string& message);
 
-// vLLM's sampling fields of `fields` (a /v1/completions body or /inference/v1/generate's
-// sampling_params) as vime's SamplingParams; throws BadRequest naming a bad field.
-SamplingParams sampling_params_from(const Json& fields);
+// vLLM's sampling fields of `fields` (a /v1/completions or /v1/chat/completions body, or
+// /inference/v1/generate's sampling_params) as vime's SamplingParams; throws BadRequest naming a
+// bad field. max_completion_tokens (chat) wins over max_tokens; without either, the request may
+// generate `default_max_tokens` (vLLM: 16 for completions, the rest of the context for chat).
+SamplingParams sampling_params_from(const Json& fields, int64_t default_max_tokens = 16);
 // Token ids of a JSON array, each in [0, vocab); throws BadRequest naming `field`.
 std::vector<int32_t> token_ids_from(const Json& value, const std::string& field, int64_t vocab);
 // "token_id:<id>" as vLLM writes a token with return_tokens_as_token_ids.
@@ -106,6 +114,7 @@ Json weight_version_of(const GenerateResponse& r);
 // One per route group (lib/vime/serve/*_routes.cpp).
 void add_info_routes(httplib::Server& http, ServeContext& ctx);  // /health /v1/models /metrics
 void add_completion_routes(httplib::Server& http, ServeContext& ctx);  // /v1/completions
+void add_chat_routes(httplib::Server& http, ServeContext& ctx);  // /v1/chat/completions
 void add_generate_routes(httplib::Server& http, ServeContext& ctx);    // /inference/v1/generate
 void add_tokenize_routes(httplib::Server& http, ServeContext& ctx);    // /tokenize /detokenize
 void add_control_routes(httplib::Server& http, ServeContext& ctx);     // pause, resume, ...

@@ -68,6 +68,7 @@ Server::Server(engine::NativeEngine& engine, Model& model, const Tokenizer& toke
   });
   add_info_routes(http, ctx);
   add_completion_routes(http, ctx);
+  add_chat_routes(http, ctx);
   add_generate_routes(http, ctx);
   add_tokenize_routes(http, ctx);
   add_control_routes(http, ctx);

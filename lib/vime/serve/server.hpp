@@ -1,6 +1,7 @@
 // `vime serve`: the NativeEngine behind the subset of vLLM's HTTP API that vime's own vLLM backend
-// uses (/v1/completions, /inference/v1/generate, /tokenize, /pause, /metrics, ...), so any
-// OpenAI client, or vime's VllmEngine, can talk to a vime checkpoint. Requests are served by a
+// uses (/v1/completions, /inference/v1/generate, /tokenize, /pause, /metrics, ...) and
+// /v1/chat/completions (stream=true too), so any OpenAI client, or vime's VllmEngine, can talk to a
+// vime checkpoint. Requests are served by a
 // thread pool and batched by the engine.
 #pragma once
 

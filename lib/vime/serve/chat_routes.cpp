@@ -1,0 +1,271 @@
+// POST /v1/chat/completions (vLLM's ChatCompletionRequest/ChatCompletionResponse, n=1): messages
+// (and tools) rendered with the model's chat template, generated as /v1/completions generates,
+// answered as one chat.completion or, with stream=true, chat.completion.chunk events. Tool calls
+// stay in the content (vLLM without --enable-auto-tool-choice).
+#include <httplib.h>
+
+#include <algorithm>
+#include <ctime>
+#include <limits>
+#include <span>
+
+#include "vime/serve/completion_output.hpp"
+#include "vime/serve/event_stream.hpp"
+#include "vime/serve/serve_context.hpp"
+
+namespace vime::serve {
+namespace {
+
+bool flag(const Json& body, const char* key, bool fallback) {
+  const Json* v = body.find(key);
+  if (!v || v->is_null()) return fallback;
+  if (!v->is_bool()) throw BadRequest(std::string(key) + " must be true or false");
+  return v->as_bool();
+}
+
+// A list of {"type": "text", "text": ...} parts as one string, as vLLM hands "string"-format
+// templates (joined by newlines).
+std::string text_of_parts(const Json& parts, const std::string& where) {
+  std::string text;
+  for (size_t j = 0; j < parts.size(); ++j) {
+    const Json& part = parts.at(j);
+    const std::string at = where + "[" + std::to_string(j) + "]";
+    const Json* type = part.is_object() ? part.find("type") : nullptr;
+    if (!type || !type->is_string()) throw BadRequest(at + " must be an object with a type");
+    if (type->as_string() != "text") {
+      throw BadRequest(at + ": content parts of type '" + type->as_string() +
+                       "' are not supported (only 'text')");
+    }
+    const Json* t = part.find("text");
+    if (!t || !t->is_string()) throw BadRequest(at + ".text must be a string");
+    if (j > 0) text += "\n";
+    text += t->as_string();
+  }
+  return text;
+}
+
+// The messages as the chat template takes them: roles checked, content parts joined.
+Json messages_of(const Json& body) {
+  const Json* messages = body.find("messages");
+  if (!messages || messages->is_null()) throw BadRequest("messages is required");
+  if (!messages->is_array() || messages->size() == 0) {
+    throw BadRequest("messages must be a non-empty list of {role, content} objects");
+  }
+  Json out = Json::array();
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const std::string at = "messages[" + std::to_string(i) + "]";
+    Json m = messages->at(i);
+    if (!m.is_object()) throw BadRequest(at + " must be an object with role and content");
+    const Json* role = m.find("role");
+    if (!role || !role->is_string()) throw BadRequest(at + ".role is required");
+    const std::string& r = role->as_string();
+    if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool") {
+      throw BadRequest(at + ".role '" + r +
+                       "' is not one of system, developer, user, assistant, tool");
+    }
+    const Json* content = m.find("content");
+    if (content && content->is_array()) {
+      m["content"] = text_of_parts(*content, at + ".content");
+    } else if (content && !content->is_string() && !content->is_null()) {
+      throw BadRequest(at + ".content must be a string or a list of text parts");
+    } else if (!content && r != "assistant") {
+      throw BadRequest(at + ".content is required");
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// transformers' continue_final_message: the rendered chat ends where the final message's content
+// does, so the model continues it.
+std::string cut_after_final_message(const std::string& rendered, const Json& messages) {
+  const Json* content = messages.at(messages.size() - 1).find("content");
+  const std::string final = content && content->is_string() ? content->as_string() : "";
+  if (auto at = rendered.rfind(final); !final.empty() && at != std::string::npos) {
+    return rendered.substr(0, at + final.size());
+  }
+  const size_t b = final.find_first_not_of(" \t\n\r"), e = final.find_last_not_of(" \t\n\r");
+  const std::string stripped = b == std::string::npos ? "" : final.substr(b, e - b + 1);
+  auto at = rendered.rfind(stripped);
+  if (stripped.empty() || at == std::string::npos) {
+    throw BadRequest(
+        "continue_final_message: the final message does not appear in the chat the template "
+        "renders");
+  }
+  return rendered.substr(0, at + stripped.size());
+}
+
+std::string render(const ServeContext& ctx, const Json& body, const Json& messages) {
+  const bool continue_final = flag(body, "continue_final_message", false);
+  const bool generation_prompt = flag(body, "add_generation_prompt", !continue_final);
+  if (continue_final && generation_prompt) {
+    throw BadRequest("continue_final_message and add_generation_prompt cannot both be true");
+  }
+  Json tools = nullptr;
+  if (const Json* t = body.find("tools"); t && !t->is_null()) {
+    if (!t->is_array()) throw BadRequest("tools must be a list of tool definitions");
+    if (t->size() > 0) tools = *t;
+  }
+  Json kwargs = Json::object();
+  if (const Json* kw = body.find("chat_template_kwargs"); kw && !kw->is_null()) {
+    if (!kw->is_object()) throw BadRequest("chat_template_kwargs must be an object");
+    kwargs = *kw;
+  }
+  std::string text;
+  try {
+    text = ctx.tokenizer.apply_chat_template(messages, tools, generation_prompt, kwargs);
+  } catch (const Error& e) {
+    const std::string why = e.what();
+    if (why.find("no chat template") != std::string::npos) {
+      throw BadRequest(
+          "this model has no chat template, so /v1/chat/completions cannot render messages; "
+          "send a rendered prompt to /v1/completions (" + why + ")");
+    }
+    throw BadRequest("messages: the model's chat template failed: " + why);
+  }
+  return continue_final ? cut_after_final_message(text, messages) : text;
+}
+
+// Chat logprobs: {"content": [{token, logprob, bytes, top_logprobs}]}. vime computes the sampled
+// token's log-prob only, so top_logprobs lists that token when top > 0.
+Json chat_logprobs(const ServeContext& ctx, std::span<const int32_t> ids,
+                   std::span<const float> log_probs, int64_t top) {
+  Json content = Json::array();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string token = ctx.tokenizer.decode(ids.subspan(i, 1));
+    Json bytes = Json::array();
+    for (unsigned char c : token) bytes.push_back(static_cast<int64_t>(c));
+    const Json lp = i < log_probs.size() ? Json(clamp_logprob(log_probs[i])) : Json(nullptr);
+    Json entry = Json::Object{{"token", token}, {"logprob", lp}, {"bytes", bytes}};
+    Json alternatives = Json::array();
+    if (top > 0) alternatives.push_back(entry);
+    entry["top_logprobs"] = std::move(alternatives);
+    content.push_back(std::move(entry));
+  }
+  return Json::Object{{"content", content}};
+}
+
+struct Chat {
+  std::string id;
+  int64_t created;
+  SamplingParams params;
+  bool logprobs;
+  int64_t top_logprobs;
+  bool include_usage;
+  std::vector<int32_t> prompt;
+};
+
+Json chunk_json(const ServeContext& ctx, const Chat& c, Json choices) {
+  Json out = Json::Object{{"id", c.id},
+                          {"object", "chat.completion.chunk"},
+                          {"created", c.created},
+                          {"model", ctx.options.model_name},
+                          {"choices", std::move(choices)}};
+  if (c.include_usage) out["usage"] = nullptr;
+  return out;
+}
+
+void stream_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
+  StreamFormat format;
+  Json role = Json::Object{{"index", 0},
+                           {"delta", Json::Object{{"role", "assistant"}, {"content", ""}}},
+                           {"logprobs", nullptr},
+                           {"finish_reason", nullptr}};
+  format.first.push_back(chunk_json(ctx, c, Json::Array{role}));
+  format.chunk = [&ctx, c](const StreamPiece& p) {
+    Json delta = Json::object();
+    if (!p.text.empty() || !p.end) delta["content"] = p.text;
+    Json choice = Json::object();
+    choice["index"] = 0;
+    choice["delta"] = std::move(delta);
+    choice["logprobs"] =
+        c.logprobs ? chat_logprobs(ctx, p.ids, p.log_probs, c.top_logprobs) : Json(nullptr);
+    choice["finish_reason"] = p.end ? Json(p.end->finish_reason) : Json(nullptr);
+    if (p.end) choice["stop_reason"] = stop_reason_of(ctx, *p.end, c.params);
+    return chunk_json(ctx, c, Json::Array{choice});
+  };
+  format.every_token = c.logprobs;
+  if (c.include_usage) {
+    format.last = [&ctx, c](const GenerateResponse& r) {
+      Json out = chunk_json(ctx, c, Json::array());
+      out["usage"] = usage_json(static_cast<int64_t>(c.prompt.size()),
+                                static_cast<int64_t>(r.output_ids.size()), r.cached_tokens);
+      return std::vector<Json>{out};
+    };
+  }
+  stream_generation(ctx, res, GenerateRequest{c.prompt, c.params, c.id, true}, std::move(format));
+}
+
+void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  const Json body = parse_body(req);
+  const Json messages = messages_of(body);
+  Chat c;
+  c.prompt = ctx.tokenizer.encode(render(ctx, body, messages),
+                                  flag(body, "add_special_tokens", false));
+  if (c.prompt.empty()) throw BadRequest("messages render to no tokens");
+
+  // Chat's logprobs is a bool and top_logprobs the count; the rest reads as /v1/completions.
+  Json fields = body;
+  c.logprobs = flag(body, "logprobs", false);
+  c.top_logprobs = 0;
+  if (const Json* top = body.find("top_logprobs"); top && !top->is_null()) {
+    if (!top->is_int() || top->as_int() < 0 || top->as_int() > 20) {
+      throw BadRequest("top_logprobs must be an integer in [0, 20]");
+    }
+    if (!c.logprobs) throw BadRequest("top_logprobs needs logprobs set to true");
+    c.top_logprobs = top->as_int();
+  }
+  fields.as_object().erase("logprobs");
+  // Without max_tokens, the rest of the context (vLLM's default for chat); the engine caps it.
+  const int64_t room = ctx.options.max_model_len > 0
+                           ? ctx.options.max_model_len - static_cast<int64_t>(c.prompt.size())
+                           : std::numeric_limits<int32_t>::max();
+  c.params = sampling_params_from(fields, std::max<int64_t>(room, 1));
+  c.include_usage = include_usage(body);
+  c.id = new_id(ctx, "chatcmpl-");
+  if (const Json* id = body.find("request_id"); id && id->is_string()) {
+    c.id = "chatcmpl-" + id->as_string();
+  }
+  c.created = static_cast<int64_t>(std::time(nullptr));
+  if (flag_set(body, "stream")) {
+    stream_chat(ctx, c, res);
+    return;
+  }
+
+  const GenerateResponse r = ctx.generate(GenerateRequest{c.prompt, c.params, c.id, true});
+  Json message = Json::Object{{"role", "assistant"},
+                              {"content", output_text(ctx, r, c.params)},
+                              {"refusal", nullptr},
+                              {"tool_calls", Json::array()}};
+  Json choice = Json::object();
+  choice["index"] = 0;
+  choice["message"] = std::move(message);
+  choice["logprobs"] = c.logprobs
+                           ? chat_logprobs(ctx, r.output_ids, r.output_log_probs, c.top_logprobs)
+                           : Json(nullptr);
+  choice["finish_reason"] = r.finish_reason;
+  choice["stop_reason"] = stop_reason_of(ctx, r, c.params);
+  Json out = Json::object();
+  out["id"] = c.id;
+  out["object"] = "chat.completion";
+  out["created"] = c.created;
+  out["model"] = ctx.options.model_name;
+  out["choices"] = Json::Array{choice};
+  out["usage"] = usage_json(static_cast<int64_t>(c.prompt.size()),
+                            static_cast<int64_t>(r.output_ids.size()), r.cached_tokens);
+  out["system_fingerprint"] = nullptr;
+  out["prompt_logprobs"] = nullptr;
+  out["kv_transfer_params"] = nullptr;
+  out["weight_version"] = weight_version_of(r);
+  send_json(res, out);
+}
+
+}  // namespace
+
+void add_chat_routes(httplib::Server& http, ServeContext& ctx) {
+  http.Post("/v1/chat/completions", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    chat_completions(ctx, req, res);
+  });
+}
+
+}  // namespace vime::serve

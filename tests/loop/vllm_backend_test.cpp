@@ -97,6 +97,10 @@ TEST_CASE("vime train --rollout-backend vllm: two launched vime serve engines, d
     engines.insert((*it)[1]);
   }
   CHECK(engines.size() == 2);
+  // A clean run removes its engine logs.
+  std::smatch logs;
+  REQUIRE(std::regex_search(r.output, logs, std::regex(R"(logs in (\S+))")));
+  CHECK_FALSE(fs::exists(logs[1].str()));
   // The engines really serve the trained weights: after each update their log-probs match the
   // trainer's (a stale engine would be off by the update's size; lr 1e-3 moves them visibly).
   auto m = vime::test::read_metrics(metrics);
@@ -211,6 +215,10 @@ TEST_CASE("vime train --use-fault-tolerance: an engine killed mid-rollout is res
   INFO(text);
   REQUIRE(text.find("exit=0") != std::string::npos);
   CHECK_THAT(text, Catch::Contains("restarted"));
+  std::smatch logs;  // a run with a restart keeps its engine logs, and says where
+  REQUIRE(std::regex_search(text, logs, std::regex(R"(engine logs kept in (\S+))")));
+  CHECK(fs::exists(fs::path(logs[1].str()) / "engine-engine-1.log"));
+  fs::remove_all(logs[1].str());
   // Every rollout has all 64 samples, none failed.
   for (int id = 0; id < rollouts; ++id) {
     const auto samples = rollout_samples(run.path() / ("rollout_" + std::to_string(id) + ".json"));

@@ -28,6 +28,7 @@ std::string set_string(const Args& args, std::string_view key) {
 EngineFleet::EngineFleet(const Args& args, FleetOptions options)
     : args_(args), options_(std::move(options)), plan_(plan_engines(args)) {
   if (options_.log_dir.empty()) {
+    own_log_dir_ = true;
     options_.log_dir =
         std::filesystem::temp_directory_path() / ("vime-engines-" + std::to_string(::getpid()));
   }
@@ -237,6 +238,7 @@ std::string EngineFleet::restart(size_t i) {
     throw Error("restart: engine " + engines_[i].url +
                 " is external (--rollout-external-engine-addrs); restart it where it runs");
   }
+  restarted_ = true;
   deregister_engine(i);
   if (engines_[i].process) {
     engines_[i].process->terminate(options_.stop_grace);
@@ -261,6 +263,16 @@ void EngineFleet::stop() {
   }
   for (auto& f : stopping) f.get();
   for (auto& [model, router] : routers_) router->stop();
+}
+
+void EngineFleet::finish(bool success) {
+  stop();
+  std::error_code ignored;
+  if (success && !restarted_ && own_log_dir_) {
+    std::filesystem::remove_all(options_.log_dir, ignored);
+  } else if (std::filesystem::exists(options_.log_dir, ignored)) {
+    say("engine logs kept in " + options_.log_dir.string());
+  }
 }
 
 }  // namespace vime::launch

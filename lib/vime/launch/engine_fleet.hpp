@@ -23,7 +23,8 @@ namespace vime::launch {
 
 struct FleetOptions {
   std::string host = "127.0.0.1";  // engines listen here; their URLs use it
-  // engine-<rank>.log and router.log; empty: <temp dir>/vime-engines-<pid>.
+  // engine-<rank>.log and router.log; empty: <temp dir>/vime-engines-<pid>, removed by a clean
+  // finish().
   std::filesystem::path log_dir;
   std::chrono::milliseconds startup_timeout = std::chrono::minutes(30);
   // When every engine is external: they are meant to be up already, so a dead address fails fast.
@@ -71,6 +72,9 @@ class EngineFleet {
   std::string restart(size_t i);
   // Deregisters the engines, terminates them, the router last. Safe to call twice.
   void stop();
+  // stop(), then the end of the run: a clean one (`success`, no engine restarted) removes the
+  // default log directory; otherwise the logs stay and a line says where.
+  void finish(bool success);
 
  private:
   struct Engine {
@@ -94,6 +98,8 @@ class EngineFleet {
   std::vector<Engine> engines_;  // launched engines, then external ones
   std::map<std::string, std::unique_ptr<Router>> routers_;  // by model; absent: none
   std::set<int> used_ports_;
+  bool own_log_dir_ = false;  // log_dir is vime's temporary default, not the caller's
+  bool restarted_ = false;
 };
 
 }  // namespace vime::launch

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <iomanip>
 #include <mutex>
 #include <set>
@@ -114,7 +115,7 @@ class VllmBackend final : public RolloutBackend {
       console_ << "\n";
     }
     engine_.reset();
-    fleet_->stop();
+    fleet_->finish(std::uncaught_exceptions() == 0);
   }
 
   EngineClient& engine() override { return *engine_; }

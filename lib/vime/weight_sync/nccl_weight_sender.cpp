@@ -120,6 +120,14 @@ SendStats NcclWeightSender::send(const Model& model, const std::string& weight_v
   return send(model.hf_tensors(), weight_version);
 }
 
+// Every server at once: with many engines, one round trip instead of one per engine.
+void NcclWeightSender::post_to_all(const std::string& route, const Json& body, double timeout_s) {
+  std::vector<http::Request> requests;
+  for (const auto& url : urls_)
+    requests.push_back(http::Request::post_json(url + route, body, timeout_s).bearer(options_.api_key));
+  ConcurrentPosts(std::move(requests), "NCCL weight transfer: POST " + route).join_and_check();
+}
+
 void NcclWeightSender::broadcast_all(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                                      const std::vector<TensorMeta>& metas) {
   if (!options_.packed) {
@@ -154,12 +162,7 @@ SendStats NcclWeightSender::send(const std::vector<std::pair<std::string, at::Te
   Json body = Json::object();
   body["update_info"] = update.to_json();
   try {
-    for (const auto& url : urls_) {
-      http::fetch_json(
-          http::Request::post_json(url + "/start_weight_update", Json::object(), control_timeout)
-              .bearer(options_.api_key),
-          "NCCL weight transfer: POST /start_weight_update");
-    }
+    post_to_all("/start_weight_update", Json::object(), control_timeout);
     std::vector<http::Request> updates;
     for (const auto& url : urls_) {
       updates.push_back(http::Request::post_json(url + "/update_weights", body, options_.timeout_s)
@@ -175,12 +178,7 @@ SendStats NcclWeightSender::send(const std::vector<std::pair<std::string, at::Te
     posts.join_and_check();
     Json finish = Json::object();
     finish["weight_version"] = weight_version;
-    for (const auto& url : urls_) {
-      http::fetch_json(
-          http::Request::post_json(url + "/finish_weight_update", finish, control_timeout)
-              .bearer(options_.api_key),
-          "NCCL weight transfer: POST /finish_weight_update");
-    }
+    post_to_all("/finish_weight_update", finish, control_timeout);
   } catch (...) {
     comm_.reset();  // the group is unusable after a failed round: abort, re-init on connect()
     throw;

@@ -79,6 +79,7 @@ class NcclWeightSender {
  private:
   void broadcast_all(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                      const std::vector<TensorMeta>& metas);
+  void post_to_all(const std::string& route, const Json& body, double timeout_s);
 
   NcclSenderOptions options_;
   std::vector<std::string> urls_;

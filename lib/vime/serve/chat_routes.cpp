@@ -16,13 +16,6 @@
 namespace vime::serve {
 namespace {
 
-bool flag(const Json& body, const char* key, bool fallback) {
-  const Json* v = body.find(key);
-  if (!v || v->is_null()) return fallback;
-  if (!v->is_bool()) throw BadRequest(std::string(key) + " must be true or false");
-  return v->as_bool();
-}
-
 // A list of {"type": "text", "text": ...} parts as one string, as vLLM hands "string"-format
 // templates (joined by newlines).
 std::string text_of_parts(const Json& parts, const std::string& where) {
@@ -96,8 +89,8 @@ std::string cut_after_final_message(const std::string& rendered, const Json& mes
 }
 
 std::string render(const ServeContext& ctx, const Json& body, const Json& messages) {
-  const bool continue_final = flag(body, "continue_final_message", false);
-  const bool generation_prompt = flag(body, "add_generation_prompt", !continue_final);
+  const bool continue_final = bool_field(body, "continue_final_message", false);
+  const bool generation_prompt = bool_field(body, "add_generation_prompt", !continue_final);
   if (continue_final && generation_prompt) {
     throw BadRequest("continue_final_message and add_generation_prompt cannot both be true");
   }
@@ -201,12 +194,12 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   const Json messages = messages_of(body);
   Chat c;
   c.prompt = ctx.tokenizer.encode(render(ctx, body, messages),
-                                  flag(body, "add_special_tokens", false));
+                                  bool_field(body, "add_special_tokens", false));
   if (c.prompt.empty()) throw BadRequest("messages render to no tokens");
 
   // Chat's logprobs is a bool and top_logprobs the count; the rest reads as /v1/completions.
   Json fields = body;
-  c.logprobs = flag(body, "logprobs", false);
+  c.logprobs = bool_field(body, "logprobs", false);
   c.top_logprobs = 0;
   if (const Json* top = body.find("top_logprobs"); top && !top->is_null()) {
     if (!top->is_int() || top->as_int() < 0 || top->as_int() > 20) {
@@ -227,7 +220,7 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
     c.id = "chatcmpl-" + id->as_string();
   }
   c.created = static_cast<int64_t>(std::time(nullptr));
-  if (flag_set(body, "stream")) {
+  if (bool_field(body, "stream")) {
     stream_chat(ctx, c, res);
     return;
   }

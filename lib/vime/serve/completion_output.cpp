@@ -27,19 +27,14 @@ Json stop_reason_of(const ServeContext& ctx, const GenerateResponse& r,
   return nullptr;  // EOS
 }
 
-bool flag_set(const Json& body, std::string_view key) {
-  const Json* v = body.find(key);
-  return v && v->is_bool() && v->as_bool();
-}
-
 bool include_usage(const Json& body) {
   const Json* options = body.find("stream_options");
   if (!options || options->is_null()) return false;
-  if (!flag_set(body, "stream")) {
+  if (!bool_field(body, "stream")) {
     throw BadRequest("stream_options: only allowed with stream=true");
   }
   if (!options->is_object()) throw BadRequest("stream_options must be an object");
-  return flag_set(*options, "include_usage");
+  return bool_field(*options, "include_usage");
 }
 
 }  // namespace vime::serve

@@ -17,8 +17,6 @@ std::string output_text(const ServeContext& ctx, const GenerateResponse& r,
 // abort.
 Json stop_reason_of(const ServeContext& ctx, const GenerateResponse& r,
                     const SamplingParams& params);
-// body[key] is true (absent, null or false: false).
-bool flag_set(const Json& body, std::string_view key);
 // stream_options.include_usage of a streaming request (stream_options without stream=true is a
 // BadRequest, as in vLLM).
 bool include_usage(const Json& body);

@@ -118,8 +118,8 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   const auto prompts = prompts_of(ctx, body);
   const Json* logprobs = body.find("logprobs");
   o.want_logprobs = logprobs && !logprobs->is_null();
-  o.as_ids = flag_set(body, "return_tokens_as_token_ids");
-  o.return_ids = flag_set(body, "return_token_ids");
+  o.as_ids = bool_field(body, "return_tokens_as_token_ids");
+  o.return_ids = bool_field(body, "return_token_ids");
   o.id = new_id(ctx, "cmpl-");
   if (const Json* id = body.find("request_id"); id && id->is_string()) {
     o.id = "cmpl-" + id->as_string();
@@ -128,7 +128,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   const SamplingParams& params = o.params;
   const std::string& request_id = o.id;
   const bool usage = include_usage(body);
-  if (flag_set(body, "stream")) {
+  if (bool_field(body, "stream")) {
     if (prompts.size() != 1) throw BadRequest("stream: vime serve streams one prompt at a time");
     stream_completion(ctx, o, usage, prompts[0], res);
     return;

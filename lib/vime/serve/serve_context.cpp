@@ -91,6 +91,13 @@ Json parse_body(const httplib::Request& req) {
   return body;
 }
 
+bool bool_field(const Json& body, std::string_view key, bool fallback) {
+  const Json* v = body.find(key);
+  if (!v || v->is_null()) return fallback;
+  if (!v->is_bool()) throw BadRequest(std::string(key) + " must be true or false");
+  return v->as_bool();
+}
+
 void send_json(httplib::Response& res, const Json& body, int status) {
   res.status = status;
   res.set_content(body.dump(), "application/json");

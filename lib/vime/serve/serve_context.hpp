@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
@@ -91,6 +92,8 @@ struct ServeContext {
 
 // The parsed JSON body (an object); throws BadRequest otherwise.
 Json parse_body(const httplib::Request& req);
+// body[key] as a bool: `fallback` when absent or null; BadRequest naming the key when not a bool.
+bool bool_field(const Json& body, std::string_view key, bool fallback = false);
 void send_json(httplib::Response& res, const Json& body, int status = 200);
 // {"error": {"message", "type", "param", "code"}} as recent vLLM answers.
 void send_error(httplib::Response& res, int status, const std::string& message);

@@ -6,13 +6,6 @@
 namespace vime::serve {
 namespace {
 
-bool flag(const Json& body, const char* key, bool fallback) {
-  const Json* v = body.find(key);
-  if (!v || v->is_null()) return fallback;
-  if (!v->is_bool()) throw BadRequest(std::string(key) + " must be true or false");
-  return v->as_bool();
-}
-
 void tokenize(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const Json body = parse_body(req);
   std::vector<int32_t> ids;
@@ -21,17 +14,17 @@ void tokenize(ServeContext& ctx, const httplib::Request& req, httplib::Response&
     const Json* kw = body.find("chat_template_kwargs");
     const Json* tools = body.find("tools");
     const std::string text = ctx.tokenizer.apply_chat_template(
-        *messages, tools ? *tools : Json(nullptr), flag(body, "add_generation_prompt", true),
+        *messages, tools ? *tools : Json(nullptr), bool_field(body, "add_generation_prompt", true),
         kw && !kw->is_null() ? *kw : Json::object());
-    ids = ctx.tokenizer.encode(text, flag(body, "add_special_tokens", false));
+    ids = ctx.tokenizer.encode(text, bool_field(body, "add_special_tokens", false));
   } else {
     const Json* prompt = body.find("prompt");
     if (!prompt || !prompt->is_string())
       throw BadRequest("prompt (a string) or messages is required");
-    ids = ctx.tokenizer.encode(prompt->as_string(), flag(body, "add_special_tokens", true));
+    ids = ctx.tokenizer.encode(prompt->as_string(), bool_field(body, "add_special_tokens", true));
   }
   Json strs = nullptr;
-  if (flag(body, "return_token_strs", false)) {
+  if (bool_field(body, "return_token_strs", false)) {
     strs = Json::array();
     for (int32_t id : ids) strs.push_back(ctx.tokenizer.decode(std::span<const int32_t>(&id, 1)));
   }

@@ -206,6 +206,28 @@ TEST_CASE("chat: logprobs come in the chat format", "[serve_chat]") {
         0);
 }
 
+TEST_CASE("chat: n choices of one conversation, seeded ones differ and repeat", "[serve_chat]") {
+  vime::test::ServedEngine s;
+  const Json body = Json::Object{{"messages", messages()},
+                                 {"n", 3},
+                                 {"max_tokens", 8},
+                                 {"temperature", 1.0},
+                                 {"seed", 11}};
+  const Json r = post(s.port, "/v1/chat/completions", body);
+  const auto& choices = r.at("choices").as_array();
+  REQUIRE(choices.size() == 3);
+  for (size_t j = 0; j < 3; ++j) CHECK(choices[j].at("index").as_int() == int64_t(j));
+  CHECK(choices[0].at("message") != choices[1].at("message"));
+  CHECK(choices[1].at("message") != choices[2].at("message"));
+  CHECK(post(s.port, "/v1/chat/completions", body).at("choices") == r.at("choices"));
+  const Json single = post(s.port, "/v1/chat/completions", Json::Object{{"messages", messages()},
+                                                                      {"max_tokens", 8},
+                                                                      {"temperature", 1.0},
+                                                                      {"seed", 11}});
+  CHECK(first_choice(single).at("message") == choices[0].at("message"));  // choice 0: seed 11
+  CHECK(r.at("usage").at("prompt_tokens") == single.at("usage").at("prompt_tokens"));
+}
+
 TEST_CASE("chat: stream=true sends role, content deltas, finish_reason, usage and [DONE]",
           "[serve_chat]") {
   vime::test::ServedEngine s;
@@ -417,7 +439,8 @@ TEST_CASE("chat: bad requests are 400 naming what is wrong", "[serve_chat]") {
                          {"role", "user"},
                          {"content", Json::Array{Json::Object{{"type", "image_url"}}}}}}}},
        "'image_url'"},
-      {Json::Object{{"messages", Json::Array{user}}, {"n", 2}}, "n: only n=1"},
+      {Json::Object{{"messages", Json::Array{user}}, {"n", 0}}, "n must be an integer"},
+      {Json::Object{{"messages", Json::Array{user}}, {"n", 2}, {"stream", true}}, "one choice"},
       {Json::Object{{"messages", Json::Array{user}}, {"top_logprobs", 2}}, "top_logprobs"},
       {Json::Object{{"messages", Json::Array{user}}, {"max_completion_tokens", 0}},
        "max_completion_tokens"},

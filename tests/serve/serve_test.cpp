@@ -327,7 +327,9 @@ TEST_CASE("serve: bad JSON and bad fields are 400 with vLLM's error body", "[ser
       {"/v1/completions", "{not json"},
       {"/v1/completions", "[1, 2]"},
       {"/v1/completions", R"({"max_tokens": 3})"},
-      {"/v1/completions", R"({"prompt": [1, 2], "n": 2})"},
+      {"/v1/completions", R"({"prompt": [1, 2], "n": 0})"},
+      {"/v1/completions", R"({"prompt": [1, 2], "n": 2, "stream": true})"},
+      {"/inference/v1/generate", R"({"token_ids": [5], "sampling_params": {"n": 2}})"},
       {"/v1/completions", R"({"prompt": [1, -2]})"},
       {"/v1/completions", R"({"prompt": [1, 99999999]})"},
       {"/v1/completions", R"({"prompt": [1, 2], "max_tokens": "many"})"},
@@ -351,6 +353,31 @@ TEST_CASE("serve: bad JSON and bad fields are 400 with vLLM's error body", "[ser
     CHECK(!e.at("message").as_string().empty());
     CHECK(e.at("param").is_null());
   }
+}
+
+TEST_CASE("serve: n choices per prompt, numbered prompt by prompt; seeded ones repeat", "[serve]") {
+  Served s;
+  const auto p1 = prompt_of("1 + 1 ="), p2 = prompt_of("The sky is");
+  const Json body = Json::Object{{"prompt", Json::Array{Json(p1), Json(p2)}},
+                                 {"n", 3},
+                                 {"max_tokens", 8},
+                                 {"temperature", 1.0},
+                                 {"seed", 7},
+                                 {"return_token_ids", true}};
+  const Json out = post(s, "/v1/completions", body);
+  const auto& choices = out.at("choices").as_array();
+  REQUIRE(choices.size() == 6);
+  for (size_t c = 0; c < 6; ++c) CHECK(choices[c].at("index").as_int() == int64_t(c));
+  // Seeds 7, 8, 9 per prompt: the three samples of a prompt differ (8 tokens at T=1 over a
+  // 151k vocabulary), and a second request gets the same ones.
+  CHECK(choices[0].at("text") != choices[1].at("text"));
+  CHECK(choices[1].at("text") != choices[2].at("text"));
+  CHECK(post(s, "/v1/completions", body).at("choices") == out.at("choices"));
+  const Json usage = out.at("usage");
+  CHECK(usage.at("prompt_tokens").as_int() == int64_t(p1.size() + p2.size()));  // once per prompt
+  int64_t completion = 0;
+  for (const auto& c : choices) completion += static_cast<int64_t>(c.at("token_ids").size());
+  CHECK(usage.at("completion_tokens").as_int() == completion);
 }
 
 TEST_CASE("serve: /metrics counts requests and tokens under vLLM's names", "[serve]") {

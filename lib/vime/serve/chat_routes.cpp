@@ -1,4 +1,4 @@
-// POST /v1/chat/completions (vLLM's ChatCompletionRequest/ChatCompletionResponse, n=1): messages
+// POST /v1/chat/completions (vLLM's ChatCompletionRequest/ChatCompletionResponse): messages
 // (and tools) rendered with the model's chat template, generated as /v1/completions generates,
 // answered as one chat.completion or, with stream=true, chat.completion.chunk events. Tool calls
 // stay in the content (vLLM without --enable-auto-tool-choice).
@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ctime>
 #include <limits>
+#include <future>
 #include <span>
 
 #include "vime/serve/completion_output.hpp"
@@ -220,36 +221,51 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
     c.id = "chatcmpl-" + id->as_string();
   }
   c.created = static_cast<int64_t>(std::time(nullptr));
+  const int64_t n = choices_per_prompt(body);
   if (bool_field(body, "stream")) {
+    if (n != 1) throw BadRequest("stream: vime serve streams one choice (n=1) at a time");
     stream_chat(ctx, c, res);
     return;
   }
 
-  const GenerateResponse r = ctx.generate(GenerateRequest{c.prompt, c.params, c.id, true});
-  Json message = Json::Object{{"role", "assistant"},
-                              {"content", output_text(ctx, r, c.params)},
-                              {"refusal", nullptr},
-                              {"tool_calls", Json::array()}};
-  Json choice = Json::object();
-  choice["index"] = 0;
-  choice["message"] = std::move(message);
-  choice["logprobs"] = c.logprobs
-                           ? chat_logprobs(ctx, r.output_ids, r.output_log_probs, c.top_logprobs)
-                           : Json(nullptr);
-  choice["finish_reason"] = r.finish_reason;
-  choice["stop_reason"] = stop_reason_of(ctx, r, c.params);
+  std::vector<std::future<GenerateResponse>> pending;  // batched together by the engine
+  for (int64_t j = 0; j < n; ++j) {
+    GenerateRequest g{c.prompt, params_of_choice(c.params, j), c.id, true};
+    pending.push_back(std::async(std::launch::async, [&ctx, g] { return ctx.generate(g); }));
+  }
+  Json choices = Json::array();
+  int64_t completion_tokens = 0, cached = 0;
+  Json weight_version = nullptr;
+  for (size_t j = 0; j < pending.size(); ++j) {
+    const GenerateResponse r = pending[j].get();
+    Json message = Json::Object{{"role", "assistant"},
+                                {"content", output_text(ctx, r, c.params)},
+                                {"refusal", nullptr},
+                                {"tool_calls", Json::array()}};
+    Json choice = Json::object();
+    choice["index"] = static_cast<int64_t>(j);
+    choice["message"] = std::move(message);
+    choice["logprobs"] = c.logprobs
+                             ? chat_logprobs(ctx, r.output_ids, r.output_log_probs, c.top_logprobs)
+                             : Json(nullptr);
+    choice["finish_reason"] = r.finish_reason;
+    choice["stop_reason"] = stop_reason_of(ctx, r, c.params);
+    choices.push_back(std::move(choice));
+    completion_tokens += static_cast<int64_t>(r.output_ids.size());
+    if (j == 0) cached = r.cached_tokens;  // one prompt, counted once
+    weight_version = weight_version_of(r);  // the weights of the choice that ended last
+  }
   Json out = Json::object();
   out["id"] = c.id;
   out["object"] = "chat.completion";
   out["created"] = c.created;
   out["model"] = ctx.options.model_name;
-  out["choices"] = Json::Array{choice};
-  out["usage"] = usage_json(static_cast<int64_t>(c.prompt.size()),
-                            static_cast<int64_t>(r.output_ids.size()), r.cached_tokens);
+  out["choices"] = std::move(choices);
+  out["usage"] = usage_json(static_cast<int64_t>(c.prompt.size()), completion_tokens, cached);
   out["system_fingerprint"] = nullptr;
   out["prompt_logprobs"] = nullptr;
   out["kv_transfer_params"] = nullptr;
-  out["weight_version"] = weight_version_of(r);
+  out["weight_version"] = weight_version;
   send_json(res, out);
 }
 

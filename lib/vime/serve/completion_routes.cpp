@@ -1,4 +1,4 @@
-// POST /v1/completions (vLLM's CompletionRequest/CompletionResponse, n=1): prompts as token ids,
+// POST /v1/completions (vLLM's CompletionRequest/CompletionResponse): prompts as token ids,
 // lists of them, text or lists of texts; one choice per prompt, numbered in order. stream=true
 // (one prompt) answers with text_completion chunks as the engine decodes.
 #include <httplib.h>
@@ -128,25 +128,31 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   const SamplingParams& params = o.params;
   const std::string& request_id = o.id;
   const bool usage = include_usage(body);
+  const int64_t n = choices_per_prompt(body);
   if (bool_field(body, "stream")) {
     if (prompts.size() != 1) throw BadRequest("stream: vime serve streams one prompt at a time");
+    if (n != 1) throw BadRequest("stream: vime serve streams one choice (n=1) at a time");
     stream_completion(ctx, o, usage, prompts[0], res);
     return;
   }
 
-  std::vector<std::future<GenerateResponse>> pending;  // batched together by the engine
+  // Choice i * n + j is prompt i's j-th sample, as vLLM numbers them; all batched by the engine.
+  std::vector<std::future<GenerateResponse>> pending;
   for (const auto& ids : prompts) {
-    GenerateRequest g{ids, params, request_id, true};
-    pending.push_back(std::async(std::launch::async, [&ctx, g] { return ctx.generate(g); }));
+    for (int64_t j = 0; j < n; ++j) {
+      GenerateRequest g{ids, params_of_choice(params, j), request_id, true};
+      pending.push_back(std::async(std::launch::async, [&ctx, g] { return ctx.generate(g); }));
+    }
   }
   Json choices = Json::array();
   int64_t prompt_tokens = 0, completion_tokens = 0, cached = 0;
   Json weight_version = nullptr;
-  for (size_t i = 0; i < pending.size(); ++i) {
-    const GenerateResponse r = pending[i].get();
+  for (size_t c = 0; c < pending.size(); ++c) {
+    const size_t i = c / static_cast<size_t>(n);
+    const GenerateResponse r = pending[c].get();
     int64_t offset = 0;
     Json choice = Json::object();
-    choice["index"] = static_cast<int64_t>(i);
+    choice["index"] = static_cast<int64_t>(c);
     choice["text"] = output_text(ctx, r, params);
     choice["logprobs"] = o.want_logprobs ? completion_logprobs(ctx, r.output_ids,
                                                                r.output_log_probs, o.as_ids, offset)
@@ -157,7 +163,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
     choice["prompt_token_ids"] = o.return_ids ? Json(prompts[i]) : Json(nullptr);
     choice["prompt_logprobs"] = nullptr;
     choices.push_back(std::move(choice));
-    prompt_tokens += static_cast<int64_t>(prompts[i].size());
+    if (c % static_cast<size_t>(n) == 0) prompt_tokens += static_cast<int64_t>(prompts[i].size());
     completion_tokens += static_cast<int64_t>(r.output_ids.size());
     cached += r.cached_tokens;
     weight_version = weight_version_of(r);  // the weights of the choice that ended last

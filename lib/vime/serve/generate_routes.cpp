@@ -34,6 +34,9 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
     fields = *sp;
   }
   const SamplingParams params = sampling_params_from(fields);
+  if (choices_per_prompt(fields) != 1) {
+    throw BadRequest("n: /inference/v1/generate returns one sample per request; send n requests");
+  }
   const Json* logprobs = fields.find("logprobs");
   std::string request_id = new_id(ctx, "gen-");
   if (const Json* id = body.find("request_id"); id && id->is_string()) request_id = id->as_string();

@@ -177,7 +177,6 @@ SamplingParams sampling_params_from(const Json& f, int64_t default_max_tokens) {
       return 0;
     });
   }
-  if (present(f, "n") && field(f, "n", integer) != 1) throw BadRequest("n: only n=1 is supported");
   if (p.max_new_tokens < 1) throw BadRequest("max_tokens must be at least 1");
   if (p.min_new_tokens < 0 || p.min_new_tokens > p.max_new_tokens) {
     throw BadRequest("min_tokens must be in [0, max_tokens]");
@@ -193,6 +192,20 @@ SamplingParams sampling_params_from(const Json& f, int64_t default_max_tokens) {
     throw BadRequest("logprobs must be -1 or non-negative");
   }
   return p;
+}
+
+int64_t choices_per_prompt(const Json& body) {
+  const Json* n = body.find("n");
+  if (!n || n->is_null()) return 1;
+  if (!n->is_int() || n->as_int() < 1 || n->as_int() > kMaxChoices) {
+    throw BadRequest("n must be an integer in [1, " + std::to_string(kMaxChoices) + "]");
+  }
+  return n->as_int();
+}
+
+SamplingParams params_of_choice(SamplingParams params, int64_t choice) {
+  if (params.seed) *params.seed += choice;
+  return params;
 }
 
 std::vector<int32_t> token_ids_from(const Json& value, const std::string& name, int64_t vocab) {

@@ -98,6 +98,13 @@ void send_json(httplib::Response& res, const Json& body, int status = 200);
 // {"error": {"message", "type", "param", "code"}} as recent vLLM answers.
 void send_error(httplib::Response& res, int status, const std::string& message);
 
+// The request's n (choices per prompt): 1 when absent; BadRequest outside [1, kMaxChoices].
+inline constexpr int64_t kMaxChoices = 128;
+int64_t choices_per_prompt(const Json& body);
+// The sampling parameters of choice `choice` of n: a seeded request's choices draw with seed + choice,
+// so they differ from one another and repeat from run to run.
+SamplingParams params_of_choice(SamplingParams params, int64_t choice);
+
 // vLLM's sampling fields of `fields` (a /v1/completions or /v1/chat/completions body, or
 // /inference/v1/generate's sampling_params) as vime's SamplingParams; throws BadRequest naming a
 // bad field. max_completion_tokens (chat) wins over max_tokens; without either, the request may

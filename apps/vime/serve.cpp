@@ -44,6 +44,7 @@ vLLM's flags (MODEL_DIR is --hf-checkpoint):
                               raw_logprobs (log_softmax of the logits / temperature)
   --dtype auto|bfloat16|float32   parameter dtype (auto: --bf16 if given, else float32)
   --enable-sleep-mode         mount /sleep and /wake_up
+  --enable-auto-tool-choice --tool-call-parser hermes   chat answers carry tool_calls
   --weight-transfer-config JSON   {"backend": "disk"} or {"backend": "nccl"}
   --tensor-parallel-size 1, --pipeline-parallel-size 1, --data-parallel-size 1   (one GPU only)
   --trust-remote-code, --enable-prompt-tokens-details, --generation-config vllm   (vime's behaviour)
@@ -60,14 +61,14 @@ const std::set<std::string> kIgnoredWithValue = {
     "--load-format", "--worker-extension-cls", "--uvicorn-log-level", "--scheduling-policy",
     "--num-gpu-blocks-override", "--long-prefill-token-threshold", "--max-num-partial-prefills",
     "--cuda-graph-sizes", "--quantization", "--attention-backend", "--node-rank",
-    "--master-addr", "--master-port", "--download-dir", "--tool-call-parser",
+    "--master-addr", "--master-port", "--download-dir",
     "--reasoning-parser", "--chat-template"};
 const std::set<std::string> kIgnoredSwitches = {
     "--enforce-eager", "--enable-prefix-caching", "--no-enable-prefix-caching",
     "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--disable-log-stats",
     "--disable-log-requests", "--enable-log-requests", "--disable-custom-all-reduce",
     "--disable-uvicorn-access-log", "--enable-return-routed-experts", "--async-scheduling",
-    "--no-async-scheduling", "--enable-auto-tool-choice", "--disable-frontend-multiprocessing"};
+    "--no-async-scheduling", "--disable-frontend-multiprocessing"};
 
 struct VllmFlags {
   std::optional<int64_t> seed, max_model_len, max_num_seqs, max_num_batched_tokens;
@@ -108,6 +109,7 @@ Json transfer_config(const std::string& text) {
 Arguments take_serve_flags(const Arguments& argv, serve::ServeOptions& o, VllmFlags& v,
                            bool& name_set) {
   Arguments rest;
+  bool auto_tool_choice = false;
   size_t i = 0;
   if (!argv.empty() && !argv[0].empty() && argv[0][0] != '-') {  // vllm serve MODEL_DIR
     rest.push_back("--hf-checkpoint");
@@ -165,6 +167,15 @@ Arguments take_serve_flags(const Arguments& argv, serve::ServeOptions& o, VllmFl
       throw UsageError("--headless: vime serve runs one GPU on one node");
     } else if (a == "--enable-sleep-mode") {
       o.enable_sleep_mode = true;
+    } else if (a == "--enable-auto-tool-choice") {
+      auto_tool_choice = true;
+    } else if (a == "--tool-call-parser") {
+      o.tool_call_parser = value();
+      if (o.tool_call_parser != "hermes") {
+        throw UsageError("--tool-call-parser " + o.tool_call_parser +
+                         ": vime serve parses hermes tool calls (<tool_call> JSON: Qwen2.5, Qwen3, "
+                         "Hermes); use --tool-call-parser hermes or leave tool calls in content");
+      }
     } else if (a == "--weight-transfer-config") {
       o.weight_transfer_config = transfer_config(value());
     } else if (a == "--dtype") {
@@ -191,6 +202,12 @@ Arguments take_serve_flags(const Arguments& argv, serve::ServeOptions& o, VllmFl
     } else {
       rest.push_back(argv[i]);  // slime's flag (or an unknown one: parse_args names it)
     }
+  }
+  // vLLM takes the two together: the parser reads tool calls only under auto tool choice.
+  if (auto_tool_choice != !o.tool_call_parser.empty()) {
+    throw UsageError(
+        "--enable-auto-tool-choice and --tool-call-parser go together (e.g. --enable-auto-tool-choice "
+        "--tool-call-parser hermes)");
   }
   return rest;
 }

@@ -158,6 +158,13 @@ TEST_CASE("serve: vllm flags it cannot honour are usage errors (exit 2)", "[serv
   auto mode = vime::test::run_vime("serve " + model + " --logprobs-mode raw_logits");
   CHECK(mode.exit_code == 2);
   CHECK_THAT(mode.output, Catch::Contains("raw_logits"));
+  auto parser = vime::test::run_vime("serve " + model +
+                                     " --enable-auto-tool-choice --tool-call-parser pythonic");
+  CHECK(parser.exit_code == 2);
+  CHECK_THAT(parser.output, Catch::Contains("--tool-call-parser pythonic"));
+  auto alone = vime::test::run_vime("serve " + model + " --enable-auto-tool-choice");
+  CHECK(alone.exit_code == 2);
+  CHECK_THAT(alone.output, Catch::Contains("go together"));
   auto none = vime::test::run_vime("serve --port 0");
   CHECK(none.exit_code == 2);
   CHECK_THAT(none.output, Catch::Contains("MODEL_DIR"));

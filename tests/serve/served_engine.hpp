@@ -21,15 +21,17 @@ inline Model& served_model() {
 inline const Tokenizer& served_tokenizer() { return real_tokenizer("qwen3"); }
 
 struct ServedEngine {
-  explicit ServedEngine(const std::string& api_key = "")
+  explicit ServedEngine(const std::string& api_key = "", const std::string& tool_call_parser = "")
       : engine(served_model(), &served_tokenizer(), {}),
-        server(engine, served_model(), served_tokenizer(), options(api_key)) {
+        server(engine, served_model(), served_tokenizer(), options(api_key, tool_call_parser)) {
     port = server.start();
   }
-  static serve::ServeOptions options(const std::string& api_key) {
+  static serve::ServeOptions options(const std::string& api_key,
+                                     const std::string& tool_call_parser = "") {
     serve::ServeOptions o;
     o.port = 0;
     o.api_key = api_key;
+    o.tool_call_parser = tool_call_parser;
     o.model_name = "tiny-qwen3";
     o.max_model_len = 1024;
     return o;

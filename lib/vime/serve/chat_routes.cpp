@@ -1,7 +1,7 @@
 // POST /v1/chat/completions (vLLM's ChatCompletionRequest/ChatCompletionResponse): messages
 // (and tools) rendered with the model's chat template, generated as /v1/completions generates,
 // answered as one chat.completion or, with stream=true, chat.completion.chunk events. Tool calls
-// stay in the content (vLLM without --enable-auto-tool-choice).
+// stay in the content unless the server runs a tool-call parser (tool_calls.hpp).
 #include <httplib.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "vime/serve/completion_output.hpp"
 #include "vime/serve/event_stream.hpp"
 #include "vime/serve/serve_context.hpp"
+#include "vime/serve/tool_calls.hpp"
 
 namespace vime::serve {
 namespace {
@@ -146,8 +147,47 @@ struct Chat {
   bool logprobs;
   int64_t top_logprobs;
   bool include_usage;
+  bool parse_tools;  // the server's tool-call parser reads the output (tools given, not "none")
   std::vector<int32_t> prompt;
 };
+
+// Tool calls are parsed when the server has a parser, the request lists tools and tool_choice is
+// "auto" (the default with tools) or absent; "none" leaves the text alone. Other choices need
+// guided decoding, which vime serve does not do.
+bool parses_tools(const ServeContext& ctx, const Json& body) {
+  const Json* tools = body.find("tools");
+  const bool has_tools = tools && tools->is_array() && tools->size() > 0;
+  std::string choice = has_tools ? "auto" : "none";
+  if (const Json* t = body.find("tool_choice"); t && !t->is_null()) {
+    if (!t->is_string() || (t->as_string() != "auto" && t->as_string() != "none")) {
+      throw BadRequest("tool_choice: vime serve supports \"auto\" and \"none\"");
+    }
+    choice = t->as_string();
+  }
+  return choice == "auto" && has_tools && !ctx.options.tool_call_parser.empty();
+}
+
+// The assistant message and finish reason of one finished choice.
+std::pair<Json, Json> message_of(const ServeContext& ctx, const Chat& c, const GenerateResponse& r,
+                                 size_t choice) {
+  const std::string text = output_text(ctx, r, c.params);
+  Json message = Json::Object{{"role", "assistant"},
+                              {"content", text},
+                              {"refusal", nullptr},
+                              {"tool_calls", Json::array()}};
+  Json finish = r.finish_reason;
+  if (c.parse_tools) {
+    auto parsed = parse_hermes_tool_calls(
+        text, "chatcmpl-tool-" + c.id.substr(std::string_view("chatcmpl-").size()) + "-" +
+                  std::to_string(choice) + "-");
+    message["content"] = parsed.content;
+    if (parsed.called()) {
+      message["tool_calls"] = std::move(parsed.tool_calls);
+      finish = "tool_calls";
+    }
+  }
+  return {std::move(message), std::move(finish)};
+}
 
 Json chunk_json(const ServeContext& ctx, const Chat& c, Json choices) {
   Json out = Json::Object{{"id", c.id},
@@ -190,6 +230,40 @@ void stream_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
   stream_generation(ctx, res, GenerateRequest{c.prompt, c.params, c.id, true}, std::move(format));
 }
 
+// stream=true with the tool parser: the parser needs the whole output, so the answer is generated
+// first and sent as the events a streaming client expects (role, content and tool_calls, finish,
+// usage, [DONE]).
+void stream_parsed_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
+  const GenerateResponse r = ctx.generate(GenerateRequest{c.prompt, c.params, c.id, true});
+  auto [message, finish] = message_of(ctx, c, r, 0);
+  Json delta = Json::Object{{"role", "assistant"}, {"content", message.at("content")}};
+  Json calls = Json::array();
+  for (size_t i = 0; i < message.at("tool_calls").size(); ++i) {
+    Json call = message.at("tool_calls").at(i);
+    call["index"] = static_cast<int64_t>(i);
+    calls.push_back(std::move(call));
+  }
+  if (calls.size() > 0) delta["tool_calls"] = std::move(calls);
+  auto choice = [&](Json d, Json reason) {
+    return Json::Object{{"index", 0},
+                        {"delta", std::move(d)},
+                        {"logprobs", nullptr},
+                        {"finish_reason", std::move(reason)}};
+  };
+  std::string events;
+  auto add = [&events](const Json& chunk) { events += "data: " + chunk.dump() + "\n\n"; };
+  add(chunk_json(ctx, c, Json::Array{choice(std::move(delta), nullptr)}));
+  add(chunk_json(ctx, c, Json::Array{choice(Json::object(), finish)}));
+  if (c.include_usage) {
+    Json usage = chunk_json(ctx, c, Json::array());
+    usage["usage"] = usage_json(static_cast<int64_t>(c.prompt.size()),
+                                static_cast<int64_t>(r.output_ids.size()), r.cached_tokens);
+    add(usage);
+  }
+  events += "data: [DONE]\n\n";
+  res.set_content(events, "text/event-stream");
+}
+
 void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const Json body = parse_body(req);
   const Json messages = messages_of(body);
@@ -222,9 +296,14 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   }
   c.created = static_cast<int64_t>(std::time(nullptr));
   const int64_t n = choices_per_prompt(body);
+  c.parse_tools = parses_tools(ctx, body);
   if (bool_field(body, "stream")) {
     if (n != 1) throw BadRequest("stream: vime serve streams one choice (n=1) at a time");
-    stream_chat(ctx, c, res);
+    if (c.parse_tools) {
+      stream_parsed_chat(ctx, c, res);
+    } else {
+      stream_chat(ctx, c, res);
+    }
     return;
   }
 
@@ -238,17 +317,14 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   Json weight_version = nullptr;
   for (size_t j = 0; j < pending.size(); ++j) {
     const GenerateResponse r = pending[j].get();
-    Json message = Json::Object{{"role", "assistant"},
-                                {"content", output_text(ctx, r, c.params)},
-                                {"refusal", nullptr},
-                                {"tool_calls", Json::array()}};
+    auto [message, finish] = message_of(ctx, c, r, j);
     Json choice = Json::object();
     choice["index"] = static_cast<int64_t>(j);
     choice["message"] = std::move(message);
     choice["logprobs"] = c.logprobs
                              ? chat_logprobs(ctx, r.output_ids, r.output_log_probs, c.top_logprobs)
                              : Json(nullptr);
-    choice["finish_reason"] = r.finish_reason;
+    choice["finish_reason"] = std::move(finish);
     choice["stop_reason"] = stop_reason_of(ctx, r, c.params);
     choices.push_back(std::move(choice));
     completion_tokens += static_cast<int64_t>(r.output_ids.size());

@@ -31,6 +31,8 @@ struct ServeOptions {
   bool enable_sleep_mode = false;    // vLLM's --enable-sleep-mode: /sleep and /wake_up work
   Json weight_transfer_config = nullptr;  // --weight-transfer-config {"backend": "nccl"|"disk"}
   std::string model_dir;  // the served HF dir: /collective_rpc reload_weights without a path
+  // --enable-auto-tool-choice --tool-call-parser hermes: chat answers carry tool_calls.
+  std::string tool_call_parser;
 };
 
 struct ServeContext;

@@ -44,7 +44,10 @@ int engine_gpu() { return cuda_devices() >= 2 ? 1 : 0; }
 // Shell env prefix placing a process on `gpu`, as a separate NCCL host when it shares GPU 0.
 std::string gpu_env(int gpu, const std::string& host_id) {
   std::string env = "CUDA_VISIBLE_DEVICES=" + std::to_string(gpu) + " ";
-  if (engine_gpu() == 0) env += "NCCL_HOSTID=" + host_id + " NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 ";
+  if (engine_gpu() == 0) {
+    for (const auto& [name, value] : vime::bench::nccl_separate_host_env(host_id))
+      env += name + "=" + value + " ";
+  }
   return env;
 }
 

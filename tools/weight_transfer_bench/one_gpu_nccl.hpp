@@ -9,13 +9,20 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace vime::bench {
 
+// The environment that makes a process its own NCCL host on the loopback interface.
+inline std::vector<std::pair<std::string, std::string>> nccl_separate_host_env(
+    const std::string& host_id) {
+  return {{"NCCL_HOSTID", host_id}, {"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_IB_DISABLE", "1"}};
+}
+
 inline void nccl_as_separate_host(const std::string& host_id) {
-  ::setenv("NCCL_HOSTID", host_id.c_str(), 1);
-  ::setenv("NCCL_SOCKET_IFNAME", "lo", 1);
-  ::setenv("NCCL_IB_DISABLE", "1", 1);
+  for (const auto& [name, value] : nccl_separate_host_env(host_id))
+    ::setenv(name.c_str(), value.c_str(), 1);
 }
 
 }  // namespace vime::bench

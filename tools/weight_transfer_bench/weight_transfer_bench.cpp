@@ -33,6 +33,7 @@
 #include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/nccl_weight_receiver.hpp"
 #include "vime/weight_sync/nccl_weight_sender.hpp"
+#include "vime/weight_sync/packed_broadcast.hpp"
 #include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 #include "weight_transfer_bench/one_gpu_nccl.hpp"
@@ -201,12 +202,7 @@ double pack_seconds(const std::vector<std::pair<std::string, at::Tensor>>& tenso
     stream.synchronize();
     const auto start = Clock::now();
     for (const auto& c : chunks) {
-      if (c.end - c.begin < 2) continue;
-      std::vector<at::Tensor> parts;
-      for (size_t i = c.begin; i < c.end; ++i)
-        parts.push_back(tensors[i].second.view({-1}).view(at::kByte));
-      at::Tensor out = buffer.narrow(0, 0, c.nbytes);
-      at::cat_out(out, parts, 0);
+      if (c.end - c.begin > 1) pack_chunk(tensors, c, buffer.narrow(0, 0, c.nbytes));
     }
     stream.synchronize();
     if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());

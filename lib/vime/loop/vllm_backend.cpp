@@ -177,23 +177,13 @@ class VllmBackend final : public RolloutBackend {
   }
 
  private:
-  // The engines that take the trainer's weights (caller holds mutex_): the rollout engines in
-  // service, those restarted and waiting for the next update, and the engines of every other
-  // --vllm-config model with update_weights.
+  // The engines that take the trainer's weights (caller holds mutex_): every engine of the fleet
+  // whose model has update_weights, the rollout engines restarted and not yet back in the balancer
+  // included.
   std::vector<std::string> weight_targets() const {
     std::vector<std::string> urls;
-    for (const auto& u : engine_->workers())
+    for (const auto& u : fleet_->urls())
       if (fleet_->updates_weights(u)) urls.push_back(u);
-    for (const auto& u : waiting_for_weights_) urls.push_back(u);
-    for (const auto& model : fleet_->models()) {
-      if (model == rollout_model_) continue;
-      for (const auto& u : fleet_->urls(model)) {
-        if (fleet_->updates_weights(u) &&
-            std::find(urls.begin(), urls.end(), u) == urls.end()) {
-          urls.push_back(u);
-        }
-      }
-    }
     return urls;
   }
 

@@ -20,9 +20,10 @@ bool sent_in_place(const std::vector<std::pair<std::string, at::Tensor>>& tensor
   return chunk.end - chunk.begin == 1 && tensors[chunk.begin].second.is_contiguous();
 }
 
-// Packs chunk's tensors into `out` (exactly chunk.nbytes long) on the current stream.
-void pack(const std::vector<std::pair<std::string, at::Tensor>>& tensors, const PackedChunk& chunk,
-          at::Tensor out) {
+}  // namespace
+
+void pack_chunk(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                const PackedChunk& chunk, at::Tensor out) {
   std::vector<at::Tensor> parts;
   for (size_t i = chunk.begin; i < chunk.end; ++i) parts.push_back(as_bytes(tensors[i].second));
   if (parts.size() == 1) {
@@ -32,30 +33,9 @@ void pack(const std::vector<std::pair<std::string, at::Tensor>>& tensors, const 
   }
 }
 
-}  // namespace
-
 void broadcast_packed(NcclCommunicator& comm,
                       const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                       const std::vector<PackedChunk>& chunks, int64_t num_buffers) {
-  if (chunks.empty()) return;
-  if (num_buffers < 2) {
-    // Freed temporaries are safe to drop right after their broadcast is enqueued: the caching
-    // allocator hands their memory only to later work on the same (default) stream.
-    for (const auto& chunk : chunks) {
-      if (sent_in_place(tensors, chunk)) {
-        comm.broadcast(as_bytes(tensors[chunk.begin].second), 0, /*as_bytes=*/true);
-        continue;
-      }
-      auto buffer = at::empty({chunk.nbytes}, at::TensorOptions().dtype(at::kByte).device(comm.device()));
-      pack(tensors, chunk, buffer);
-      comm.broadcast(buffer, 0, /*as_bytes=*/true);
-    }
-    return;
-  }
-  const at::Device device = comm.device();
-  const c10::Stream main(c10::Stream::DEFAULT, device);
-  const c10::Stream side =
-      c10::impl::getDeviceGuardImpl(device.type())->getStreamFromGlobalPool(device);
   int64_t largest = 0;
   size_t to_pack = 0;
   for (const auto& c : chunks) {
@@ -64,11 +44,25 @@ void broadcast_packed(NcclCommunicator& comm,
     ++to_pack;
   }
   const size_t ring = static_cast<size_t>(std::min<int64_t>(num_buffers, int64_t(to_pack)));
-  if (ring == 0) {  // every chunk is one tensor
-    for (const auto& chunk : chunks)
-      comm.broadcast(as_bytes(tensors[chunk.begin].second), 0, /*as_bytes=*/true);
+  if (ring < 2) {  // packing in turn: asked for, or at most one chunk to pack
+    // Freed temporaries are safe to drop right after their broadcast is enqueued: the caching
+    // allocator hands their memory only to later work on the same (default) stream.
+    for (const auto& chunk : chunks) {
+      if (sent_in_place(tensors, chunk)) {
+        comm.broadcast(as_bytes(tensors[chunk.begin].second), 0, /*as_bytes=*/true);
+        continue;
+      }
+      auto buffer =
+          at::empty({chunk.nbytes}, at::TensorOptions().dtype(at::kByte).device(comm.device()));
+      pack_chunk(tensors, chunk, buffer);
+      comm.broadcast(buffer, 0, /*as_bytes=*/true);
+    }
     return;
   }
+  const at::Device device = comm.device();
+  const c10::Stream main(c10::Stream::DEFAULT, device);
+  const c10::Stream side =
+      c10::impl::getDeviceGuardImpl(device.type())->getStreamFromGlobalPool(device);
   // Allocated on the main stream, which waits for every pack before it broadcasts: when these
   // are freed at the end, no work on the side stream can still touch them.
   std::vector<at::Tensor> buffers;
@@ -92,7 +86,7 @@ void broadcast_packed(NcclCommunicator& comm,
     {
       c10::StreamGuard on_side(side);
       if (k >= ring) sent[b].block(side);  // buffer b's previous broadcast is done with it
-      pack(tensors, chunk, out);
+      pack_chunk(tensors, chunk, out);
       packed[b].record(side);
     }
     packed[b].block(main);

@@ -17,6 +17,11 @@ namespace vime::weight_sync {
 
 class NcclCommunicator;
 
+// Copies chunk's tensors, as bytes in order, into `out` (exactly chunk.nbytes) on the current
+// stream.
+void pack_chunk(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                const PackedChunk& chunk, at::Tensor out);
+
 void broadcast_packed(NcclCommunicator& comm,
                       const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                       const std::vector<PackedChunk>& chunks, int64_t num_buffers);

@@ -50,9 +50,12 @@ int to_hf(const Arguments& argv) {
       return argv[++i];
     };
     const auto& a = argv[i];
-    if (a == "--input-dir") input = value("--input-dir");
-    else if (a == "--output-dir") output = value("--output-dir");
-    else if (a == "--origin-hf-dir") origin = value("--origin-hf-dir");
+    if (a == "--input-dir")
+      input = value("--input-dir");
+    else if (a == "--output-dir")
+      output = value("--output-dir");
+    else if (a == "--origin-hf-dir")
+      origin = value("--origin-hf-dir");
     else if (a == "--vocab-size") {
       const auto text = value("--vocab-size");
       try {
@@ -60,13 +63,16 @@ int to_hf(const Arguments& argv) {
       } catch (const std::exception&) {
         throw UsageError("--vocab-size " + text + ": expected an integer");
       }
-    } else if (a == "-f" || a == "--force") force = true;
+    } else if (a == "-f" || a == "--force")
+      force = true;
     else if (a == "--model-name") {
       throw UsageError("--model-name is not supported; pass --origin-hf-dir");
-    } else throw UsageError("unknown flag " + a + " (vime convert-hf --help)");
+    } else
+      throw UsageError("unknown flag " + a + " (vime convert-hf --help)");
   }
   if (!input || !output) throw UsageError("--input-dir and --output-dir are required");
-  if (!origin) throw UsageError("--origin-hf-dir is required (its config and tokenizer are copied)");
+  if (!origin)
+    throw UsageError("--origin-hf-dir is required (its config and tokenizer are copied)");
   if (!ckpt::is_hf_dir(*origin) && !fs::exists(fs::path(*origin) / "config.json")) {
     throw UsageError("--origin-hf-dir " + *origin + ": no config.json there");
   }
@@ -87,7 +93,8 @@ int to_hf(const Arguments& argv) {
   int copied = 0;
   for (const auto& entry : fs::directory_iterator(*origin)) {
     if (!entry.is_regular_file() || is_weight_file(entry.path())) continue;
-    fs::copy_file(entry.path(), temp / entry.path().filename(), fs::copy_options::overwrite_existing);
+    fs::copy_file(entry.path(), temp / entry.path().filename(),
+                  fs::copy_options::overwrite_existing);
     ++copied;
   }
   fs::remove_all(out);

@@ -13,7 +13,8 @@
 namespace vime::app {
 namespace {
 
-constexpr const char* kUsage = R"(usage: vime eval --hf-checkpoint DIR [--load CKPT] DATASETS [flags]
+constexpr const char* kUsage =
+    R"(usage: vime eval --hf-checkpoint DIR [--load CKPT] DATASETS [flags]
 
 Generates on every eval dataset with the embedded engine, grades the responses and prints slime's
 eval metrics (eval/NAME, eval/NAME-truncated_ratio, eval/NAME-pass@k with --log-passrate).

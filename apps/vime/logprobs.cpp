@@ -11,8 +11,8 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/checkpoint.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
 #include "vime/train/log_probs.hpp"
@@ -20,7 +20,8 @@
 namespace vime::app {
 namespace {
 
-constexpr const char* kUsage = R"(usage: vime logprobs (--hf-checkpoint DIR | --load CKPT [--ckpt-step N])
+constexpr const char* kUsage =
+    R"(usage: vime logprobs (--hf-checkpoint DIR | --load CKPT [--ckpt-step N])
                      --input IN.jsonl --output OUT.jsonl [--temperature T]
                      [--dtype float32|bfloat16] [--device cpu|cuda] [--max-tokens-per-batch N]
 
@@ -57,16 +58,26 @@ Options parse(const Arguments& argv) {
       if (i + 1 >= argv.size()) throw UsageError(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--hf-checkpoint") o.hf_checkpoint = value();
-    else if (a == "--load") o.load = value();
-    else if (a == "--ckpt-step") o.ckpt_step = static_cast<int64_t>(parse_number(a, value()));
-    else if (a == "--input") o.input = value();
-    else if (a == "--output") o.output = value();
-    else if (a == "--temperature") o.temperature = parse_number(a, value());
-    else if (a == "--dtype") o.dtype = value();
-    else if (a == "--device") o.device = value();
-    else if (a == "--max-tokens-per-batch") o.max_tokens = static_cast<int64_t>(parse_number(a, value()));
-    else throw UsageError("unknown flag " + a + " (vime logprobs --help)");
+    if (a == "--hf-checkpoint")
+      o.hf_checkpoint = value();
+    else if (a == "--load")
+      o.load = value();
+    else if (a == "--ckpt-step")
+      o.ckpt_step = static_cast<int64_t>(parse_number(a, value()));
+    else if (a == "--input")
+      o.input = value();
+    else if (a == "--output")
+      o.output = value();
+    else if (a == "--temperature")
+      o.temperature = parse_number(a, value());
+    else if (a == "--dtype")
+      o.dtype = value();
+    else if (a == "--device")
+      o.device = value();
+    else if (a == "--max-tokens-per-batch")
+      o.max_tokens = static_cast<int64_t>(parse_number(a, value()));
+    else
+      throw UsageError("unknown flag " + a + " (vime logprobs --help)");
   }
   if (o.hf_checkpoint.has_value() == o.load.has_value()) {
     throw UsageError("give exactly one of --hf-checkpoint and --load");
@@ -112,9 +123,9 @@ std::vector<Row> read_rows(const std::string& path, int64_t vocab_size) {
     }
     row.response_length = response->as_int();
     if (row.response_length < 1 || row.response_length >= static_cast<int64_t>(row.tokens.size())) {
-      throw Error(where + ": response_length " + std::to_string(row.response_length) +
-                  " must be between 1 and len(tokens) - 1 = " +
-                  std::to_string(row.tokens.size() - 1));
+      throw Error(
+          where + ": response_length " + std::to_string(row.response_length) +
+          " must be between 1 and len(tokens) - 1 = " + std::to_string(row.tokens.size() - 1));
     }
     rows.push_back(std::move(row));
   }
@@ -137,10 +148,11 @@ int run_logprobs(const Arguments& argv) {
     throw UsageError((o.hf_checkpoint ? "--hf-checkpoint " : "--load ") + source +
                      ": no HF model or vime checkpoint there");
   }
-  const at::Device device = o.device ? at::Device(*o.device)
-                                     : (at::hasCUDA() ? at::Device(at::kCUDA) : at::Device(at::kCPU));
-  auto model = ckpt::load_model(*resolved, o.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat,
-                                device);
+  const at::Device device = o.device
+                                ? at::Device(*o.device)
+                                : (at::hasCUDA() ? at::Device(at::kCUDA) : at::Device(at::kCPU));
+  auto model =
+      ckpt::load_model(*resolved, o.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat, device);
   model->set_requires_grad(false);
   auto rows = read_rows(*o.input, model->config().vocab_size);
   at::NoGradGuard no_grad;
@@ -150,8 +162,9 @@ int run_logprobs(const Arguments& argv) {
     int64_t tokens = 0;
     std::vector<std::vector<int64_t>> sequences;
     std::vector<int64_t> totals, responses;
-    while (end < rows.size() &&
-           (end == begin || tokens + static_cast<int64_t>(rows[end].tokens.size()) <= o.max_tokens)) {
+    while (
+        end < rows.size() &&
+        (end == begin || tokens + static_cast<int64_t>(rows[end].tokens.size()) <= o.max_tokens)) {
       tokens += static_cast<int64_t>(rows[end].tokens.size());
       sequences.push_back(rows[end].tokens);
       totals.push_back(static_cast<int64_t>(rows[end].tokens.size()));

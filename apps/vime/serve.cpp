@@ -54,21 +54,47 @@ vLLM's flags (MODEL_DIR is --hf-checkpoint):
 )";
 
 // vLLM tuning flags with no meaning for vime's engine: accepted, reported, ignored.
-const std::set<std::string> kIgnoredWithValue = {
-    "--gpu-memory-utilization", "--block-size", "--swap-space", "--kv-cache-dtype",
-    "--max-seq-len-to-capture", "--cpu-offload-gb", "--compilation-config", "-O",
-    "--distributed-executor-backend", "--data-parallel-backend", "--max-logprobs",
-    "--load-format", "--worker-extension-cls", "--uvicorn-log-level", "--scheduling-policy",
-    "--num-gpu-blocks-override", "--long-prefill-token-threshold", "--max-num-partial-prefills",
-    "--cuda-graph-sizes", "--quantization", "--attention-backend", "--node-rank",
-    "--master-addr", "--master-port", "--download-dir",
-    "--reasoning-parser", "--chat-template"};
-const std::set<std::string> kIgnoredSwitches = {
-    "--enforce-eager", "--enable-prefix-caching", "--no-enable-prefix-caching",
-    "--enable-chunked-prefill", "--no-enable-chunked-prefill", "--disable-log-stats",
-    "--disable-log-requests", "--enable-log-requests", "--disable-custom-all-reduce",
-    "--disable-uvicorn-access-log", "--enable-return-routed-experts", "--async-scheduling",
-    "--no-async-scheduling", "--disable-frontend-multiprocessing"};
+const std::set<std::string> kIgnoredWithValue = {"--gpu-memory-utilization",
+                                                 "--block-size",
+                                                 "--swap-space",
+                                                 "--kv-cache-dtype",
+                                                 "--max-seq-len-to-capture",
+                                                 "--cpu-offload-gb",
+                                                 "--compilation-config",
+                                                 "-O",
+                                                 "--distributed-executor-backend",
+                                                 "--data-parallel-backend",
+                                                 "--max-logprobs",
+                                                 "--load-format",
+                                                 "--worker-extension-cls",
+                                                 "--uvicorn-log-level",
+                                                 "--scheduling-policy",
+                                                 "--num-gpu-blocks-override",
+                                                 "--long-prefill-token-threshold",
+                                                 "--max-num-partial-prefills",
+                                                 "--cuda-graph-sizes",
+                                                 "--quantization",
+                                                 "--attention-backend",
+                                                 "--node-rank",
+                                                 "--master-addr",
+                                                 "--master-port",
+                                                 "--download-dir",
+                                                 "--reasoning-parser",
+                                                 "--chat-template"};
+const std::set<std::string> kIgnoredSwitches = {"--enforce-eager",
+                                                "--enable-prefix-caching",
+                                                "--no-enable-prefix-caching",
+                                                "--enable-chunked-prefill",
+                                                "--no-enable-chunked-prefill",
+                                                "--disable-log-stats",
+                                                "--disable-log-requests",
+                                                "--enable-log-requests",
+                                                "--disable-custom-all-reduce",
+                                                "--disable-uvicorn-access-log",
+                                                "--enable-return-routed-experts",
+                                                "--async-scheduling",
+                                                "--no-async-scheduling",
+                                                "--disable-frontend-multiprocessing"};
 
 struct VllmFlags {
   std::optional<int64_t> seed, max_model_len, max_num_seqs, max_num_batched_tokens;
@@ -94,8 +120,9 @@ Json transfer_config(const std::string& text) {
   }
   const Json* backend = config.is_object() ? config.find("backend") : nullptr;
   if (!backend || !backend->is_string()) {
-    throw UsageError("--weight-transfer-config must be a JSON object with \"backend\", e.g. "
-                     "'{\"backend\":\"disk\"}'");
+    throw UsageError(
+        "--weight-transfer-config must be a JSON object with \"backend\", e.g. "
+        "'{\"backend\":\"disk\"}'");
   }
   const std::string& b = backend->as_string();
   if (b != "disk" && b != "nccl") {
@@ -206,7 +233,8 @@ Arguments take_serve_flags(const Arguments& argv, serve::ServeOptions& o, VllmFl
   // vLLM takes the two together: the parser reads tool calls only under auto tool choice.
   if (auto_tool_choice != !o.tool_call_parser.empty()) {
     throw UsageError(
-        "--enable-auto-tool-choice and --tool-call-parser go together (e.g. --enable-auto-tool-choice "
+        "--enable-auto-tool-choice and --tool-call-parser go together (e.g. "
+        "--enable-auto-tool-choice "
         "--tool-call-parser hermes)");
   }
   return rest;

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "commands.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
-#include "vime/core/atomic_file.hpp"
 #include "vime/tokenizer/chat_request.hpp"
 #include "vime/tokenizer/chat_template.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
@@ -17,7 +17,8 @@
 namespace vime::app {
 namespace {
 
-constexpr const char* kUsage = R"(usage: vime tokenize encode --tokenizer DIR --input IN.jsonl --output OUT.jsonl [--add-special-tokens]
+constexpr const char* kUsage =
+    R"(usage: vime tokenize encode --tokenizer DIR --input IN.jsonl --output OUT.jsonl [--add-special-tokens]
        vime tokenize decode --tokenizer DIR --input IN.jsonl --output OUT.jsonl
        vime tokenize chat   --tokenizer DIR --input IN.jsonl --output OUT.jsonl
 
@@ -54,8 +55,8 @@ Options parse(const Arguments& argv) {
                        " (vime tokenize --help)");
     }
   }
-  for (auto [flag, value] : {std::pair{"--tokenizer", &o.tokenizer}, {"--input", &o.input},
-                             {"--output", &o.output}}) {
+  for (auto [flag, value] :
+       {std::pair{"--tokenizer", &o.tokenizer}, {"--input", &o.input}, {"--output", &o.output}}) {
     if (value->empty()) throw UsageError(std::string(flag) + " is required (vime tokenize --help)");
   }
   if (!std::filesystem::exists(o.input)) throw UsageError("--input " + o.input + " does not exist");
@@ -78,8 +79,9 @@ std::string process(const Options& o, const tokenizer::HfTokenizer& tok, const s
   if (o.mode == "chat") {
     const auto request = tokenizer::parse_chat_request(text, where);
     try {
-      const std::string rendered = tok.apply_chat_template_json(
-          request.messages_json, request.tools_json, request.add_generation_prompt, request.kwargs_json);
+      const std::string rendered =
+          tok.apply_chat_template_json(request.messages_json, request.tools_json,
+                                       request.add_generation_prompt, request.kwargs_json);
       return tokenizer::with_json_field(text, "text", Json(rendered).dump());
     } catch (const tokenizer::ChatTemplateError& e) {
       return tokenizer::with_json_field(text, "error", Json(e.what()).dump());
@@ -90,7 +92,8 @@ std::string process(const Options& o, const tokenizer::HfTokenizer& tok, const s
   if (o.mode == "encode") {
     const Json& input = field(line, "text", where);
     if (!input.is_string()) throw Error(where + ": \"text\" must be a string");
-    return tokenizer::with_json_field(text, "ids", Json(tok.encode(input.as_string(), o.add_special_tokens)).dump());
+    return tokenizer::with_json_field(
+        text, "ids", Json(tok.encode(input.as_string(), o.add_special_tokens)).dump());
   }
   const Json& ids_json = field(line, "ids", where);
   if (!ids_json.is_array()) throw Error(where + ": \"ids\" must be a list of token ids");
@@ -100,8 +103,10 @@ std::string process(const Options& o, const tokenizer::HfTokenizer& tok, const s
     ids.push_back(static_cast<int32_t>(id.as_int()));
   }
   const Json* skip = line.find("skip_special_tokens");
-  if (skip != nullptr && !skip->is_bool()) throw Error(where + ": \"skip_special_tokens\" must be true or false");
-  return tokenizer::with_json_field(text, "text", Json(tok.decode(ids, skip != nullptr && skip->as_bool())).dump());
+  if (skip != nullptr && !skip->is_bool())
+    throw Error(where + ": \"skip_special_tokens\" must be true or false");
+  return tokenizer::with_json_field(
+      text, "text", Json(tok.decode(ids, skip != nullptr && skip->as_bool())).dump());
 }
 
 }  // namespace
@@ -136,7 +141,8 @@ int run_tokenize(const Arguments& argv) {
     ++count;
   }
   out->commit();
-  std::fprintf(stderr, "vime tokenize %s: %zu line(s) -> %s\n", o.mode.c_str(), count, o.output.c_str());
+  std::fprintf(stderr, "vime tokenize %s: %zu line(s) -> %s\n", o.mode.c_str(), count,
+               o.output.c_str());
   return 0;
 }
 

@@ -1,14 +1,15 @@
 // Checkpoints: save -> load -> an identical next step; slime's --load / --ref-load rules; atomic
 // layout; HF directories accepted as checkpoints.
+#include "vime/ckpt/checkpoint.hpp"
+
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
-#include "vime/core/atomic_file.hpp"
-#include "vime/ckpt/checkpoint.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/train/actor.hpp"
 
 namespace fs = std::filesystem;
@@ -35,9 +36,18 @@ vime::train::TrainBatch batch_for(int seed) {
 
 TEST_CASE("save -> load -> the next step is identical", "[ckpt]") {
   vime::test::TempDir dir;
-  const std::vector<std::string> flags{"--advantage-estimator", "grpo", "--n-samples-per-prompt",
-                                       "2", "--global-batch-size", "2", "--lr", "1e-3",
-                                       "--lr-warmup-iters", "3", "--save", dir.path().string()};
+  const std::vector<std::string> flags{"--advantage-estimator",
+                                       "grpo",
+                                       "--n-samples-per-prompt",
+                                       "2",
+                                       "--global-batch-size",
+                                       "2",
+                                       "--lr",
+                                       "1e-3",
+                                       "--lr-warmup-iters",
+                                       "3",
+                                       "--save",
+                                       dir.path().string()};
   auto args = args_of(flags);
   vime::train::SingleRank rank;
   auto a = vime::ckpt::load_hf_model(kTinyQwen3, at::kFloat, at::kCPU);
@@ -56,8 +66,8 @@ TEST_CASE("save -> load -> the next step is identical", "[ckpt]") {
   auto resumed_args = args_of(load_args);
   auto b = vime::ckpt::load_hf_model(kTinyQwen3, at::kFloat, at::kCPU);  // other weights...
   vime::train::Actor actor_b(resumed_args, *b, nullptr, rank);
-  auto resume = vime::ckpt::load_for_training(resumed_args, *b, actor_b.optimizer(),
-                                              actor_b.lr_scheduler());
+  auto resume =
+      vime::ckpt::load_for_training(resumed_args, *b, actor_b.optimizer(), actor_b.lr_scheduler());
   REQUIRE(resume.is_resumed);
   CHECK(resume.state.iteration == 0);
   CHECK(resume.state.data_source.at("epoch").as_int() == 1);
@@ -79,8 +89,8 @@ TEST_CASE("--load falls back to --ref-load; HF dirs are checkpoints; --no-save-o
   vime::train::SingleRank rank;
   auto args = args_of({"--load", (dir.path() / "empty").string(), "--ref-load", kTinyQwen3,
                        "--global-batch-size", "1"});
-  auto model = std::make_unique<vime::Model>(
-      vime::ModelConfig::from_hf_dir(kTinyQwen3), at::kFloat, at::kCPU, 99);
+  auto model = std::make_unique<vime::Model>(vime::ModelConfig::from_hf_dir(kTinyQwen3), at::kFloat,
+                                             at::kCPU, 99);
   vime::train::Actor actor(args, *model, nullptr, rank);
   auto r = vime::ckpt::load_for_training(args, *model, actor.optimizer(), actor.lr_scheduler());
   CHECK(r.is_loaded);

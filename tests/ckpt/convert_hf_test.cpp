@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
-#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/safetensors.hpp"
+#include "vime/core/atomic_file.hpp"
 
 namespace fs = std::filesystem;
 using vime::test::run_vime;
@@ -24,9 +24,9 @@ TEST_CASE("convert-hf: HF -> vime -> HF is bit-exact and keeps the origin's file
   vime::ckpt::write_safetensors(origin / "model.safetensors", file);
 
   const auto ckpt = dir.path() / "ckpt";
-  auto to_vime = run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " +
-                          ckpt.string() +
-                          " --num-layers 2 --hidden-size 32 --untie-embeddings-and-output-weights");
+  auto to_vime =
+      run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " + ckpt.string() +
+               " --num-layers 2 --hidden-size 32 --untie-embeddings-and-output-weights");
   INFO(to_vime.output);
   REQUIRE(to_vime.exit_code == 0);
   CHECK(fs::exists(ckpt / "iter_0000000" / "model" / "model.safetensors"));
@@ -34,9 +34,9 @@ TEST_CASE("convert-hf: HF -> vime -> HF is bit-exact and keeps the origin's file
   CHECK(stored.get("model.embed_tokens.weight").size(0) == 128);  // 96 padded to 128
 
   const auto out = dir.path() / "hf";
-  auto to_hf = run_vime("convert-hf --input-dir " + (ckpt / "iter_0000000").string() +
-                        " --output-dir " + out.string() + " --origin-hf-dir " + origin.string() +
-                        " --vocab-size 96");
+  auto to_hf =
+      run_vime("convert-hf --input-dir " + (ckpt / "iter_0000000").string() + " --output-dir " +
+               out.string() + " --origin-hf-dir " + origin.string() + " --vocab-size 96");
   INFO(to_hf.output);
   REQUIRE(to_hf.exit_code == 0);
   auto back = vime::ckpt::read_safetensors_dir(out);
@@ -48,8 +48,7 @@ TEST_CASE("convert-hf: HF -> vime -> HF is bit-exact and keeps the origin's file
     CHECK(by_name[name].scalar_type() == at::kBFloat16);
     CHECK(by_name[name].equal(t));
   }
-  CHECK(vime::read_text_file(out / "config.json") ==
-        vime::read_text_file(origin / "config.json"));
+  CHECK(vime::read_text_file(out / "config.json") == vime::read_text_file(origin / "config.json"));
   CHECK(fs::exists(out / "tokenizer_config.json"));
 
   auto again = run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " +

@@ -1,12 +1,13 @@
 // safetensors: round trips of every dtype, sharded directories, a file written by Python (the
 // goldens of tests/model), and corrupt or truncated files.
+#include "vime/ckpt/safetensors.hpp"
+
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
 
 #include "support/test_support.hpp"
-#include "vime/ckpt/safetensors.hpp"
 
 using namespace vime::ckpt;
 
@@ -60,7 +61,8 @@ TEST_CASE("safetensors round trip keeps dtype, shape and bytes", "[ckpt]") {
 TEST_CASE("sharded directories with an index", "[ckpt]") {
   vime::test::TempDir dir;
   NamedTensors tensors;
-  for (const char* name : {"w0", "w1", "w2", "w3", "w4"}) tensors.emplace_back(name, at::randn({256}));
+  for (const char* name : {"w0", "w1", "w2", "w3", "w4"})
+    tensors.emplace_back(name, at::randn({256}));
   write_safetensors_dir(dir.path(), tensors, /*max_shard_bytes=*/2048);
   CHECK(std::filesystem::exists(dir.path() / "model.safetensors.index.json"));
   CHECK(std::filesystem::exists(dir.path() / "model-00003-of-00003.safetensors"));
@@ -69,9 +71,9 @@ TEST_CASE("sharded directories with an index", "[ckpt]") {
   std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
   for (const auto& [name, t] : tensors) CHECK(by_name.at(name).equal(t));
   std::filesystem::remove(dir.path() / "model-00002-of-00003.safetensors");
-  CHECK_THROWS_WITH(read_safetensors_dir(dir.path()),
-                    Catch::Contains("model-00002-of-00003.safetensors") &&
-                        Catch::Contains("missing"));
+  CHECK_THROWS_WITH(
+      read_safetensors_dir(dir.path()),
+      Catch::Contains("model-00002-of-00003.safetensors") && Catch::Contains("missing"));
 }
 
 TEST_CASE("reads a file written by Python", "[ckpt]") {
@@ -96,8 +98,8 @@ TEST_CASE("corrupt and truncated files give one clear error naming file and tens
   write_bytes(bad, std::string("\xff\xff\xff\x00\x00\x00\x00\x00", 8) + "{}");
   CHECK_THROWS_WITH(SafetensorsFile(bad), Catch::Contains("header length"));
   write_bytes(bad, with_header(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8));
-  CHECK_THROWS_WITH(SafetensorsFile(bad), Catch::Contains("tensor \"x\"") &&
-                                              Catch::Contains("needs 12"));
+  CHECK_THROWS_WITH(SafetensorsFile(bad),
+                    Catch::Contains("tensor \"x\"") && Catch::Contains("needs 12"));
   write_bytes(bad, with_header(R"({"x":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})", 8));
   CHECK_THROWS_WITH(SafetensorsFile(bad), Catch::Contains("unsupported dtype"));
   write_bytes(bad, with_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"

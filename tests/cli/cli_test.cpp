@@ -158,11 +158,16 @@ TEST_CASE("on a GPU machine the CUDA LibTorch build sees the GPUs", "[gpu]") {
 
 TEST_CASE("every scripts/models preset works as in slime: source it, pass MODEL_ARGS", "[cli]") {
   vime::test::TempDir dir;
-  auto script = dir.write("presets.sh", std::string(R"sh(set -e
-for preset in )sh") + VIME_SOURCE_DIR + R"sh(/scripts/models/*.sh; do
+  auto script = dir.write(
+      "presets.sh",
+      std::string(R"sh(set -e
+for preset in )sh") +
+          VIME_SOURCE_DIR +
+          R"sh(/scripts/models/*.sh; do
   unset MODEL_ARGS
   source "$preset"
-  out=$()sh" VIME_BIN R"sh( train --dry-run --rollout-batch-size 2 --num-rollout 1 "${MODEL_ARGS[@]}") || {
+  out=$()sh" VIME_BIN
+          R"sh( train --dry-run --rollout-batch-size 2 --num-rollout 1 "${MODEL_ARGS[@]}") || {
     echo "FAILED: $preset"; exit 1; }
   echo "$out" | grep -q '^  num_layers: [0-9]' || { echo "no num_layers: $preset"; exit 1; }
   echo "ok $(basename "$preset")"

@@ -141,9 +141,11 @@ TEST_CASE("--vllm-* and --router-* flags vime does not own pass through verbatim
   CHECK(a.get_int("rollout_batch_size") == 4);
   CHECK(parse({"--router-policy", "round_robin"}).get_string("router_policy") == "round_robin");
   CHECK(parse_error({"--vllm-tensor-parallel-size", "2"}) ==
-        "--vllm-tensor-parallel-size is set by vime from --rollout-num-gpus-per-engine; drop it from the "
+        "--vllm-tensor-parallel-size is set by vime from --rollout-num-gpus-per-engine; drop it "
+        "from the "
         "command line");
-  CHECK_THAT(parse_error({"--vllm-model", "/m"}), Catch::Contains("set by vime from --hf-checkpoint"));
+  CHECK_THAT(parse_error({"--vllm-model", "/m"}),
+             Catch::Contains("set by vime from --hf-checkpoint"));
 }
 
 TEST_CASE("--config YAML sets flags and the command line wins", "[args]") {

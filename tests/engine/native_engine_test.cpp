@@ -130,10 +130,10 @@ TEST_CASE("continuous batching: a short request joins and finishes while a long 
 }
 
 // Equality with the request run alone holds up to fp32 rounding: another batch shape (8 decode rows
-// instead of 1, a split prefill) changes logits by ~1e-7, which moves an inverse-CDF draw only where it
-// lands in the flat tail of the distribution (request 0 once drew a token of log-prob -12.5 and
-// differed in a few percent of runs). top_k 5 keeps the draws out of the tail, so a flip needs the
-// uniform within ~1e-7 of a boundary, while per-request seeds and sampling stay covered.
+// instead of 1, a split prefill) changes logits by ~1e-7, which moves an inverse-CDF draw only
+// where it lands in the flat tail of the distribution (request 0 once drew a token of log-prob
+// -12.5 and differed in a few percent of runs). top_k 5 keeps the draws out of the tail, so a flip
+// needs the uniform within ~1e-7 of a boundary, while per-request seeds and sampling stay covered.
 static GenerateRequest top5(GenerateRequest request) {
   request.sampling_params.top_k = 5;
   return request;
@@ -148,20 +148,19 @@ TEST_CASE("16 threads submitting at once each get their own output", "[engine]")
   std::vector<GenerateResponse> results(16);
   for (int i = 0; i < 16; ++i)
     threads.emplace_back([&, i] {
-      results[i] = engine.generate(top5(
-          make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8, 100 + i)));
+      results[i] = engine.generate(
+          top5(make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8, 100 + i)));
     });
   for (auto& t : threads) t.join();
   NativeEngine alone(model, nullptr, {});
   for (int i = 0; i < 16; ++i) {
     CAPTURE(i);
     CHECK(results[i].output_ids.size() == static_cast<size_t>(4 + i % 5));
-    CHECK(
-        results[i].output_ids ==
-        alone
-            .generate(top5(make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8,
-                                        100 + i)))
-            .output_ids);
+    CHECK(results[i].output_ids ==
+          alone
+              .generate(
+                  top5(make_request(prompt_of(kTexts[i % kTexts.size()]), 4 + i % 5, 0.8, 100 + i)))
+              .output_ids);
   }
   CHECK(engine.stats().requests_finished == 16);
   CHECK(engine.stats().prefill_forwards > 1);
@@ -367,4 +366,3 @@ TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engi
   CHECK(engine.stats().preempted >= 2);
   CHECK(engine.stats().kv_cache_bytes <= (1 << 21));
 }
-

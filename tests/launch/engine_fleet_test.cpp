@@ -159,7 +159,8 @@ TEST_CASE("router: flags for a launched vllm-router", "[launch]") {
                                                             "--request-timeout-secs", "14400"});
   // The engines it starts with (the Rust vllm-router refuses to start without workers).
   const Strings flags = vime::launch::router_flags(parse({}), 5, {"http://a:1", "http://b:2"});
-  CHECK(Strings(flags.end() - 3, flags.end()) == Strings{"--worker-urls", "http://a:1", "http://b:2"});
+  CHECK(Strings(flags.end() - 3, flags.end()) ==
+        Strings{"--worker-urls", "http://a:1", "http://b:2"});
 }
 
 TEST_CASE("engine_fleet: start 2 stand-in engines, register, restart one, stop", "[launch]") {
@@ -232,8 +233,8 @@ TEST_CASE("engine_fleet: a launched router gets the engines and stops last", "[l
   CHECK(workers.at(1).at("url").as_string() == fleet.urls()[1]);
   const Json argv = get_json(fleet.router_url() + "/argv");
   CHECK(argv.dump().find(R"("--policy","consistent_hash","--request-timeout-secs","14400",)"
-                         R"("--cache-threshold","0.5","--worker-urls",")" + fleet.urls()[0] +
-                         R"(",")" + fleet.urls()[1] + "\"") != std::string::npos);
+                         R"("--cache-threshold","0.5","--worker-urls",")" +
+                         fleet.urls()[0] + R"(",")" + fleet.urls()[1] + "\"") != std::string::npos);
   const std::string router = fleet.router_url();
   fleet.stop();
   CHECK_FALSE(vime::launch::is_healthy(router, 1));
@@ -389,8 +390,8 @@ TEST_CASE("server_info: external engines need dev mode, no data parallelism, the
   reply = R"({"vllm_config":{"parallel_config":{"tensor_parallel_size":2,"data_parallel_size":1},)"
           R"("weight_transfer_config":{"backend":"nccl"}}})";
   CHECK(error_of(nccl).empty());
-  CHECK_THAT(error_of({"disk", ""}), Catch::Contains("backend \"nccl\"") &&
-                                         Catch::Contains("--update-weight-transport"));
+  CHECK_THAT(error_of({"disk", ""}),
+             Catch::Contains("backend \"nccl\"") && Catch::Contains("--update-weight-transport"));
   reply = R"({"vllm_config":{"parallel_config":{"data_parallel_size":4}}})";
   CHECK_THAT(error_of(nccl), Catch::Contains("data parallelism 4"));
   reply = R"j({"vllm_config":"VllmConfig(model='/m', ...)"})j";  // an older server: text

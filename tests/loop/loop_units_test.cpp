@@ -60,8 +60,8 @@ TEST_CASE("--ci-test asserts slime's invariants", "[loop]") {
                         args, 1, 1, {{"train/train_rollout_logprob_abs_diff", 0.2}}),
                     Catch::Contains("0.1"));
   auto loose = ci_args({"--ci-train-rollout-logprob-abs-diff-threshold", "0.5"});
-  CHECK_NOTHROW(vime::loop::check_step_invariants(
-      loose, 1, 1, {{"train/train_rollout_logprob_abs_diff", 0.2}}));
+  CHECK_NOTHROW(vime::loop::check_step_invariants(loose, 1, 1,
+                                                  {{"train/train_rollout_logprob_abs_diff", 0.2}}));
   auto no_kl = ci_args({"--ci-disable-kl-checker"});
   CHECK_NOTHROW(vime::loop::check_step_invariants(no_kl, 0, 0, {{"train/ppo_kl", 1.0}}));
   // Without --ci-test nothing is checked.

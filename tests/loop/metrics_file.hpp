@@ -16,7 +16,8 @@ inline std::map<std::string, std::vector<double>> read_metrics(const std::filesy
   std::map<std::string, std::vector<double>> out;
   std::istringstream lines(vime::read_text_file(path));
   for (std::string line; std::getline(lines, line);) {
-    const auto row = vime::Json::parse(line);  // named: a range-for over a temporary's member dangles
+    const auto row =
+        vime::Json::parse(line);  // named: a range-for over a temporary's member dangles
     for (const auto& [key, value] : row.as_object()) {
       if (value.is_number()) out[key].push_back(value.as_double());
     }

@@ -1,5 +1,5 @@
-// The tiny arithmetic task (make_arith_task: a 2-layer Qwen3 in HF format + JSONL data) shared by the
-// `vime train` end-to-end tests; made once per test binary run (~1 s).
+// The tiny arithmetic task (make_arith_task: a 2-layer Qwen3 in HF format + JSONL data) shared by
+// the `vime train` end-to-end tests; made once per test binary run (~1 s).
 #pragma once
 
 #include <catch2/catch.hpp>

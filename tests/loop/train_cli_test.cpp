@@ -116,9 +116,9 @@ TEST_CASE("vime train: trainer hooks are called at their points", "[train_cli]")
   vime::test::TempDir run;
   const auto log = run.path() / "hooks.log";
   const std::string hooks = vime::test::plugin_path("train_hooks");
-  auto r = run_command("VIME_TEST_HOOK_LOG=" + log.string() + " " VIME_BIN " train " + grpo_flags() +
-                       "--num-rollout 2 --ci-test --custom-megatron-init-path " + hooks +
-                       ":init_hook --custom-megatron-before-log-prob-hook-path " + hooks +
+  auto r = run_command("VIME_TEST_HOOK_LOG=" + log.string() + " " VIME_BIN " train " +
+                       grpo_flags() + "--num-rollout 2 --ci-test --custom-megatron-init-path " +
+                       hooks + ":init_hook --custom-megatron-before-log-prob-hook-path " + hooks +
                        " --custom-megatron-before-train-step-hook-path " + hooks +
                        " --rollout-data-postprocess-path " + hooks);
   INFO(r.output);
@@ -133,8 +133,10 @@ TEST_CASE("vime train: trainer hooks are called at their points", "[train_cli]")
 TEST_CASE("vime train: PPO trains the critic beside the actor", "[train_cli]") {
   vime::test::TempDir run;
   const auto metrics = run.path() / "metrics.jsonl";
-  auto r = run_vime("train " + grpo_flags() + "--advantage-estimator ppo --kl-coef 0.01 "
-                    "--num-rollout 2 --ci-test --metrics-jsonl " + metrics.string());
+  auto r = run_vime("train " + grpo_flags() +
+                    "--advantage-estimator ppo --kl-coef 0.01 "
+                    "--num-rollout 2 --ci-test --metrics-jsonl " +
+                    metrics.string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto m = vime::test::read_metrics(metrics);
@@ -147,9 +149,11 @@ TEST_CASE("vime eval: per-sample results and metrics for an HF directory", "[tra
   vime::test::TempDir run;
   const auto out = run.path() / "samples.jsonl";
   const auto t = task_dir().string();
-  auto r = run_vime("eval --hf-checkpoint " + t + "/model " + eval_flags() +
-                    "--rm-type math --input-key input --label-key label --n-samples-per-eval-prompt 2"
-                    " --log-passrate --eval-output " + out.string());
+  auto r =
+      run_vime("eval --hf-checkpoint " + t + "/model " + eval_flags() +
+               "--rm-type math --input-key input --label-key label --n-samples-per-eval-prompt 2"
+               " --log-passrate --eval-output " +
+               out.string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("eval/arith ") && Catch::Contains("eval/arith-pass@2"));
@@ -179,8 +183,9 @@ TEST_CASE("vime train / eval: bad input gives one clear error", "[train_cli]") {
   auto missing_dir = run_vime("eval --hf-checkpoint /nonexistent/model " + eval_flags());
   CHECK(missing_dir.exit_code == 2);
   CHECK_THAT(missing_dir.output, Catch::Contains("/nonexistent/model"));
-  auto no_debug_data = run_vime("train " + grpo_flags() +
-                                "--num-rollout 1 --load-debug-rollout-data /nonexistent/{rollout_id}.json");
+  auto no_debug_data =
+      run_vime("train " + grpo_flags() +
+               "--num-rollout 1 --load-debug-rollout-data /nonexistent/{rollout_id}.json");
   CHECK(no_debug_data.exit_code != 0);
   CHECK_THAT(no_debug_data.output, Catch::Contains("/nonexistent/0.json"));
 }

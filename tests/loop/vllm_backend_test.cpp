@@ -4,7 +4,6 @@
 // updates checked through the rollout/trainer log-prob agreement, and an engine killed mid-rollout
 // recovered by --use-fault-tolerance with no sample lost.
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,8 +21,8 @@
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/http/fetch.hpp"
-#include "vime/launch/net.hpp"
 #include "vime/json.hpp"
+#include "vime/launch/net.hpp"
 
 namespace fs = std::filesystem;
 using vime::test::run_command;
@@ -36,9 +35,10 @@ std::string grpo_flags(int rollout_batch_size = 4, int max_len = 8) {
   const auto t = task_dir().string();
   return "--hf-checkpoint " + t + "/model --prompt-data " + t +
          "/data/train.jsonl --input-key input --label-key label --rm-type math"
-         " --advantage-estimator grpo --rollout-batch-size " + std::to_string(rollout_batch_size) +
-         " --n-samples-per-prompt 4 --global-batch-size " + std::to_string(rollout_batch_size * 4) +
-         " --rollout-max-response-len " + std::to_string(max_len) + " --lr 1e-3 ";
+         " --advantage-estimator grpo --rollout-batch-size " +
+         std::to_string(rollout_batch_size) + " --n-samples-per-prompt 4 --global-batch-size " +
+         std::to_string(rollout_batch_size * 4) + " --rollout-max-response-len " +
+         std::to_string(max_len) + " --lr 1e-3 ";
 }
 
 std::string engine_command() { return std::string("VIME_VLLM_COMMAND='") + VIME_BIN + " serve' "; }
@@ -85,8 +85,8 @@ TEST_CASE("vime train --rollout-backend vllm: two launched vime serve engines, d
   const auto disk = run.path() / "weights";
   auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +
                        "--num-rollout 3 --ci-test --rollout-backend vllm --rollout-num-gpus 2 "
-                       "--update-weight-transport disk --update-weight-disk-dir " + disk.string() +
-                       " --metrics-jsonl " + metrics.string() + " 2>&1");
+                       "--update-weight-transport disk --update-weight-disk-dir " +
+                       disk.string() + " --metrics-jsonl " + metrics.string() + " 2>&1");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   // Two engines, both used.
@@ -129,23 +129,23 @@ TEST_CASE("vime train: external vime serve engines by address; unreachable ones 
   REQUIRE(wait_healthy(p1, 60));
   REQUIRE(wait_healthy(p2, 60));
   REQUIRE(wait_healthy(p3, 60));
-  auto mismatch = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
-                              "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
-                              std::to_string(p3) +
-                              " --update-weight-transport disk --update-weight-disk-dir " +
-                              (run.path() / "weights3").string() + " 2>&1");
+  auto mismatch = run_command(
+      std::string(VIME_BIN) + " train " + grpo_flags() +
+      "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" + std::to_string(p3) +
+      " --update-weight-transport disk --update-weight-disk-dir " +
+      (run.path() / "weights3").string() + " 2>&1");
   CHECK(mismatch.exit_code != 0);
-  CHECK_THAT(mismatch.output, Catch::Contains("external engine http://127.0.0.1:" +
-                                              std::to_string(p3)) &&
-                                  Catch::Contains("backend \"nccl\"") &&
-                                  Catch::Contains("--update-weight-transport"));
+  CHECK_THAT(mismatch.output,
+             Catch::Contains("external engine http://127.0.0.1:" + std::to_string(p3)) &&
+                 Catch::Contains("backend \"nccl\"") &&
+                 Catch::Contains("--update-weight-transport"));
   const auto metrics = run.path() / "metrics.jsonl";
-  auto r = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
-                       "--num-rollout 2 --rollout-external-engine-addrs 127.0.0.1:" +
-                       std::to_string(p1) + " 127.0.0.1:" + std::to_string(p2) +
-                       " --update-weight-transport disk --update-weight-disk-dir " +
-                       (run.path() / "weights").string() + " --metrics-jsonl " + metrics.string() +
-                       " 2>&1");
+  auto r = run_command(
+      std::string(VIME_BIN) + " train " + grpo_flags() +
+      "--num-rollout 2 --rollout-external-engine-addrs 127.0.0.1:" + std::to_string(p1) +
+      " 127.0.0.1:" + std::to_string(p2) +
+      " --update-weight-transport disk --update-weight-disk-dir " +
+      (run.path() / "weights").string() + " --metrics-jsonl " + metrics.string() + " 2>&1");
   for (pid_t pid : find_processes({VIME_BIN, " serve ", model})) ::kill(pid, SIGTERM);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -154,18 +154,20 @@ TEST_CASE("vime train: external vime serve engines by address; unreachable ones 
   CHECK_THAT(r.output, Catch::Contains("127.0.0.1:" + std::to_string(p1)) &&
                            Catch::Contains("127.0.0.1:" + std::to_string(p2)));
 
-  auto down = run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
-                          "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
-                          std::to_string(vime::launch::free_port()) + " --rollout-health-check-timeout 2" +
-                          " --update-weight-transport disk --update-weight-disk-dir " +
-                          (run.path() / "weights2").string() + " 2>&1");
+  auto down =
+      run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
+                  "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
+                  std::to_string(vime::launch::free_port()) + " --rollout-health-check-timeout 2" +
+                  " --update-weight-transport disk --update-weight-disk-dir " +
+                  (run.path() / "weights2").string() + " 2>&1");
   CHECK(down.exit_code != 0);
   CHECK_THAT(down.output, Catch::Contains("127.0.0.1") && Catch::Contains("vime train:"));
 }
 
-TEST_CASE("vime train --use-fault-tolerance: an engine killed mid-rollout is restarted, no sample "
-          "lost",
-          "[vllm_backend]") {
+TEST_CASE(
+    "vime train --use-fault-tolerance: an engine killed mid-rollout is restarted, no sample "
+    "lost",
+    "[vllm_backend]") {
   vime::test::TempDir run;
   const auto log = run.path() / "train.log";
   const std::string dump = (run.path() / "rollout_{rollout_id}.json").string();
@@ -192,8 +194,8 @@ TEST_CASE("vime train --use-fault-tolerance: an engine killed mid-rollout is res
     std::smatch m;
     if (!std::regex_search(text, m, url)) continue;
     const std::string port = m[1];
-    auto metrics = vime::http::fetch(
-        vime::http::Request::get("http://127.0.0.1:" + port + "/metrics", 1));
+    auto metrics =
+        vime::http::fetch(vime::http::Request::get("http://127.0.0.1:" + port + "/metrics", 1));
     if (metrics.body.find("vllm:num_requests_running{model_name=") == std::string::npos) continue;
     std::smatch running;
     std::regex running_re(R"(vllm:num_requests_running\{[^}]*\} (\d+))");
@@ -228,9 +230,10 @@ TEST_CASE("vime train --use-fault-tolerance: an engine killed mid-rollout is res
   CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
 }
 
-TEST_CASE("vime train on vLLM: over-sampling aborts in-flight requests at the target, partial "
-          "rollouts go back to the buffer, nothing fails",
-          "[vllm_backend]") {
+TEST_CASE(
+    "vime train on vLLM: over-sampling aborts in-flight requests at the target, partial "
+    "rollouts go back to the buffer, nothing fails",
+    "[vllm_backend]") {
   vime::test::TempDir run;
   const std::string dump = (run.path() / "rollout_{rollout_id}.json").string();
   // 16 groups in flight for a target of 4: the rollout aborts the other 12 mid-generation
@@ -254,18 +257,20 @@ TEST_CASE("vime train on vLLM: over-sampling aborts in-flight requests at the ta
   CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
 }
 
-TEST_CASE("vime train on vLLM --colocate: engines sleep while training runs and wake with the new "
-          "weights",
-          "[vllm_backend]") {
+TEST_CASE(
+    "vime train on vLLM --colocate: engines sleep while training runs and wake with the new "
+    "weights",
+    "[vllm_backend]") {
   vime::test::TempDir run;
   const auto metrics = run.path() / "metrics.jsonl";
-  // --colocate: 2 engines on the actor's 2 "GPUs", started with --enable-sleep-mode; each train step
-  // runs between /sleep?level=1 and /wake_up (weights, then KV cache) around the disk update.
+  // --colocate: 2 engines on the actor's 2 "GPUs", started with --enable-sleep-mode; each train
+  // step runs between /sleep?level=1 and /wake_up (weights, then KV cache) around the disk update.
   auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +
                        "--num-rollout 2 --ci-test --rollout-backend vllm --colocate"
                        " --actor-num-gpus-per-node 2 --update-weight-transport disk"
-                       " --update-weight-disk-dir " + (run.path() / "weights").string() +
-                       " --metrics-jsonl " + metrics.string() + " 2>&1");
+                       " --update-weight-disk-dir " +
+                       (run.path() / "weights").string() + " --metrics-jsonl " + metrics.string() +
+                       " 2>&1");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto m = vime::test::read_metrics(metrics);
@@ -278,9 +283,10 @@ TEST_CASE("vime train on vLLM --colocate: engines sleep while training runs and 
   CHECK_THAT(nccl.output, Catch::Contains("--colocate") && Catch::Contains("disk"));
 }
 
-TEST_CASE("vime train --vllm-config with a judge model: rollouts and weights go to the policy "
-          "only; a reward plugin reaches the judge through args.vllm_model_urls",
-          "[vllm_backend]") {
+TEST_CASE(
+    "vime train --vllm-config with a judge model: rollouts and weights go to the policy "
+    "only; a reward plugin reaches the judge through args.vllm_model_urls",
+    "[vllm_backend]") {
   vime::test::TempDir run;
   // The judge is another (smaller) model: a weight update sent to it would be refused (shapes), and
   // rollouts sent to it would not match the trainer's log-probs under --ci-test.
@@ -289,12 +295,14 @@ TEST_CASE("vime train --vllm-config with a judge model: rollouts and weights go 
                           " --num-train 4 --num-test 1 --hidden-size 32 --num-layers 1"
                           " --head-dim 16 --intermediate-size 64");
   REQUIRE(made.exit_code == 0);
-  const auto config = run.write("vllm.yaml", "vllm:\n"
-                                             "  - name: judge\n"
-                                             "    model_path: " + (run.path() / "judge/model").string() +
-                                             "\n    server_groups: [{num_gpus: 1}]\n"
-                                             "  - name: policy\n"
-                                             "    server_groups: [{num_gpus: 1}]\n");
+  const auto config = run.write("vllm.yaml",
+                                "vllm:\n"
+                                "  - name: judge\n"
+                                "    model_path: " +
+                                    (run.path() / "judge/model").string() +
+                                    "\n    server_groups: [{num_gpus: 1}]\n"
+                                    "  - name: policy\n"
+                                    "    server_groups: [{num_gpus: 1}]\n");
   const auto metrics = run.path() / "metrics.jsonl";
   const std::string dump = (run.path() / "rollout_{rollout_id}.json").string();
   auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +

@@ -37,7 +37,8 @@ TEST_CASE("the CUDA model matches the CPU model in fp32", "[gpu]") {
 
 TEST_CASE("flash varlen attention equals the math path in bf16, gradients too", "[gpu]") {
   if (skip_without_cuda()) return;
-  if (!vime::flash_attention_available(at::zeros({1}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16)))) {
+  if (!vime::flash_attention_available(
+          at::zeros({1}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16)))) {
     WARN("this LibTorch has no flash varlen attention: skipped");
     return;
   }
@@ -45,7 +46,8 @@ TEST_CASE("flash varlen attention equals the math path in bf16, gradients too", 
   vime::VarlenInfo info;
   info.cu_seqlens = {0, 100, 103, 356};
   info.max_seqlen = 253;
-  info.cu_seqlens_device = at::tensor(std::vector<int32_t>{0, 100, 103, 356}, at::kInt).to(at::kCUDA);
+  info.cu_seqlens_device =
+      at::tensor(std::vector<int32_t>{0, 100, 103, 356}, at::kInt).to(at::kCUDA);
   auto q = at::randn({356, 8, 64}, opts).requires_grad_(true);
   auto k = at::randn({356, 2, 64}, opts).requires_grad_(true);
   auto v = at::randn({356, 2, 64}, opts).requires_grad_(true);

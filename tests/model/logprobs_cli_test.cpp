@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
-#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/safetensors.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/json.hpp"
 
 using vime::test::run_vime;
@@ -21,8 +21,8 @@ TEST_CASE("vime logprobs scores response tokens as the reference logits say", "[
                       "\n"
                       "{\"tokens\": [2, 4, 8, 16, 32, 64, 95, 3, 7], \"response_length\": 4}\n");
   auto out = dir.path() / "out.jsonl";
-  auto r = run_vime("logprobs --hf-checkpoint " + model + " --input " + in.string() +
-                    " --output " + out.string() + " --temperature 0.8 --device cpu");
+  auto r = run_vime("logprobs --hf-checkpoint " + model + " --input " + in.string() + " --output " +
+                    out.string() + " --temperature 0.8 --device cpu");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto text = vime::read_text_file(out);

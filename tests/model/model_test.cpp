@@ -1,6 +1,8 @@
 // The transformer against reference logits of tiny Qwen3 / Qwen2 / Llama-3 models (goldens made by
 // tools/parity/make_tiny_goldens.py from a port of HF's eager modeling code on Debian's
 // python3-torch), packing, recompute and gradients.
+#include "vime/model/model.hpp"
+
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
@@ -9,7 +11,6 @@
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/arg_parser.hpp"
-#include "vime/model/model.hpp"
 
 namespace {
 
@@ -95,11 +96,26 @@ TEST_CASE("a model needs every tensor at its shape", "[model]") {
 TEST_CASE("Megatron flags build the same config as config.json, and disagreements are named",
           "[model]") {
   auto hf = vime::ModelConfig::from_hf_dir(kGolden + "tiny_qwen3");
-  std::vector<std::string> flags{"--num-layers", "2", "--hidden-size", "32", "--ffn-hidden-size",
-                                 "48", "--num-attention-heads", "4", "--group-query-attention",
-                                 "--num-query-groups", "2", "--kv-channels", "16", "--vocab-size",
-                                 "96", "--qk-layernorm", "--norm-epsilon", "1e-6",
-                                 "--rotary-base", "1000000"};
+  std::vector<std::string> flags{"--num-layers",
+                                 "2",
+                                 "--hidden-size",
+                                 "32",
+                                 "--ffn-hidden-size",
+                                 "48",
+                                 "--num-attention-heads",
+                                 "4",
+                                 "--group-query-attention",
+                                 "--num-query-groups",
+                                 "2",
+                                 "--kv-channels",
+                                 "16",
+                                 "--vocab-size",
+                                 "96",
+                                 "--qk-layernorm",
+                                 "--norm-epsilon",
+                                 "1e-6",
+                                 "--rotary-base",
+                                 "1000000"};
   auto args = vime::core::parse_args(flags);
   auto from_flags = vime::ModelConfig::from_args(args);
   CHECK(from_flags.model_type == "qwen3");
@@ -121,7 +137,7 @@ TEST_CASE("recompute flags", "[model]") {
   auto none = vime::RecomputeOptions::from_args(parse_args({}));
   CHECK_FALSE(none.enabled);
   std::vector<std::string> block{"--recompute-granularity", "full", "--recompute-method", "block",
-                                 "--recompute-num-layers", "3"};
+                                 "--recompute-num-layers",  "3"};
   auto b = vime::RecomputeOptions::from_args(parse_args(block));
   CHECK(b.enabled);
   CHECK(b.num_layers == 3);

@@ -136,6 +136,7 @@ TEST_CASE("every plugin flag of a run is checked up front", "[plugin]") {
 }
 
 TEST_CASE("built-in plugins are looked up beside libvime", "[plugin]") {
-  CHECK(vime::plugin::builtin_plugin_dir() == std::filesystem::path(VIME_BUILD_DIR) / "lib" / "vime");
+  CHECK(vime::plugin::builtin_plugin_dir() ==
+        std::filesystem::path(VIME_BUILD_DIR) / "lib" / "vime");
   CHECK(vime::plugin::builtin_plugin_path("rm_math").filename() == "librm_math.so");
 }

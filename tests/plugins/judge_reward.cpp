@@ -8,8 +8,9 @@
 
 vime::Json judge_logprob(const vime::Args& args, const vime::Sample& sample) {
   const vime::Json& judge = args.get("vllm_model_urls").at("judge");
-  const std::string url = judge.at("router").is_null() ? judge.at("engines").at(size_t{0}).as_string()
-                                                       : judge.at("router").as_string();
+  const std::string url = judge.at("router").is_null()
+                              ? judge.at("engines").at(size_t{0}).as_string()
+                              : judge.at("router").as_string();
   vime::Json body = vime::Json::object();
   body["model"] = "judge";
   body["prompt"] = (sample.prompt.is_string() ? sample.prompt.as_string() : sample.prompt.dump()) +
@@ -21,9 +22,9 @@ vime::Json judge_logprob(const vime::Args& args, const vime::Sample& sample) {
   client.set_read_timeout(60);
   const auto res = client.Post("/v1/completions", body.dump(), "application/json");
   if (!res || res->status != 200) {
-    throw vime::Error("judge " + url + "/v1/completions: " +
-                      (res ? std::to_string(res->status) + " " + res->body
-                           : httplib::to_string(res.error())));
+    throw vime::Error(
+        "judge " + url + "/v1/completions: " +
+        (res ? std::to_string(res->status) + " " + res->body : httplib::to_string(res.error())));
   }
   const vime::Json reply = vime::Json::parse(res->body);
   return reply.at("choices").at(size_t{0}).at("logprobs").at("token_logprobs").at(size_t{0});

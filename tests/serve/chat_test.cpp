@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -91,8 +91,7 @@ Json messages() {
 std::vector<int32_t> tokenized(int port, Json body) {
   std::vector<int32_t> ids;
   const Json r = post(port, "/tokenize", body);
-  for (const auto& v : r.at("tokens").as_array())
-    ids.push_back(static_cast<int32_t>(v.as_int()));
+  for (const auto& v : r.at("tokens").as_array()) ids.push_back(static_cast<int32_t>(v.as_int()));
   return ids;
 }
 
@@ -103,17 +102,15 @@ const Json& first_choice(const Json& r) { return r.at("choices").at(size_t{0}); 
 TEST_CASE("chat: the prompt is the chat template's and greedy output equals /v1/completions",
           "[serve_chat]") {
   vime::test::ServedEngine s;
-  const Json chat = Json::Object{{"model", "tiny-qwen3"},
-                                 {"messages", messages()},
-                                 {"max_tokens", 12},
-                                 {"temperature", 0.0}};
+  const Json chat = Json::Object{
+      {"model", "tiny-qwen3"}, {"messages", messages()}, {"max_tokens", 12}, {"temperature", 0.0}};
   const Json r = post(s.port, "/v1/chat/completions", chat);
   // The text parts join with a newline, as vLLM hands them to a string-content template.
   const Json plain = Json::Array{messages().at(size_t{0}),
                                  Json::Object{{"role", "user"}, {"content", "What is\n2 + 2?"}}};
   const std::string rendered = qwen().apply_chat_template(plain, nullptr, true, Json::object());
-  const auto prompt = tokenized(s.port, Json::Object{{"prompt", rendered},
-                                                     {"add_special_tokens", false}});
+  const auto prompt =
+      tokenized(s.port, Json::Object{{"prompt", rendered}, {"add_special_tokens", false}});
   CHECK(prompt == tokenized(s.port, Json::Object{{"messages", plain}}));
   CHECK(r.at("id").as_string().rfind("chatcmpl-", 0) == 0);
   CHECK(r.at("object").as_string() == "chat.completion");
@@ -130,20 +127,21 @@ TEST_CASE("chat: the prompt is the chat template's and greedy output equals /v1/
         usage.at("prompt_tokens").as_int() + usage.at("completion_tokens").as_int());
 
   const Json completion = post(s.port, "/v1/completions",
-                               Json::Object{{"prompt", prompt}, {"max_tokens", 12},
-                                            {"temperature", 0.0}, {"return_token_ids", true}});
+                               Json::Object{{"prompt", prompt},
+                                            {"max_tokens", 12},
+                                            {"temperature", 0.0},
+                                            {"return_token_ids", true}});
   const Json& cc = first_choice(completion);
   CHECK(c.at("message").at("content").as_string() == cc.at("text").as_string());
   CHECK(c.at("finish_reason").as_string() == cc.at("finish_reason").as_string());
-  CHECK(usage.at("completion_tokens").as_int() ==
-        static_cast<int64_t>(cc.at("token_ids").size()));
+  CHECK(usage.at("completion_tokens").as_int() == static_cast<int64_t>(cc.at("token_ids").size()));
 
   SECTION("max_completion_tokens, tools and chat_template_kwargs reach the engine and template") {
-    const Json tool = Json::Object{
-        {"type", "function"},
-        {"function", Json::Object{{"name", "add"},
-                                  {"description", "Adds two numbers"},
-                                  {"parameters", Json::Object{{"type", "object"}}}}}};
+    const Json tool =
+        Json::Object{{"type", "function"},
+                     {"function", Json::Object{{"name", "add"},
+                                               {"description", "Adds two numbers"},
+                                               {"parameters", Json::Object{{"type", "object"}}}}}};
     Json body = chat;
     body["max_completion_tokens"] = 3;
     body["tools"] = Json::Array{tool};
@@ -161,8 +159,7 @@ TEST_CASE("chat: the prompt is the chat template's and greedy output equals /v1/
   SECTION("continue_final_message ends the prompt inside the assistant's message") {
     Json history = plain;
     history.push_back(Json::Object{{"role", "assistant"}, {"content", "The answer is"}});
-    const std::string full =
-        qwen().apply_chat_template(history, nullptr, false, Json::object());
+    const std::string full = qwen().apply_chat_template(history, nullptr, false, Json::object());
     const std::string cut = full.substr(0, full.rfind("The answer is") + 13);
     REQUIRE(cut.size() < full.size());
     const Json t = post(s.port, "/v1/chat/completions",
@@ -208,11 +205,8 @@ TEST_CASE("chat: logprobs come in the chat format", "[serve_chat]") {
 
 TEST_CASE("chat: n choices of one conversation, seeded ones differ and repeat", "[serve_chat]") {
   vime::test::ServedEngine s;
-  const Json body = Json::Object{{"messages", messages()},
-                                 {"n", 3},
-                                 {"max_tokens", 8},
-                                 {"temperature", 1.0},
-                                 {"seed", 11}};
+  const Json body = Json::Object{
+      {"messages", messages()}, {"n", 3}, {"max_tokens", 8}, {"temperature", 1.0}, {"seed", 11}};
   const Json r = post(s.port, "/v1/chat/completions", body);
   const auto& choices = r.at("choices").as_array();
   REQUIRE(choices.size() == 3);
@@ -220,10 +214,10 @@ TEST_CASE("chat: n choices of one conversation, seeded ones differ and repeat", 
   CHECK(choices[0].at("message") != choices[1].at("message"));
   CHECK(choices[1].at("message") != choices[2].at("message"));
   CHECK(post(s.port, "/v1/chat/completions", body).at("choices") == r.at("choices"));
-  const Json single = post(s.port, "/v1/chat/completions", Json::Object{{"messages", messages()},
-                                                                      {"max_tokens", 8},
-                                                                      {"temperature", 1.0},
-                                                                      {"seed", 11}});
+  const Json single =
+      post(s.port, "/v1/chat/completions",
+           Json::Object{
+               {"messages", messages()}, {"max_tokens", 8}, {"temperature", 1.0}, {"seed", 11}});
   CHECK(first_choice(single).at("message") == choices[0].at("message"));  // choice 0: seed 11
   CHECK(r.at("usage").at("prompt_tokens") == single.at("usage").at("prompt_tokens"));
 }
@@ -335,16 +329,18 @@ TEST_CASE("chat: NativeEngine::submit's hook sees each token as sampled and can 
   int calls = 0;
   auto request = vime::test::make_request(prompt, 50);
   request.sampling_params.extra["ignore_eos"] = true;
-  const auto aborted = engine.submit(request, [&](int32_t, float, const char*) {
-    return ++calls < 3;  // the client leaves at the third token
-  }).get();
+  const auto aborted = engine
+                           .submit(request,
+                                   [&](int32_t, float, const char*) {
+                                     return ++calls < 3;  // the client leaves at the third token
+                                   })
+                           .get();
   CHECK(aborted.finish_reason == "abort");
   CHECK(aborted.output_ids.size() == 3);
   CHECK(calls == 3);
 }
 
-TEST_CASE("chat: /v1/completions streams text_completion chunks with logprobs",
-          "[serve_chat]") {
+TEST_CASE("chat: /v1/completions streams text_completion chunks with logprobs", "[serve_chat]") {
   vime::test::ServedEngine s;
   Json body = Json::Object{{"prompt", qwen().encode("Once upon a time")},
                            {"max_tokens", 10},
@@ -380,9 +376,9 @@ TEST_CASE("chat: /v1/completions streams text_completion chunks with logprobs",
 TEST_CASE("chat: a client that disconnects mid-stream aborts its request", "[serve_chat]") {
   vime::test::ServedEngine s;
   const std::string body = Json(Json::Object{{"messages", messages()},
-                                              {"max_tokens", 900},
-                                              {"ignore_eos", true},
-                                              {"stream", true}})
+                                             {"max_tokens", 900},
+                                             {"ignore_eos", true},
+                                             {"stream", true}})
                                .dump();
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
@@ -391,9 +387,10 @@ TEST_CASE("chat: a client that disconnects mid-stream aborts its request", "[ser
   addr.sin_port = htons(static_cast<uint16_t>(s.port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                              "Content-Type: application/json\r\nContent-Length: " +
-                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string request =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
   REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
   std::string received;
   char buffer[4096];
@@ -434,10 +431,10 @@ TEST_CASE("chat: bad requests are 400 naming what is wrong", "[serve_chat]") {
        "messages[0].role 'robot'"},
       {Json::Object{{"messages", Json::Array{Json::Object{{"content", "x"}}}}},
        "messages[0].role is required"},
-      {Json::Object{{"messages",
-                     Json::Array{Json::Object{
-                         {"role", "user"},
-                         {"content", Json::Array{Json::Object{{"type", "image_url"}}}}}}}},
+      {Json::Object{
+           {"messages",
+            Json::Array{Json::Object{
+                {"role", "user"}, {"content", Json::Array{Json::Object{{"type", "image_url"}}}}}}}},
        "'image_url'"},
       {Json::Object{{"messages", Json::Array{user}}, {"n", 0}}, "n must be an integer"},
       {Json::Object{{"messages", Json::Array{user}}, {"n", 2}, {"stream", true}}, "one choice"},
@@ -457,15 +454,13 @@ TEST_CASE("chat: bad requests are 400 naming what is wrong", "[serve_chat]") {
     CHECK_THAT(e.at("message").as_string(), Catch::Contains(why));
   }
   // Streaming requests are checked before the stream starts.
-  const Json e = post(s.port, "/v1/chat/completions",
-                      Json::Object{{"messages", Json::Array{Json::Object{{"role", "x"}}}},
-                                   {"stream", true}},
-                      400);
+  const Json e = post(
+      s.port, "/v1/chat/completions",
+      Json::Object{{"messages", Json::Array{Json::Object{{"role", "x"}}}}, {"stream", true}}, 400);
   CHECK_THAT(e.at("error").at("message").as_string(), Catch::Contains("role"));
-  const Json batched = post(s.port, "/v1/completions",
-                            Json::Object{{"prompt", Json::Array{Json("a"), Json("b")}},
-                                         {"stream", true}},
-                            400);
+  const Json batched =
+      post(s.port, "/v1/completions",
+           Json::Object{{"prompt", Json::Array{Json("a"), Json("b")}}, {"stream", true}}, 400);
   CHECK_THAT(batched.at("error").at("message").as_string(), Catch::Contains("one prompt"));
 
   SECTION("a model without a chat template") {
@@ -474,8 +469,8 @@ TEST_CASE("chat: bad requests are 400 naming what is wrong", "[serve_chat]") {
     vime::serve::Server server(engine, vime::test::served_model(), gpt2,
                                vime::test::ServedEngine::options(""));
     const int port = server.start();
-    const Json r = post(port, "/v1/chat/completions", Json::Object{{"messages", Json::Array{user}}},
-                        400);
+    const Json r =
+        post(port, "/v1/chat/completions", Json::Object{{"messages", Json::Array{user}}}, 400);
     CHECK_THAT(r.at("error").at("message").as_string(), Catch::Contains("no chat template"));
   }
 }

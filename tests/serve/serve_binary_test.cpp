@@ -100,14 +100,35 @@ TEST_CASE("serve: the binary takes vllm serve's command line as vime's launcher 
   vime::test::TempDir dir;
   const std::string model = make_model(dir), log = (dir.path() / "serve.log").string();
   const int port = free_port();
-  const pid_t pid = start_serve(
-      {model, "--host", "127.0.0.1", "--port", std::to_string(port), "--seed", "1235",
-       "--tensor-parallel-size", "1", "--max-model-len", "256", "--weight-transfer-config",
-       R"({"backend":"disk"})", "--logprobs-mode", "processed_logprobs", "--enable-sleep-mode",
-       "--trust-remote-code", "--generation-config", "vllm", "--enable-prompt-tokens-details",
-       "--served-model-name", "arith", "--api-key", "sesame", "--gpu-memory-utilization=0.85",
-       "--enforce-eager", "--max-num-seqs", "8"},
-      log, port);
+  const pid_t pid = start_serve({model,
+                                 "--host",
+                                 "127.0.0.1",
+                                 "--port",
+                                 std::to_string(port),
+                                 "--seed",
+                                 "1235",
+                                 "--tensor-parallel-size",
+                                 "1",
+                                 "--max-model-len",
+                                 "256",
+                                 "--weight-transfer-config",
+                                 R"({"backend":"disk"})",
+                                 "--logprobs-mode",
+                                 "processed_logprobs",
+                                 "--enable-sleep-mode",
+                                 "--trust-remote-code",
+                                 "--generation-config",
+                                 "vllm",
+                                 "--enable-prompt-tokens-details",
+                                 "--served-model-name",
+                                 "arith",
+                                 "--api-key",
+                                 "sesame",
+                                 "--gpu-memory-utilization=0.85",
+                                 "--enforce-eager",
+                                 "--max-num-seqs",
+                                 "8"},
+                                log, port);
   httplib::Client c("127.0.0.1", port);
   CHECK(c.Get("/v1/models")->status == 401);
   c.set_bearer_token_auth("sesame");
@@ -152,7 +173,8 @@ TEST_CASE("serve: vllm flags it cannot honour are usage errors (exit 2)", "[serv
   auto unknown = vime::test::run_vime("serve " + model + " --speculative-decoding 3");
   CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.output, Catch::Contains("--speculative-decoding"));
-  auto ipc = vime::test::run_vime("serve " + model + R"( --weight-transfer-config '{"backend":"ipc"}')");
+  auto ipc =
+      vime::test::run_vime("serve " + model + R"( --weight-transfer-config '{"backend":"ipc"}')");
   CHECK(ipc.exit_code == 2);
   CHECK_THAT(ipc.output, Catch::Contains("ipc"));
   auto mode = vime::test::run_vime("serve " + model + " --logprobs-mode raw_logits");

@@ -167,7 +167,7 @@ TEST_CASE("serve: sleep level 2, wake weights, reload_weights, wake kv_cache: sa
   CHECK_THAT(error_message(post(s, "/collective_rpc", reload.dump(), 400)),
              Catch::Contains("wake_up?tags=weights"));
   post(s, "/wake_up?tags=weights", "");
-  CHECK(sleeping(s));  // the KV cache still sleeps
+  CHECK(sleeping(s));                                      // the KV cache still sleeps
   const Json r = post_json(s, "/collective_rpc", reload);  // no weights_path: the served dir
   CHECK(r.dump() == R"({"results":[null]})");
   post(s, "/wake_up?tags=kv_cache", "");
@@ -177,8 +177,10 @@ TEST_CASE("serve: sleep level 2, wake weights, reload_weights, wake kv_cache: sa
                         "engine=\"0\"} 1") != std::string::npos);
 }
 
-TEST_CASE("serve: level 0 only pauses; sleep routes refuse without --enable-sleep-mode and bad "
-          "arguments", "[serve]") {
+TEST_CASE(
+    "serve: level 0 only pauses; sleep routes refuse without --enable-sleep-mode and bad "
+    "arguments",
+    "[serve]") {
   WeightServed s;
   const auto before = greedy(s);
   post(s, "/sleep?level=0", "");
@@ -240,9 +242,9 @@ TEST_CASE("serve: disk weight update lands new weights; the version rides on res
   CHECK(greedy(s, &response) == expected);
   CHECK(response.at("weight_version").as_string() == "17");
   CHECK(get(s, "/weight_info").at("weight_version").as_string() == "17");
-  const Json completion = post_json(
-      s, "/v1/completions",
-      Json::Object{{"prompt", prompt()}, {"max_tokens", 2}, {"temperature", 0.0}});
+  const Json completion =
+      post_json(s, "/v1/completions",
+                Json::Object{{"prompt", prompt()}, {"max_tokens", 2}, {"temperature", 0.0}});
   CHECK(completion.at("weight_version").as_string() == "17");
   CHECK(metrics(s).find("vllm:rl_weight_update_operations_total{model_name=\"tiny-qwen3\","
                         "engine=\"0\"} 2") != std::string::npos);
@@ -250,10 +252,11 @@ TEST_CASE("serve: disk weight update lands new weights; the version rides on res
   post_json(s, "/update_weight_version", Json::Object{{"new_version", "18"}});
   CHECK(get(s, "/weight_info").at("weight_version").as_string() == "18");
   // Back to the served dir through vime's disk sync.
-  post_json(s, "/collective_rpc",
-            Json::Object{{"method", "reload_weights"},
-                         {"kwargs", Json::Object{{"weights_path", s.options(true, nullptr).model_dir},
-                                                 {"is_checkpoint_format", true}}}});
+  post_json(
+      s, "/collective_rpc",
+      Json::Object{{"method", "reload_weights"},
+                   {"kwargs", Json::Object{{"weights_path", s.options(true, nullptr).model_dir},
+                                           {"is_checkpoint_format", true}}}});
   CHECK(greedy(s) == before);
 }
 
@@ -279,19 +282,19 @@ TEST_CASE("serve: a bad weights dir is refused with the old weights still servin
   auto update = [&](const fs::path& dir) {
     return Json::Object{{"update_info", Json::Object{{"path", dir.string()}}}};
   };
-  CHECK_THAT(error_message(post(s, "/update_weights", Json(update(s.dir.path() / "missing")).dump(),
-                                400)),
-             Catch::Contains(dropped));
-  CHECK(error_message(post(s, "/update_weights",
-                           Json(update(s.dir.path() / "truncated")).dump(), 400))
+  CHECK_THAT(
+      error_message(post(s, "/update_weights", Json(update(s.dir.path() / "missing")).dump(), 400)),
+      Catch::Contains(dropped));
+  CHECK(error_message(
+            post(s, "/update_weights", Json(update(s.dir.path() / "truncated")).dump(), 400))
             .find("truncated") != std::string::npos);
-  CHECK_THAT(error_message(post(s, "/update_weights", Json(update(s.dir.path() / "none")).dump(),
-                                400)),
-             Catch::Contains("none"));
+  CHECK_THAT(
+      error_message(post(s, "/update_weights", Json(update(s.dir.path() / "none")).dump(), 400)),
+      Catch::Contains("none"));
   CHECK(greedy(s) == before);  // the engine runs again, on the old weights
-  const Json rpc = Json::Object{
-      {"method", "reload_weights"},
-      {"kwargs", Json::Object{{"weights_path", (s.dir.path() / "missing").string()}}}};
+  const Json rpc =
+      Json::Object{{"method", "reload_weights"},
+                   {"kwargs", Json::Object{{"weights_path", (s.dir.path() / "missing").string()}}}};
   CHECK_THAT(error_message(post(s, "/collective_rpc", rpc.dump(), 400)), Catch::Contains(dropped));
   CHECK(greedy(s) == before);
   CHECK(metrics(s).find("vllm:rl_weight_update_operations_total{model_name=\"tiny-qwen3\","
@@ -330,8 +333,8 @@ TEST_CASE("serve: weight routes refuse bad bodies, unknown rpc methods and a mis
   // The NCCL backend's receiver comes from weight_sync; whatever it refuses is an error answer
   // naming the backend (a disk sender then falls back to /collective_rpc), not a dead server.
   WeightServed nccl(true, Json::Object{{"backend", "nccl"}});
-  auto res = nccl.client().Post("/init_weight_transfer_engine", R"({"init_info":{}})",
-                                "application/json");
+  auto res =
+      nccl.client().Post("/init_weight_transfer_engine", R"({"init_info":{}})", "application/json");
   REQUIRE(res);
   CHECK((res->status == 400 || res->status == 500));
   CHECK_THAT(error_message(res->body), Catch::Contains("nccl") || Catch::Contains("init_info"));
@@ -340,8 +343,8 @@ TEST_CASE("serve: weight routes refuse bad bodies, unknown rpc methods and a mis
 
   // /version and /server_info as vime's launcher reads them.
   CHECK(get(s, "/version").at("version").is_string());
-  const Json parallel = get(s, "/server_info?config_format=json").at("vllm_config").at(
-      "parallel_config");
+  const Json parallel =
+      get(s, "/server_info?config_format=json").at("vllm_config").at("parallel_config");
   CHECK(parallel.at("tensor_parallel_size").as_int() == 1);
   CHECK(parallel.at("pipeline_parallel_size").as_int() == 1);
   CHECK(parallel.at("data_parallel_size").as_int() == 1);

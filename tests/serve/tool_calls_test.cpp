@@ -1,15 +1,15 @@
-// vLLM's hermes tool-call parser as vime serve runs it (--enable-auto-tool-choice --tool-call-parser
-// hermes): the parser on the outputs Qwen3 and Hermes templates produce, and the chat route's
-// wiring (tool_choice, the message shape, the streamed form).
-#include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+// vLLM's hermes tool-call parser as vime serve runs it (--enable-auto-tool-choice
+// --tool-call-parser hermes): the parser on the outputs Qwen3 and Hermes templates produce, and the
+// chat route's wiring (tool_choice, the message shape, the streamed form).
+#include "vime/serve/tool_calls.hpp"
 
+#include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
 
 #include "serve/served_engine.hpp"
 #include "support/test_support.hpp"
-#include "vime/serve/tool_calls.hpp"
 
 using vime::Json;
 using vime::serve::parse_hermes_tool_calls;
@@ -41,7 +41,8 @@ TEST_CASE("tool calls: hermes blocks become OpenAI tool_calls", "[serve_chat]") 
   CHECK(two.tool_calls.at(size_t{0}).at("function").at("arguments").as_string() == "{}");
 
   // A call cut off by max_tokens after its JSON still counts; one cut inside its JSON does not.
-  CHECK(parse_hermes_tool_calls("<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n", "t-").called());
+  CHECK(parse_hermes_tool_calls("<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n", "t-")
+            .called());
   const std::string cut = "ok <tool_call>\n{\"name\": \"a\", \"argum";
   const auto partial = parse_hermes_tool_calls(cut, "t-");
   CHECK_FALSE(partial.called());

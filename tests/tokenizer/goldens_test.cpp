@@ -57,22 +57,28 @@ void check_decode_goldens(const vime::tokenizer::HfTokenizer& tok, const std::st
 
 }  // namespace
 
-TEST_CASE("Qwen3 encodes every golden string as HF's Rust tokenizers does", "[tokenizer][goldens]") {
+TEST_CASE("Qwen3 encodes every golden string as HF's Rust tokenizers does",
+          "[tokenizer][goldens]") {
   check_encode_goldens(vime::test::real_tokenizer("qwen3"), "qwen3");
 }
-TEST_CASE("Llama-3 encodes every golden string as HF's Rust tokenizers does", "[tokenizer][goldens]") {
+TEST_CASE("Llama-3 encodes every golden string as HF's Rust tokenizers does",
+          "[tokenizer][goldens]") {
   check_encode_goldens(vime::test::real_tokenizer("llama3"), "llama3");
 }
-TEST_CASE("GPT-2 (encoder.json + vocab.bpe) encodes every golden string as HF does", "[tokenizer][goldens]") {
+TEST_CASE("GPT-2 (encoder.json + vocab.bpe) encodes every golden string as HF does",
+          "[tokenizer][goldens]") {
   check_encode_goldens(vime::test::real_tokenizer("gpt2"), "gpt2");
 }
 TEST_CASE("Qwen3 decodes as HF does, with and without special tokens", "[tokenizer][goldens]") {
   check_decode_goldens(vime::test::real_tokenizer("qwen3"), "qwen3");
 }
-TEST_CASE("Llama-3 decodes as transformers does (clean_up_tokenization_spaces)", "[tokenizer][goldens]") {
+TEST_CASE("Llama-3 decodes as transformers does (clean_up_tokenization_spaces)",
+          "[tokenizer][goldens]") {
   check_decode_goldens(vime::test::real_tokenizer("llama3"), "llama3");
 }
-TEST_CASE("GPT-2 decodes as HF does", "[tokenizer][goldens]") { check_decode_goldens(vime::test::real_tokenizer("gpt2"), "gpt2"); }
+TEST_CASE("GPT-2 decodes as HF does", "[tokenizer][goldens]") {
+  check_decode_goldens(vime::test::real_tokenizer("gpt2"), "gpt2");
+}
 
 TEST_CASE("DeepSeek-V3, Gemma 3 and GPT-4o encode and decode as HF does", "[tokenizer][goldens]") {
   for (const std::string name : {"deepseek_v3", "gemma3", "gpt4o"}) {

@@ -1,8 +1,7 @@
-// HfTokenizer beyond the goldens: the reference vectors of the spec, special-token ids, bad input and
-// corrupt files, and many threads at once.
-#include <catch2/catch.hpp>
-
+// HfTokenizer beyond the goldens: the reference vectors of the spec, special-token ids, bad input
+// and corrupt files, and many threads at once.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "support/test_support.hpp"
@@ -18,9 +17,12 @@ using vime::test::real_tokenizer;
 using vime::tokenizer::HfTokenizer;
 using Ids = std::vector<int32_t>;
 
-// A tiny byte-level BPE file: enough to test the loader's error paths without the 10 MB vocabularies.
-std::string tiny_tokenizer_json(const std::string& model_extra = "", const std::string& pre_tokenizer =
-                                    R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})") {
+// A tiny byte-level BPE file: enough to test the loader's error paths without the 10 MB
+// vocabularies.
+std::string tiny_tokenizer_json(
+    const std::string& model_extra = "",
+    const std::string& pre_tokenizer =
+        R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})") {
   std::string vocab = "{";
   for (int c = 33; c < 127; ++c) {
     if (c == '"' || c == '\\') continue;
@@ -28,10 +30,11 @@ std::string tiny_tokenizer_json(const std::string& model_extra = "", const std::
   }
   vocab += R"("\"": 34, "\\": 92, "Ġ": 200, "he": 300, "hel": 301, "hello": 302, "lo": 303})";
   return R"({"version": "1.0", "added_tokens": [{"id": 99, "content": "<eos>", "special": true}],
-    "normalizer": null, "pre_tokenizer": )" + pre_tokenizer + R"(, "post_processor": null,
+    "normalizer": null, "pre_tokenizer": )" +
+         pre_tokenizer + R"(, "post_processor": null,
     "decoder": {"type": "ByteLevel"},
-    "model": {"type": "BPE", "vocab": )" + vocab + R"(, "merges": ["h e", "l o", "he l", "hel lo"])" +
-         model_extra + "}}";
+    "model": {"type": "BPE", "vocab": )" +
+         vocab + R"(, "merges": ["h e", "l o", "he l", "hel lo"])" + model_extra + "}}";
 }
 
 }  // namespace
@@ -64,7 +67,8 @@ TEST_CASE("Special-token ids and vocabulary sizes come from the files", "[tokeni
 
 TEST_CASE("Invalid UTF-8 is read as U+FFFD, never a crash", "[tokenizer]") {
   const auto& qwen = real_tokenizer("qwen3");
-  CHECK(qwen.encode("a\xff\xfe b\xe4\xbd") == qwen.encode("a\xEF\xBF\xBD\xEF\xBF\xBD b\xEF\xBF\xBD"));
+  CHECK(qwen.encode("a\xff\xfe b\xe4\xbd") ==
+        qwen.encode("a\xEF\xBF\xBD\xEF\xBF\xBD b\xEF\xBF\xBD"));
   CHECK(qwen.encode("").empty());
   CHECK(qwen.encode(std::string("a\0b", 3)).size() == 3);
 }
@@ -75,15 +79,17 @@ TEST_CASE("Decode skips ids outside the vocabulary, as HF does", "[tokenizer]") 
   CHECK(qwen.decode(Ids{}).empty());
 }
 
-TEST_CASE("Decode cut inside a character yields U+FFFD; Llama-3 cleans up as transformers does", "[tokenizer]") {
+TEST_CASE("Decode cut inside a character yields U+FFFD; Llama-3 cleans up as transformers does",
+          "[tokenizer]") {
   const auto& qwen = real_tokenizer("qwen3");
   const auto ids = qwen.encode("𓀀");  // three byte-level tokens
   REQUIRE(ids.size() == 3);
   CHECK(qwen.decode(Ids(ids.begin(), ids.end() - 1)).ends_with("\xEF\xBF\xBD"));
   const auto& llama = real_tokenizer("llama3");
   const auto text_ids = llama.encode("Hi , it 's done .");
-  CHECK(llama.decode(text_ids) == "Hi, it's done.");                         // clean_up_tokenization_spaces
-  CHECK(llama.decode_text(text_ids, false, false) == "Hi , it 's done .");  // the Rust decoder alone
+  CHECK(llama.decode(text_ids) == "Hi, it's done.");  // clean_up_tokenization_spaces
+  CHECK(llama.decode_text(text_ids, false, false) ==
+        "Hi , it 's done .");  // the Rust decoder alone
 }
 
 TEST_CASE("Many threads encode at once and agree with one thread", "[tokenizer]") {
@@ -118,7 +124,8 @@ TEST_CASE("A tiny tokenizer file loads and merges", "[tokenizer]") {
   CHECK(tok->decode(Ids{302, 99}, true) == "hello");
 }
 
-TEST_CASE("Corrupt or unsupported tokenizer files give one clear error naming the file", "[tokenizer]") {
+TEST_CASE("Corrupt or unsupported tokenizer files give one clear error naming the file",
+          "[tokenizer]") {
   using Catch::Contains;
   const auto fails_with = [](const std::string& json, const std::string& message) {
     INFO(message);
@@ -128,38 +135,46 @@ TEST_CASE("Corrupt or unsupported tokenizer files give one clear error naming th
   const std::string good = tiny_tokenizer_json();
   fails_with(good.substr(0, good.size() / 2), "is not valid JSON");
   fails_with("[1, 2]", "is not a JSON object");
-  fails_with(R"({"model": {"type": "Unigram", "vocab": []}})", "model type 'Unigram' is not supported");
+  fails_with(R"({"model": {"type": "Unigram", "vocab": []}})",
+             "model type 'Unigram' is not supported");
   fails_with(R"({"normalizer": {"type": "Precompiled"}, "model": {"type": "BPE", "vocab": {}}})",
              "normalizer type 'Precompiled' is not supported");
-  fails_with(tiny_tokenizer_json("", R"({"type": "Whitespace"})"), "pre-tokenizer type 'Whitespace'");
+  fails_with(tiny_tokenizer_json("", R"({"type": "Whitespace"})"),
+             "pre-tokenizer type 'Whitespace'");
   fails_with(tiny_tokenizer_json("", R"({"type": "Split", "pattern": {"Regex": "(unclosed"}})"),
              "does not compile");
   fails_with(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})",
              "names a token that is not in the vocabulary");
-  fails_with(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a"]}})", "model.merges[0]");
+  fails_with(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a"]}})",
+             "model.merges[0]");
   fails_with(R"({"model": {"type": "BPE", "vocab": {"a": "zero"}}})", "is not an integer");
   fails_with(R"({"version": "1.0"})", "missing 'model'");
 }
 
 TEST_CASE("Loading a directory: missing files and GPT-2 files are told apart", "[tokenizer]") {
   vime::test::TempDir dir;
-  CHECK_THROWS_WITH(HfTokenizer::from_directory(dir.path() / "nope"), Catch::Contains("is not a directory"));
-  CHECK_THROWS_WITH(HfTokenizer::from_directory(dir.path()), Catch::Contains("has no tokenizer.json"));
+  CHECK_THROWS_WITH(HfTokenizer::from_directory(dir.path() / "nope"),
+                    Catch::Contains("is not a directory"));
+  CHECK_THROWS_WITH(HfTokenizer::from_directory(dir.path()),
+                    Catch::Contains("has no tokenizer.json"));
   dir.write("tokenizer.json", tiny_tokenizer_json());
   dir.write("tokenizer_config.json", "{not json");
-  CHECK_THROWS_WITH(HfTokenizer::from_directory(dir.path()), Catch::Contains("tokenizer_config.json"));
+  CHECK_THROWS_WITH(HfTokenizer::from_directory(dir.path()),
+                    Catch::Contains("tokenizer_config.json"));
   dir.write("tokenizer_config.json", R"({"eos_token": {"content": "<eos>"}, "pad_token": null})");
   auto tok = HfTokenizer::from_directory(dir.path());
   CHECK(tok->eos_token_id() == 99);
   CHECK_FALSE(tok->pad_token_id().has_value());
   // GPT-2's original files, found by name.
   vime::test::TempDir gpt2;
-  gpt2.write("encoder.json", vime::tokenizer::read_file(vime::test::asset_dir("gpt2") + "/encoder.json"));
+  gpt2.write("encoder.json",
+             vime::tokenizer::read_file(vime::test::asset_dir("gpt2") + "/encoder.json"));
   gpt2.write("vocab.bpe", "#version: 0.2\nbroken line with spaces\n");
   CHECK_THROWS_WITH(HfTokenizer::from_directory(gpt2.path()), Catch::Contains("vocab.bpe:2"));
 }
 
-TEST_CASE("apply_chat_template renders the directory's template (vime::Tokenizer interface)", "[tokenizer]") {
+TEST_CASE("apply_chat_template renders the directory's template (vime::Tokenizer interface)",
+          "[tokenizer]") {
   const vime::Tokenizer& qwen = real_tokenizer("qwen3");
   vime::Json messages = vime::Json::array();
   messages.push_back(vime::Json(vime::Json::Object{{"role", "user"}, {"content", "hi"}}));
@@ -170,12 +185,14 @@ TEST_CASE("apply_chat_template renders the directory's template (vime::Tokenizer
   CHECK(qwen.apply_chat_template(messages, vime::Json(), true, vime::Json::object()) ==
         "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   // GPT-2's files have no chat template: one clear error.
-  CHECK_THROWS_AS(real_tokenizer("gpt2").apply_chat_template(messages, vime::Json(), true, kwargs), vime::Error);
+  CHECK_THROWS_AS(real_tokenizer("gpt2").apply_chat_template(messages, vime::Json(), true, kwargs),
+                  vime::Error);
 }
 
 TEST_CASE("with_json_field adds a key to a JSONL line without reordering it", "[tokenizer]") {
   using vime::tokenizer::with_json_field;
-  CHECK(with_json_field(R"({"b": 1, "a": [2]})", "text", R"("x")") == R"({"b": 1, "a": [2],"text":"x"})");
+  CHECK(with_json_field(R"({"b": 1, "a": [2]})", "text", R"("x")") ==
+        R"({"b": 1, "a": [2],"text":"x"})");
   CHECK(with_json_field("{ }", "ids", "[1]") == R"({ "ids":[1]})");
   CHECK(with_json_field(R"({"z": 0, "text": "old", "a": 1})", "text", R"("new")") ==
         R"({"z":0,"text":"new","a":1})");
@@ -197,16 +214,21 @@ TEST_CASE("Once the word cache is full, words are still encoded right", "[tokeni
   }).join();
   std::vector<Ids> fresh;
   std::thread([&] {
-    for (size_t i = words.size(); i-- > 0;) fresh.push_back(qwen.encode(words[i]));  // other words cached
+    for (size_t i = words.size(); i-- > 0;)
+      fresh.push_back(qwen.encode(words[i]));  // other words cached
   }).join();
   std::reverse(fresh.begin(), fresh.end());
   CHECK(first == again);
   CHECK(first == fresh);
 }
 
-TEST_CASE("Oniguruma patterns are rewritten for PCRE2: scripts, and characters newer than PCRE2's Unicode", "[tokenizer]") {
+TEST_CASE(
+    "Oniguruma patterns are rewritten for PCRE2: scripts, and characters newer than PCRE2's "
+    "Unicode",
+    "[tokenizer]") {
   using vime::tokenizer::pcre2_pattern_for_oniguruma;
-  CHECK(pcre2_pattern_for_oniguruma(R"(\p{Han}+|[^\p{Hiragana}])") == R"(\p{sc:Han}+|[^\p{sc:Hiragana}])");
+  CHECK(pcre2_pattern_for_oniguruma(R"(\p{Han}+|[^\p{Hiragana}])") ==
+        R"(\p{sc:Han}+|[^\p{sc:Hiragana}])");
   CHECK(pcre2_pattern_for_oniguruma(R"(\s+(?!\S)|\d)") == R"(\s+(?!\S)|\d)");
   // U+11F04 (Kawi, Unicode 15) is a letter to Oniguruma and utf8proc; PCRE2 10.42 has Unicode 14.
   const std::string letters = pcre2_pattern_for_oniguruma(R"(\p{L}+)");

@@ -1,9 +1,10 @@
-// `vime tokenize encode|decode` run as a user runs it: real binary, real tokenizer files, JSONL files.
-#include <catch2/catch.hpp>
+// `vime tokenize encode|decode` run as a user runs it: real binary, real tokenizer files, JSONL
+// files.
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -24,8 +25,8 @@ std::vector<Json> read_jsonl(const std::filesystem::path& path) {
   return lines;
 }
 
-std::string args(const std::string& mode, const std::string& tokenizer, const std::filesystem::path& in,
-                 const std::filesystem::path& out) {
+std::string args(const std::string& mode, const std::string& tokenizer,
+                 const std::filesystem::path& in, const std::filesystem::path& out) {
   return "tokenize " + mode + " --tokenizer " + vime::test::asset_dir(tokenizer) + " --input " +
          in.string() + " --output " + out.string();
 }
@@ -62,12 +63,14 @@ TEST_CASE("vime tokenize decode adds text, honouring skip_special_tokens", "[tok
   CHECK(lines[1].at("text").as_string() == "<|im_start|>user\nhi<|im_end|>");
 }
 
-TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2's own files)", "[tokenizer]") {
+TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2's own files)",
+          "[tokenizer]") {
   for (const std::string name : {"gpt2"}) {
     const auto goldens = vime::test::read_golden(name + "_encode.jsonl");
     TempDir dir;
     std::ostringstream input;
-    for (size_t i = 0; i < goldens.size(); i += 10) input << "{\"text\":" << goldens[i].at("text").dump() << "}\n";
+    for (size_t i = 0; i < goldens.size(); i += 10)
+      input << "{\"text\":" << goldens[i].at("text").dump() << "}\n";
     auto in = dir.write("in.jsonl", input.str());
     auto r = run_vime(args("encode", name, in, dir.path() / "out.jsonl") + " --add-special-tokens");
     INFO(r.output);
@@ -81,7 +84,8 @@ TEST_CASE("vime tokenize encode matches the goldens end to end (GPT-2's own file
   }
 }
 
-TEST_CASE("vime tokenize: bad input is one clear error, and no output file is left", "[tokenizer]") {
+TEST_CASE("vime tokenize: bad input is one clear error, and no output file is left",
+          "[tokenizer]") {
   TempDir dir;
   const auto out = dir.path() / "out.jsonl";
   SECTION("a malformed line names the file and line") {
@@ -107,9 +111,11 @@ TEST_CASE("vime tokenize: bad input is one clear error, and no output file is le
   }
   SECTION("usage errors exit 2") {
     auto in = dir.write("in.jsonl", "{\"text\": \"ok\"}\n");
-    CHECK(run_vime("tokenize encode --input " + in.string() + " --output " + out.string()).exit_code == 2);
-    CHECK(run_vime("tokenize encode --tokenizer " + dir.path().string() + " --input /nonexistent.jsonl" +
-                   " --output " + out.string()).exit_code == 2);
+    CHECK(run_vime("tokenize encode --input " + in.string() + " --output " + out.string())
+              .exit_code == 2);
+    CHECK(run_vime("tokenize encode --tokenizer " + dir.path().string() +
+                   " --input /nonexistent.jsonl" + " --output " + out.string())
+              .exit_code == 2);
   }
 }
 
@@ -120,9 +126,11 @@ TEST_CASE("vime tokenize chat renders the tokenizer's template, keeping each lin
       R"({"messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": [{"type": "function", )"
       R"("function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}], )"
       R"("add_generation_prompt": true, "kwargs": {"enable_thinking": false}})";
-  auto in = dir.write("in.jsonl", tool_line + "\n" +
-                                      R"({"messages": [{"role": "user", "content": "hi"}], "tools": null, "add_generation_prompt": false})" +
-                                      "\n");
+  auto in = dir.write(
+      "in.jsonl",
+      tool_line + "\n" +
+          R"({"messages": [{"role": "user", "content": "hi"}], "tools": null, "add_generation_prompt": false})" +
+          "\n");
   auto r = run_vime(args("chat", "qwen3", in, dir.path() / "out.jsonl"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -134,20 +142,28 @@ TEST_CASE("vime tokenize chat renders the tokenizer's template, keeping each lin
   const std::string text = Json::parse(first).at("text").as_string();
   CHECK(text.starts_with("<|im_start|>system\n# Tools\n"));
   // tojson keeps the tool's key order, as transformers prints it.
-  CHECK_THAT(text, Catch::Contains(R"({"type": "function", "function": {"name": "get_weather", "parameters": )"));
-  CHECK(text.ends_with("<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 R"({"type": "function", "function": {"name": "get_weather", "parameters": )"));
+  CHECK(
+      text.ends_with("<|im_start|>user\nWeather in "
+                     "Paris?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"));
   CHECK(Json::parse(second).at("text").as_string() == "<|im_start|>user\nhi<|im_end|>\n");
 }
 
-TEST_CASE("vime tokenize chat: a template that raises gives an error field, bad lines fail", "[tokenizer]") {
+TEST_CASE("vime tokenize chat: a template that raises gives an error field, bad lines fail",
+          "[tokenizer]") {
   TempDir dir;
   // The real Qwen3 tokenizer.json beside a template that refuses system messages.
-  std::filesystem::copy_file(vime::test::asset_dir("qwen3") + "/tokenizer.json", dir.path() / "tokenizer.json");
-  dir.write("tokenizer_config.json",
-            R"({"chat_template": "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{{ messages[0].content }}"})");
-  auto in = dir.write("in.jsonl",
-                      R"({"messages": [{"role": "system", "content": "x"}]})" "\n"
-                      R"({"messages": [{"role": "user", "content": "fine"}]})" "\n");
+  std::filesystem::copy_file(vime::test::asset_dir("qwen3") + "/tokenizer.json",
+                             dir.path() / "tokenizer.json");
+  dir.write(
+      "tokenizer_config.json",
+      R"({"chat_template": "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{{ messages[0].content }}"})");
+  auto in = dir.write("in.jsonl", R"({"messages": [{"role": "system", "content": "x"}]})"
+                                  "\n"
+                                  R"({"messages": [{"role": "user", "content": "fine"}]})"
+                                  "\n");
   auto r = run_vime("tokenize chat --tokenizer " + dir.path().string() + " --input " + in.string() +
                     " --output " + (dir.path() / "out.jsonl").string());
   INFO(r.output);
@@ -158,9 +174,10 @@ TEST_CASE("vime tokenize chat: a template that raises gives an error field, bad 
   CHECK_FALSE(lines[0].contains("text"));
   CHECK(lines[1].at("text").as_string() == "fine");
 
-  auto bad = dir.write("bad.jsonl", R"({"messages": {"role": "user"}})" "\n");
-  auto r2 = run_vime("tokenize chat --tokenizer " + dir.path().string() + " --input " + bad.string() +
-                     " --output " + (dir.path() / "out2.jsonl").string());
+  auto bad = dir.write("bad.jsonl", R"({"messages": {"role": "user"}})"
+                                    "\n");
+  auto r2 = run_vime("tokenize chat --tokenizer " + dir.path().string() + " --input " +
+                     bad.string() + " --output " + (dir.path() / "out2.jsonl").string());
   CHECK(r2.exit_code == 1);
   CHECK_THAT(r2.output, Catch::Contains("bad.jsonl:1: \"messages\" must be a list"));
   CHECK_FALSE(std::filesystem::exists(dir.path() / "out2.jsonl"));
@@ -170,12 +187,14 @@ TEST_CASE("vime tokenize chat reproduces the chat-template goldens end to end", 
   // tests/data/chat_templates/{qwen3,llama3}.jsonl: transformers' renderings of the real templates;
   // their lines are `vime tokenize chat` input plus "text" (or "error" when the template raised).
   for (const std::string name : {"qwen3", "llama3"}) {
-    std::ifstream golden_file(std::string(VIME_SOURCE_DIR) + "/tests/data/chat_templates/" + name + ".jsonl");
+    std::ifstream golden_file(std::string(VIME_SOURCE_DIR) + "/tests/data/chat_templates/" + name +
+                              ".jsonl");
     std::vector<Json> goldens;
     std::ostringstream input;
     std::string line;
     while (std::getline(golden_file, line)) {
-      // The request keeps its key order (tojson prints tool arguments in it), so it is edited as text.
+      // The request keeps its key order (tojson prints tool arguments in it), so it is edited as
+      // text.
       rapidjson::Document request;
       request.Parse(line.data(), line.size());
       request.RemoveMember("text");

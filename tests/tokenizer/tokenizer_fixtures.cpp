@@ -1,14 +1,14 @@
 #include "tokenizer/tokenizer_fixtures.hpp"
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
-
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "vime/error.hpp"
 #include "vime/tokenizer/read_file.hpp"
@@ -16,12 +16,16 @@
 namespace vime::test {
 
 std::string asset_dir(const std::string& name) {
-  static const std::map<std::string, std::string> kDirs = {
-      {"qwen3", "tokenizer-qwen3"},           {"llama3", "tokenizer-llama3"}, {"gpt2", "gpt2"},
-      {"deepseek_v3", "tokenizer-deepseek-v3"}, {"gemma3", "tokenizer-gemma3"},  {"gpt4o", "tokenizer-gpt4o"}};
+  static const std::map<std::string, std::string> kDirs = {{"qwen3", "tokenizer-qwen3"},
+                                                           {"llama3", "tokenizer-llama3"},
+                                                           {"gpt2", "gpt2"},
+                                                           {"deepseek_v3", "tokenizer-deepseek-v3"},
+                                                           {"gemma3", "tokenizer-gemma3"},
+                                                           {"gpt4o", "tokenizer-gpt4o"}};
   const std::string dir = std::string(VIME_ASSET_DIR) + "/" + kDirs.at(name);
   if (!std::filesystem::is_directory(dir)) {
-    throw Error("test asset " + dir + " is missing: run scripts/fetch_assets.sh (scripts/setup.sh does)");
+    throw Error("test asset " + dir +
+                " is missing: run scripts/fetch_assets.sh (scripts/setup.sh does)");
   }
   return dir;
 }
@@ -36,15 +40,16 @@ const tokenizer::HfTokenizer& real_tokenizer(const std::string& name) {
 }
 
 std::unique_ptr<tokenizer::HfTokenizer> variant_tokenizer(const std::string& name) {
-  const std::string path = std::string(VIME_SOURCE_DIR) + "/tests/data/tokenizer/variants/" + name + ".json";
+  const std::string path =
+      std::string(VIME_SOURCE_DIR) + "/tests/data/tokenizer/variants/" + name + ".json";
   const std::string variant_text = tokenizer::read_file(path);
   rapidjson::Document variant;
   variant.Parse(variant_text.data(), variant_text.size());
   if (variant.HasParseError()) throw Error("bad variant file " + path);
   rapidjson::Document tj;
   if (variant.HasMember("base")) {
-    const std::string base =
-        tokenizer::read_file(std::string(VIME_ASSET_DIR) + "/" + variant["base"].GetString() + "/tokenizer.json");
+    const std::string base = tokenizer::read_file(std::string(VIME_ASSET_DIR) + "/" +
+                                                  variant["base"].GetString() + "/tokenizer.json");
     tj.Parse(base.data(), base.size());
   } else {
     tj.CopyFrom(variant["tokenizer"], tj.GetAllocator());
@@ -60,7 +65,8 @@ std::unique_ptr<tokenizer::HfTokenizer> variant_tokenizer(const std::string& nam
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   tj.Accept(writer);
-  return tokenizer::HfTokenizer::from_json(std::string_view(buffer.GetString(), buffer.GetSize()), {}, name);
+  return tokenizer::HfTokenizer::from_json(std::string_view(buffer.GetString(), buffer.GetSize()),
+                                           {}, name);
 }
 
 std::vector<Json> read_golden(const std::string& file) {

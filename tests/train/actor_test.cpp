@@ -1,12 +1,13 @@
 // The actor end to end on CPU with a tiny model: SFT loss falls, GRPO steps run with slime's
 // step-0 invariants, bad train data gives clear errors.
+#include "vime/train/actor.hpp"
+
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
-#include "vime/train/actor.hpp"
 #include "vime/train/critic.hpp"
 
 namespace {
@@ -57,7 +58,7 @@ TEST_CASE("SFT loss falls on a tiny model", "[train]") {
     last = m.at("train/loss");
     CHECK(std::isfinite(m.at("train/grad_norm")));
   }
-  CHECK(first > 3.0);        // about ln(40) at random init
+  CHECK(first > 3.0);  // about ln(40) at random init
   CHECK(last < 0.5 * first);
   CHECK(actor.optimizer().num_steps() == 30);
 }
@@ -80,7 +81,7 @@ TEST_CASE("GRPO: at rollout 0 actor and reference agree, ppo_kl is 0 and the mod
   auto m = actor.train(0, batch);
   REQUIRE(actor.step_metrics().size() == 2);
   CHECK(actor.step_metrics()[0].at("train/ppo_kl") == Approx(0.0).margin(1e-7));  // old == new
-  CHECK(std::abs(actor.step_metrics()[1].at("train/ppo_kl")) > 1e-6);  // the model moved
+  CHECK(std::abs(actor.step_metrics()[1].at("train/ppo_kl")) > 1e-6);             // the model moved
   CHECK(m.at("train/kl_loss") >= 0.0);
   CHECK(m.count("train/pg_clipfrac") == 1);
   CHECK(actor.optimizer().num_steps() == 2);  // 4 samples / gbs 2

@@ -1,11 +1,12 @@
 // Returns and advantages against slime's vectors (spec §12) and serial references.
+#include "vime/train/advantages.hpp"
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <catch2/catch.hpp>
 
 #include "train/tensor_checks.hpp"
-#include "vime/train/advantages.hpp"
 
 namespace {
 

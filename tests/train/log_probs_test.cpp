@@ -1,16 +1,15 @@
 // Chunked fp32 log-probs and entropy: values and gradients against the direct formula.
+#include "vime/train/log_probs.hpp"
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <catch2/catch.hpp>
 
-#include "vime/train/log_probs.hpp"
-
 using namespace vime::train;
 
-TEST_CASE("chunked log-probs and entropy equal the direct computation, with gradients",
-          "[train]") {
+TEST_CASE("chunked log-probs and entropy equal the direct computation, with gradients", "[train]") {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
   auto opts = at::TensorOptions().dtype(at::kDouble);
   auto logits = (at::randn({9, 50}, gen, opts) * 3).requires_grad_(true);
@@ -26,11 +25,11 @@ TEST_CASE("chunked log-probs and entropy equal the direct computation, with grad
   CHECK(at::allclose(out.entropy.to(at::kDouble), direct_h, 1e-5, 1e-5));
   auto weights_lp = at::randn({5}, gen, at::TensorOptions().dtype(at::kFloat));
   auto weights_h = at::randn({5}, gen, at::TensorOptions().dtype(at::kFloat));
-  auto g = torch::autograd::grad({(out.log_probs * weights_lp).sum() + (out.entropy * weights_h).sum()},
-                              {logits})[0];
+  auto g = torch::autograd::grad(
+      {(out.log_probs * weights_lp).sum() + (out.entropy * weights_h).sum()}, {logits})[0];
   auto g_ref = torch::autograd::grad({(direct_lp * weights_lp.to(at::kDouble)).sum() +
-                                   (direct_h * weights_h.to(at::kDouble)).sum()},
-                                  {logits})[0];
+                                      (direct_h * weights_h.to(at::kDouble)).sum()},
+                                     {logits})[0];
   CHECK(at::allclose(g, g_ref, 1e-5, 1e-6));
   CHECK(g[1].abs().sum().item<double>() == 0);  // row 1 is not scored
 }

@@ -1,10 +1,11 @@
 // slime's loss vectors (spec §12) and gradient checks of the losses.
+#include "vime/train/loss.hpp"
+
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 
 #include "train/tensor_checks.hpp"
-#include "vime/train/loss.hpp"
 
 namespace {
 
@@ -23,7 +24,8 @@ TEST_CASE("PPO dual clip: slime's vector", "[train]") {
 }
 
 TEST_CASE("PPO clip with eps 0.2/0.28", "[train]") {
-  auto out = ppo_policy_loss(kl_of_ratio({1.5, 1.5, 0.5, 0.5, 4}), t({1, -1, 1, -1, -1}), 0.2, 0.28);
+  auto out =
+      ppo_policy_loss(kl_of_ratio({1.5, 1.5, 0.5, 0.5, 4}), t({1, -1, 1, -1, -1}), 0.2, 0.28);
   check_close(out.loss, {-1.28, 1.5, -0.5, 0.8, 4.0});
   check_close(out.clipfrac, {1, 0, 0, 1, 0});
   auto dual = ppo_policy_loss(kl_of_ratio({4}), t({-1}), 0.2, 0.28, 3.0);

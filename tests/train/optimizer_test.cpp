@@ -1,12 +1,13 @@
 // AdamW with fp32 master weights, clipping, accumulation; Megatron's LR schedule; slime's DP
 // schedule.
+#include "vime/train/optimizer.hpp"
+
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "vime/train/dp_schedule.hpp"
-#include "vime/train/optimizer.hpp"
 
 TEST_CASE("AdamW step equals the written-out formula, with decoupled decay", "[train]") {
   auto w = at::tensor(std::vector<float>{1.0f, -2.0f, 0.5f, 3.0f}).reshape({2, 2});
@@ -108,8 +109,7 @@ TEST_CASE("DP schedule: steps, first-fit micro-batches, divisibility, round-robi
   CHECK(plans[0].samples == std::vector<int64_t>{0, 1});
   CHECK(plans[0].per_rank[0] == std::vector<MicroBatch>{{0}, {1}});  // 5 + 7 > 10
   CHECK(plans[1].per_rank[0] == std::vector<MicroBatch>{{2}, {3}});
-  CHECK(first_fit({0, 1, 2, 3, 4}, lengths, 12) ==
-        std::vector<MicroBatch>{{0, 1}, {2, 3}, {4}});
+  CHECK(first_fit({0, 1, 2, 3, 4}, lengths, 12) == std::vector<MicroBatch>{{0, 1}, {2, 3}, {4}});
   CHECK(first_fit({3}, {0, 0, 0, 50}, 12) == std::vector<MicroBatch>{{3}});  // oversize: own bin
   // Samples of one rollout id stay in one step; dp 2 splits the one bin in two.
   cfg.global_batch_size = 1;

@@ -1,4 +1,5 @@
-// Helpers the training-math tests share: a double tensor from a list, and an element-wise comparison.
+// Helpers the training-math tests share: a double tensor from a list, and an element-wise
+// comparison.
 #pragma once
 
 #include <ATen/ATen.h>

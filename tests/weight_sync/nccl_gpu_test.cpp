@@ -17,14 +17,14 @@
 #include <thread>
 
 #include "bench/model_presets.hpp"
-#include "vime/http/fetch.hpp"
-#include "vime/model/model.hpp"
-#include "vime/weight_sync/nccl_weight_sender.hpp"
-#include "vime/launch/net.hpp"
-#include "vime/weight_sync/tcp_store_rendezvous.hpp"
 #include "loop/metrics_file.hpp"
 #include "loop/tiny_task.hpp"
 #include "support/test_support.hpp"
+#include "vime/http/fetch.hpp"
+#include "vime/launch/net.hpp"
+#include "vime/model/model.hpp"
+#include "vime/weight_sync/nccl_weight_sender.hpp"
+#include "vime/weight_sync/tcp_store_rendezvous.hpp"
 #include "weight_transfer_bench/one_gpu_nccl.hpp"
 #include "weight_transfer_bench/weight_checksum.hpp"
 
@@ -129,9 +129,10 @@ TEST_CASE("weight_sync: a Qwen3-shaped bf16 model crosses NCCL to a receiver pro
   }
 }
 
-TEST_CASE("vime train --update-weight-transport nccl: a vime serve engine generates with the trained "
-          "weights after every update",
-          "[gpu][weight_sync_gpu]") {
+TEST_CASE(
+    "vime train --update-weight-transport nccl: a vime serve engine generates with the trained "
+    "weights after every update",
+    "[gpu][weight_sync_gpu]") {
   if (cuda_devices() < 1) {
     WARN("needs a CUDA device: skipped");
     return;
@@ -160,11 +161,13 @@ TEST_CASE("vime train --update-weight-transport nccl: a vime serve engine genera
   const auto metrics = run.path() / "metrics.jsonl";
   auto r = vime::test::run_command(
       gpu_env(0, "vime-test-train") + VIME_BIN + " train --hf-checkpoint " + task +
-      "/model --prompt-data " + task + "/data/train.jsonl --input-key input --label-key label"
+      "/model --prompt-data " + task +
+      "/data/train.jsonl --input-key input --label-key label"
       " --rm-type math --advantage-estimator grpo --rollout-batch-size 4 --n-samples-per-prompt 4"
       " --global-batch-size 16 --rollout-max-response-len 8 --lr 1e-3 --num-rollout 3 --ci-test"
-      " --rollout-external-engine-addrs 127.0.0.1:" + std::to_string(port) +
-      " --update-weight-transport nccl --metrics-jsonl " + metrics.string() + " 2>&1");
+      " --rollout-external-engine-addrs 127.0.0.1:" +
+      std::to_string(port) + " --update-weight-transport nccl --metrics-jsonl " + metrics.string() +
+      " 2>&1");
   INFO(r.output << "\n--- vime serve log ---\n" << vime::read_text_file(log));
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("nccl"));
@@ -173,7 +176,7 @@ TEST_CASE("vime train --update-weight-transport nccl: a vime serve engine genera
   auto m = vime::test::read_metrics(metrics);
   REQUIRE(m["train/train_rollout_logprob_abs_diff"].size() >= 3);
   for (double d : m["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-3);
-  const vime::Json info = vime::http::fetch_json(vime::http::Request::get(url + "/weight_info", 10),
-                                                 "weight_info");
+  const vime::Json info =
+      vime::http::fetch_json(vime::http::Request::get(url + "/weight_info", 10), "weight_info");
   CHECK(info.at("weight_version").as_string() == "3");
 }

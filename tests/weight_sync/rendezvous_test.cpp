@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "vime/error.hpp"
+#include "vime/launch/net.hpp"
 #include "vime/weight_sync/nccl_weight_receiver.hpp"
 #include "vime/weight_sync/nccl_weight_sender.hpp"
-#include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 
 using vime::Json;

@@ -25,7 +25,8 @@ double model_flops(const vime::ModelConfig& c, int64_t tokens, int64_t seq_len) 
   const double per_layer = h * (q + 2 * kv) + q * h + 3 * h * double(c.intermediate_size);
   const double matmul_params = double(c.num_layers) * per_layer + double(c.vocab_size) * h;
   const double num_seqs = double(tokens / seq_len);
-  const double attention = 6.0 * double(c.num_layers) * q * num_seqs * double(seq_len) * double(seq_len);
+  const double attention =
+      6.0 * double(c.num_layers) * q * num_seqs * double(seq_len) * double(seq_len);
   return 6.0 * matmul_params * double(tokens) + attention;
 }
 
@@ -39,14 +40,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() { return std::string(i + 1 < argc ? argv[++i] : ""); };
-    if (a == "--model") model_name = next();
-    else if (a == "--tokens") tokens = std::stoll(next());
-    else if (a == "--seq-len") seq_len = std::stoll(next());
-    else if (a == "--iters") iters = std::stoll(next());
-    else if (a == "--warmup") warmup = std::stoll(next());
-    else if (a == "--recompute") recompute = true;
-    else if (a == "--device") device_name = next();
-    else if (a == "--peak-tflops") peak_tflops = std::stod(next());
+    if (a == "--model")
+      model_name = next();
+    else if (a == "--tokens")
+      tokens = std::stoll(next());
+    else if (a == "--seq-len")
+      seq_len = std::stoll(next());
+    else if (a == "--iters")
+      iters = std::stoll(next());
+    else if (a == "--warmup")
+      warmup = std::stoll(next());
+    else if (a == "--recompute")
+      recompute = true;
+    else if (a == "--device")
+      device_name = next();
+    else if (a == "--peak-tflops")
+      peak_tflops = std::stod(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;

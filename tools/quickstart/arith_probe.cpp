@@ -9,9 +9,9 @@
 //       [--eval-every 20]
 //       [--eval-n 200]
 #include <ATen/ATen.h>
-#include <ATen/core/grad_mode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 
 #include <chrono>
 #include <cstdio>

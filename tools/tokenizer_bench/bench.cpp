@@ -1,5 +1,6 @@
 // vime's tokenizer on the benchmark corpus (tools/tokenizer_bench/make_corpus.js), one document per
-// call, one thread: prints "vime MB/s tokens". Usage: vime_tokenizer_bench TOKENIZER_DIR CORPUS.jsonl PASSES
+// call, one thread: prints "vime MB/s tokens". Usage: vime_tokenizer_bench TOKENIZER_DIR
+// CORPUS.jsonl PASSES
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
     for (int p = 0; p < passes; ++p) {
       for (const auto& d : docs) sink += tok->encode(d).size();
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("vime %.2f %zu\n", static_cast<double>(bytes) * passes / seconds / 1e6, tokens);
     return sink == tokens * static_cast<size_t>(passes) ? 0 : 1;
   } catch (const vime::Error& e) {

@@ -3,8 +3,9 @@
 // NcclWeightSender -> HTTP routes -> NcclWeightReceiver, packed and unpacked, and in the same run a
 // raw ncclBroadcast of the same bytes in the same chunks (the floor). One JSON line per
 // (model, mode): packed (packing pipelined with the broadcasts), packed_serial (pack, then send),
-// unpacked (one broadcast per tensor). --receiver-gpu 0 shares the trainer's GPU (a one-GPU machine): the two processes
-// then talk through NCCL's socket transport (one_gpu_nccl.hpp), so read update_over_raw, not GB/s:
+// unpacked (one broadcast per tensor). --receiver-gpu 0 shares the trainer's GPU (a one-GPU
+// machine): the two processes then talk through NCCL's socket transport (one_gpu_nccl.hpp), so read
+// update_over_raw, not GB/s:
 //   weight_transfer_bench bench [--models qwen3-0.6b,qwen3-4b] [--rounds 5] [--receiver-gpu 1]
 //                               [--buffer-bytes 1073741824] [--tcp-store]
 // The receiver alone (what the bench and the [gpu] weight_sync test start), a stand-in for
@@ -28,13 +29,13 @@
 #include "bench/model_presets.hpp"
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
+#include "vime/launch/net.hpp"
 #include "vime/model/model.hpp"
 #include "vime/weight_sync/concurrent_posts.hpp"
 #include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/nccl_weight_receiver.hpp"
 #include "vime/weight_sync/nccl_weight_sender.hpp"
 #include "vime/weight_sync/packed_broadcast.hpp"
-#include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 #include "weight_transfer_bench/one_gpu_nccl.hpp"
 #include "weight_transfer_bench/weight_checksum.hpp"

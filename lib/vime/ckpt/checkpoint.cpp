@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <regex>
 
-#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 
 namespace vime::ckpt {
@@ -25,9 +25,7 @@ std::string optimizer_file(int64_t rank) {
   return name;
 }
 
-Json read_json(const fs::path& path) {
-  return Json::parse(read_text_file(path), path.string());
-}
+Json read_json(const fs::path& path) { return Json::parse(read_text_file(path), path.string()); }
 
 int64_t parse_iteration(const std::string& text, const fs::path& where) {
   try {
@@ -216,7 +214,8 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
     return result;
   }
   if (args.is_set("ref_load")) {
-    auto ref = resolve_checkpoint(args.get_string("ref_load"), args.get_optional_int("ref_ckpt_step"));
+    auto ref =
+        resolve_checkpoint(args.get_string("ref_load"), args.get_optional_int("ref_ckpt_step"));
     if (!ref.has_value()) {
       throw UsageError("--ref-load " + args.get_string("ref_load") +
                        ": no checkpoint or HF model there");

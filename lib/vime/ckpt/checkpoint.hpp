@@ -5,8 +5,8 @@
 //   rng.safetensors    the CPU generator state
 //   state.json         step counters, the LR scheduler, the data source's state, the args
 // An iteration is written to a temp dir and renamed into place, then the tracker file is replaced,
-// so a crash never leaves a half checkpoint that looks whole. An HF directory is accepted wherever a
-// checkpoint is read.
+// so a crash never leaves a half checkpoint that looks whole. An HF directory is accepted wherever
+// a checkpoint is read.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +23,11 @@
 namespace vime::ckpt {
 
 struct TrainState {
-  int64_t iteration = 0;        // the rollout id of the checkpoint; training resumes at + 1
+  int64_t iteration = 0;  // the rollout id of the checkpoint; training resumes at + 1
   int64_t optimizer_steps = 0;
   int64_t lr_scheduler_steps = 0;
-  Json data_source = nullptr;   // opaque to the checkpoint: the data source's state_dict
-  Json args = nullptr;          // the run's resolved args, for the record
+  Json data_source = nullptr;  // opaque to the checkpoint: the data source's state_dict
+  Json args = nullptr;         // the run's resolved args, for the record
 };
 
 struct SaveOptions {

@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
-#include "vime/core/atomic_file.hpp"
 #include "vime/ckpt/safetensors.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 
 namespace vime::ckpt {

@@ -26,9 +26,9 @@ struct DtypeInfo {
   int64_t size;
 };
 constexpr DtypeInfo kDtypes[] = {
-    {"F32", at::kFloat, 4}, {"BF16", at::kBFloat16, 2}, {"F16", at::kHalf, 2},
-    {"F64", at::kDouble, 8}, {"I64", at::kLong, 8},     {"I32", at::kInt, 4},
-    {"I16", at::kShort, 2}, {"I8", at::kChar, 1},       {"U8", at::kByte, 1},
+    {"F32", at::kFloat, 4},  {"BF16", at::kBFloat16, 2}, {"F16", at::kHalf, 2},
+    {"F64", at::kDouble, 8}, {"I64", at::kLong, 8},      {"I32", at::kInt, 4},
+    {"I16", at::kShort, 2},  {"I8", at::kChar, 1},       {"U8", at::kByte, 1},
     {"BOOL", at::kBool, 1},
 };
 
@@ -84,7 +84,8 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : impl_(new 
   auto file_size = static_cast<uint64_t>(st.st_size);
   if (file_size < 8) {
     ::close(fd);
-    impl_->fail("file is " + std::to_string(file_size) + " bytes, shorter than the 8-byte header length");
+    impl_->fail("file is " + std::to_string(file_size) +
+                " bytes, shorter than the 8-byte header length");
   }
   impl_->mapping = std::make_shared<Mapping>();
   impl_->mapping->size = file_size;

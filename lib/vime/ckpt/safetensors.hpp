@@ -28,8 +28,8 @@ class SafetensorsFile {
   const std::filesystem::path& path() const;
   std::vector<std::string> names() const;  // in file order
   bool contains(const std::string& name) const;
-  // A CPU tensor viewing the mapping (copy-on-write: writing to it never touches the file). It keeps
-  // the mapping alive after this object is gone.
+  // A CPU tensor viewing the mapping (copy-on-write: writing to it never touches the file). It
+  // keeps the mapping alive after this object is gone.
   at::Tensor get(const std::string& name) const;
   const std::map<std::string, std::string>& metadata() const;
 

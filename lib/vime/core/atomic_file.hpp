@@ -1,6 +1,6 @@
 // A file that appears under its name only when complete: written to "<name>.tmp.<pid>", flushed,
-// fsync'ed and renamed over `path` by commit(). Destroyed without commit(), it removes the temp file.
-// The directory must exist. Every whole-file write of vime (checkpoints, data-source state,
+// fsync'ed and renamed over `path` by commit(). Destroyed without commit(), it removes the temp
+// file. The directory must exist. Every whole-file write of vime (checkpoints, data-source state,
 // `vime reward` / `vime tokenize` outputs) goes through it.
 #pragma once
 

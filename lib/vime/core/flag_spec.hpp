@@ -9,9 +9,9 @@
 namespace vime::core {
 
 enum class FlagKind : unsigned char {
-  kStoreTrue,   // `--flag` sets true; default false (argparse store_true)
-  kStoreFalse,  // `--flag` sets false; default true (argparse store_false, e.g.
-                // --disable-bias-linear with dest add_bias_linear)
+  kStoreTrue,     // `--flag` sets true; default false (argparse store_true)
+  kStoreFalse,    // `--flag` sets false; default true (argparse store_false, e.g.
+                  // --disable-bias-linear with dest add_bias_linear)
   kBoolOptional,  // `--flag` true, `--no-flag` false, default none (argparse BooleanOptionalAction)
   kInt,
   kFloat,
@@ -29,7 +29,7 @@ enum class Support : unsigned char {
   kNoEffect,  // accepted for compatibility with slime/Megatron scripts; vime has nothing it would
               // change
   kNotYet,    // would change results or resources and is not implemented: refused when set to
-            // anything but its default ("--context-parallel-size 2 is not supported yet")
+              // anything but its default ("--context-parallel-size 2 is not supported yet")
 };
 
 struct FlagSpec {

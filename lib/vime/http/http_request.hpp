@@ -16,7 +16,7 @@ struct Request {
   std::string url;             // http://host:port/path?query
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  double timeout_s = 0;          // whole exchange; 0: none
+  double timeout_s = 0;  // whole exchange; 0: none
   double connect_timeout_s = 10;
 
   static Request get(std::string url, double timeout_s = 0);
@@ -27,9 +27,9 @@ struct Request {
 };
 
 struct Response {
-  long status = 0;     // HTTP status; 0 when no response came (see error)
+  long status = 0;  // HTTP status; 0 when no response came (see error)
   std::string body;
-  std::string error;   // non-empty: the transport failed (refused, reset, timed out, cancelled)
+  std::string error;  // non-empty: the transport failed (refused, reset, timed out, cancelled)
   bool timed_out = false;
   bool cancelled = false;
 

@@ -57,8 +57,8 @@ class ChildProcess {
 // The absolute path `program` runs as: itself when it holds a '/', else the first executable match
 // on PATH; nullopt when there is none.
 std::optional<std::string> find_program(const std::string& program);
-// A command given in an environment variable (VIME_VLLM_COMMAND="/opt/vime serve") as argv: split on
-// spaces, no shell quoting.
+// A command given in an environment variable (VIME_VLLM_COMMAND="/opt/vime serve") as argv: split
+// on spaces, no shell quoting.
 std::vector<std::string> split_command_line(std::string_view text);
 
 }  // namespace vime::launch

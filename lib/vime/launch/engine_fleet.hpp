@@ -95,7 +95,7 @@ class EngineFleet {
   Args args_;
   FleetOptions options_;
   EnginePlan plan_;
-  std::vector<Engine> engines_;  // launched engines, then external ones
+  std::vector<Engine> engines_;                             // launched engines, then external ones
   std::map<std::string, std::unique_ptr<Router>> routers_;  // by model; absent: none
   std::set<int> used_ports_;
   bool own_log_dir_ = false;  // log_dir is vime's temporary default, not the caller's

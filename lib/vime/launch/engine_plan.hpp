@@ -46,8 +46,8 @@ struct PlanEnvironment {
   static PlanEnvironment from_process();
 };
 
-// Engines run with --enable-sleep-mode and sleep while the trainer runs: under --colocate (they share
-// its GPUs) or --offload-rollout.
+// Engines run with --enable-sleep-mode and sleep while the trainer runs: under --colocate (they
+// share its GPUs) or --offload-rollout.
 bool engines_sleep_while_training(const Args& args);
 
 // Throws UsageError naming the flag or --vllm-config key on a layout vime cannot start.

@@ -23,8 +23,9 @@ const Json* path(const Json& doc, std::initializer_list<const char*> keys) {
 
 void check_external_engine(const std::string& url, const EngineExpectations& expected) {
   const std::string what = "external engine " + url;
-  const http::Response response = http::fetch(
-      http::Request::get(url + "/server_info?config_format=json", kTimeoutS).bearer(expected.api_key));
+  const http::Response response =
+      http::fetch(http::Request::get(url + "/server_info?config_format=json", kTimeoutS)
+                      .bearer(expected.api_key));
   if (response.status == 404) {
     throw Error(what +
                 " has no /server_info: vime needs vLLM's dev-mode routes (weight transfer, pause, "
@@ -51,8 +52,7 @@ void check_external_engine(const std::string& url, const EngineExpectations& exp
       backend->as_string() != expected.weight_transport) {
     throw Error(what + " was started with --weight-transfer-config backend \"" +
                 backend->as_string() + "\" but this run sends weights over \"" +
-                expected.weight_transport +
-                "\" (--update-weight-transport); make them agree");
+                expected.weight_transport + "\" (--update-weight-transport); make them agree");
   }
 }
 

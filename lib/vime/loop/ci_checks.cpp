@@ -33,8 +33,8 @@ void check_rollout_invariants(const Args& args, int64_t rollout_id, const Metric
   const double diff = std::abs(actor->second - ref->second);
   if (!(diff < kExact)) {
     throw Error(where(rollout_id) + ": actor log-probs " + number(actor->second) +
-                " differ from reference log-probs " + number(ref->second) + " by " +
-                number(diff) + " (must be < 1e-8: the actor starts as the reference model)");
+                " differ from reference log-probs " + number(ref->second) + " by " + number(diff) +
+                " (must be < 1e-8: the actor starts as the reference model)");
   }
 }
 

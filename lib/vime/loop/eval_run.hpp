@@ -1,4 +1,5 @@
-// `vime eval`: the eval rollout of `vime train` on its own: a checkpoint (--load) or an HF directory
+// `vime eval`: the eval rollout of `vime train` on its own: a checkpoint (--load) or an HF
+// directory
 // (--hf-checkpoint) generates on every eval dataset (--dataset presets, --eval-prompt-data,
 // --eval-config), rewards are graded, and the eval metrics (eval/{name}, -truncated_ratio,
 // response lengths, pass@k with --log-passrate) are printed and logged; --eval-output writes one

@@ -1,7 +1,7 @@
 // Where a run's rollouts generate, and how trained weights get there (slime's rollout engines +
-// update_weights): the embedded NativeEngine on the trainer's own Model, or vLLM servers (launched by
-// vime, external, or behind a router) fed by NCCL broadcast or disk reloads. The train loop sees only
-// this interface.
+// update_weights): the embedded NativeEngine on the trainer's own Model, or vLLM servers (launched
+// by vime, external, or behind a router) fed by NCCL broadcast or disk reloads. The train loop sees
+// only this interface.
 #pragma once
 
 #include <cstdint>
@@ -29,17 +29,18 @@ class RolloutBackend {
   // The engines serve `model`'s weights from now on, tagged `version` (the next rollout id).
   virtual void update_weights(Model& model, int64_t version) = 0;
   virtual std::string describe() const = 0;  // one line for the console
-  // The engines by model, as plugins see them in args.vllm_model_urls (EngineFleet::describe_models);
-  // null for the embedded engine.
+  // The engines by model, as plugins see them in args.vllm_model_urls
+  // (EngineFleet::describe_models); null for the embedded engine.
   virtual Json model_urls() const { return nullptr; }
 };
 
-// "native" or "vllm": --rollout-backend, else vllm when external engines, a router, --vllm-config or
+// "native" or "vllm": --rollout-backend, else vllm when external engines, a router, --vllm-config
+// or
 // --vllm-* engine flags are given.
 std::string rollout_backend_name(const Args& args);
 
-// Starts the backend (vLLM: launches or connects to the engines and brings them to `model`'s weights
-// as `version`). `model` and `tokenizer` must outlive it.
+// Starts the backend (vLLM: launches or connects to the engines and brings them to `model`'s
+// weights as `version`). `model` and `tokenizer` must outlive it.
 std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& model,
                                                      const Tokenizer* tokenizer, int64_t version,
                                                      std::ostream& console);

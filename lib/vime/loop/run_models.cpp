@@ -63,7 +63,8 @@ ckpt::ResolvedCheckpoint actor_source(const Args& args) {
 std::optional<ckpt::ResolvedCheckpoint> reference_source(const Args& args) {
   for (const char* key : {"ref_load", "hf_checkpoint"}) {
     if (!args.is_set(key)) continue;
-    auto resolved = resolve_flag(args, key, key == std::string("ref_load") ? "ref_ckpt_step" : nullptr);
+    auto resolved =
+        resolve_flag(args, key, key == std::string("ref_load") ? "ref_ckpt_step" : nullptr);
     if (!resolved.has_value()) {
       throw UsageError(args.flag_name(key) + " " + args.get_string(key) +
                        ": no vime checkpoint or HF model (config.json + safetensors) there");

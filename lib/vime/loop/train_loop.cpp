@@ -131,8 +131,8 @@ int run_training(const Args& given_args, std::ostream& console) {
   }
 
   console << "vime train: rollouts " << start_rollout_id << ".." << num_rollout - 1 << " on "
-          << (device.is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(dtype) << "; generating with "
-          << backend->describe() << "\n";
+          << (device.is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(dtype)
+          << "; generating with " << backend->describe() << "\n";
   auto run_bar = metrics::console_progress("run", "rollouts", num_rollout - start_rollout_id);
   for (int64_t rollout_id = start_rollout_id; rollout_id < num_rollout; ++rollout_id) {
     const double step_start = now_s();

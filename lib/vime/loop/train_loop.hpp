@@ -5,7 +5,8 @@
 //   setup: models, tokenizer, data source, engine, rollout manager; resume from --load;
 //          eval at rollout 0 when --eval-interval is set (unless --skip-eval-before-train)
 //   per rollout id: generate -> (engine paused, KV cache freed) train critic, then actor ->
-//          save when periodic -> update weights (version bump, engine resumes) -> eval when periodic
+//          save when periodic -> update weights (version bump, engine resumes) -> eval when
+//          periodic
 // --debug-rollout-only skips training; --debug-train-only trains on --load-debug-rollout-data.
 #pragma once
 

@@ -27,8 +27,8 @@ namespace {
 void post_all(const std::vector<std::string>& urls, const std::string& path, double timeout_s,
               const std::string& api_key) {
   for (const auto& url : urls) {
-    auto r = http::fetch(http::Request::post_json(url + path, Json::object(), timeout_s)
-                             .bearer(api_key));
+    auto r = http::fetch(
+        http::Request::post_json(url + path, Json::object(), timeout_s).bearer(api_key));
     if (!r.ok()) throw Error("vLLM engine " + url + path + ": " + r.describe());
   }
 }
@@ -60,8 +60,8 @@ class VllmBackend final : public RolloutBackend {
     fleet_ = std::make_unique<launch::EngineFleet>(args, std::move(fleet_options));
     fleet_->start();
     rollout_model_ = fleet_->plan().rollout_model;
-    auto engine_options = engine::VllmEngineOptions::from_args(
-        args, fleet_->urls(rollout_model_), fleet_->router_url());
+    auto engine_options = engine::VllmEngineOptions::from_args(args, fleet_->urls(rollout_model_),
+                                                               fleet_->router_url());
     api_key_ = engine_options.api_key;
     engine_ = std::make_unique<engine::VllmEngine>(std::move(engine_options));
     if (transport_ == "disk") {
@@ -79,8 +79,8 @@ class VllmBackend final : public RolloutBackend {
       disk_ = std::make_unique<weight_sync::DiskWeightSender>(std::move(o));
     } else {
       nccl_options_.device = model.device();
-      nccl_options_.packed = !args.is_set("vllm_weight_sync_packed") ||
-                             args.get_bool("vllm_weight_sync_packed");
+      nccl_options_.packed =
+          !args.is_set("vllm_weight_sync_packed") || args.get_bool("vllm_weight_sync_packed");
       nccl_options_.packed_buffer_size_bytes = args.get_int("update_weight_buffer_size");
       nccl_options_.timeout_s = timeout_s_;
       nccl_options_.api_key = api_key_;
@@ -88,8 +88,8 @@ class VllmBackend final : public RolloutBackend {
     }
     if (weight_targets().empty()) {
       console_ << "vime train: no engine takes the trainer's weights (no --vllm-config model has "
-                  "update_weights: true); rollouts generate with " << rollout_model_
-               << "'s own weights throughout\n";
+                  "update_weights: true); rollouts generate with "
+               << rollout_model_ << "'s own weights throughout\n";
     }
     // slime updates the engines before the first rollout: they start from --hf-checkpoint, the
     // trainer may have loaded other weights (--load, --ref-load).
@@ -143,9 +143,9 @@ class VllmBackend final : public RolloutBackend {
       }
       const auto stats = nccl_->send(model, tag);
       std::ostringstream line;  // its own stream: std::fixed must not stick to the console
-      line << "vime train: weights v" << tag << " to " << urls.size() << " engine(s): "
-           << std::fixed << std::setprecision(2) << double(stats.bytes) / 1e9 << " GB in "
-           << stats.seconds << " s (" << stats.gb_per_s() << " GB/s)\n";
+      line << "vime train: weights v" << tag << " to " << urls.size()
+           << " engine(s): " << std::fixed << std::setprecision(2) << double(stats.bytes) / 1e9
+           << " GB in " << stats.seconds << " s (" << stats.gb_per_s() << " GB/s)\n";
       console_ << line.str();
     }
     post_all(urls, "/reset_prefix_cache?reset_running_requests=true", timeout_s_, api_key_);
@@ -171,7 +171,8 @@ class VllmBackend final : public RolloutBackend {
     if (models.size() > 1) {
       text += "; model " + rollout_model_ + " generates, also serving";
       for (const auto& m : models)
-        if (m != rollout_model_) text += " " + m + " (" + std::to_string(fleet_->urls(m).size()) + ")";
+        if (m != rollout_model_)
+          text += " " + m + " (" + std::to_string(fleet_->urls(m).size()) + ")";
     }
     return text;
   }
@@ -244,7 +245,7 @@ class VllmBackend final : public RolloutBackend {
   std::string transport_;
   bool sleep_;
   double timeout_s_;
-  std::string api_key_;  // --vllm-api-key: every call to the engines carries it
+  std::string api_key_;       // --vllm-api-key: every call to the engines carries it
   mutable std::mutex mutex_;  // one weight update or recovery at a time
   bool asleep_ = false;
   std::unique_ptr<launch::EngineFleet> fleet_;

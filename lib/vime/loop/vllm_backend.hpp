@@ -1,6 +1,6 @@
 // The vLLM rollout backend: `vllm serve` engines (launched by vime, or external, or behind a
-// router) driven over HTTP by VllmEngine, weights sent by NCCL broadcast or disk reloads, engines put
-// to sleep around training when colocated, and (--use-fault-tolerance) dead engines restarted.
+// router) driven over HTTP by VllmEngine, weights sent by NCCL broadcast or disk reloads, engines
+// put to sleep around training when colocated, and (--use-fault-tolerance) dead engines restarted.
 #pragma once
 
 #include <ostream>

@@ -41,10 +41,9 @@ at::Tensor math_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
 #if VIME_HAS_FLASH_VARLEN
 // Flash attention's forward and backward kernels as one autograd node.
 struct FlashVarlenAttention : public torch::autograd::Function<FlashVarlenAttention> {
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                at::Tensor q, at::Tensor k, at::Tensor v,
-                                                at::Tensor cu_seqlens, int64_t max_seqlen,
-                                                double scale) {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, at::Tensor q,
+                                                at::Tensor k, at::Tensor v, at::Tensor cu_seqlens,
+                                                int64_t max_seqlen, double scale) {
     auto [out, lse, rng_state, unused, debug] = at::_flash_attention_forward(
         q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, 0.0, /*is_causal=*/true,
         /*return_debug_mask=*/false, scale);
@@ -59,9 +58,9 @@ struct FlashVarlenAttention : public torch::autograd::Function<FlashVarlenAttent
     auto s = ctx->get_saved_variables();
     const int64_t max_seqlen = ctx->saved_data["max_seqlen"].toInt();
     const double scale = ctx->saved_data["scale"].toDouble();
-    auto [dq, dk, dv] = at::_flash_attention_backward(
-        grads[0].contiguous(), s[0], s[1], s[2], s[3], s[4], s[5], s[5], max_seqlen, max_seqlen,
-        0.0, /*is_causal=*/true, s[6], s[7], scale);
+    auto [dq, dk, dv] = at::_flash_attention_backward(grads[0].contiguous(), s[0], s[1], s[2], s[3],
+                                                      s[4], s[5], s[5], max_seqlen, max_seqlen, 0.0,
+                                                      /*is_causal=*/true, s[6], s[7], scale);
     return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
@@ -75,8 +74,7 @@ bool flash_attention_available(const at::Tensor& q) {
 }
 
 at::Tensor varlen_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                   const VarlenInfo& info, double scale,
-                                   AttentionBackend backend) {
+                                   const VarlenInfo& info, double scale, AttentionBackend backend) {
   if (backend == AttentionBackend::kAuto) {
     backend = flash_attention_available(q) ? AttentionBackend::kFlash : AttentionBackend::kMath;
   }

@@ -24,8 +24,8 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& config, const at::Device&
     const double high_freq_wavelen = old_context / s.high_freq_factor;
     auto wavelen = 2 * M_PI / inv_freq;
     auto scaled = at::where(wavelen > low_freq_wavelen, inv_freq / s.factor, inv_freq);
-    auto smooth = (old_context / wavelen - s.low_freq_factor) /
-                  (s.high_freq_factor - s.low_freq_factor);
+    auto smooth =
+        (old_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
     auto smoothed = (1 - smooth) * scaled / s.factor + smooth * scaled;
     auto is_medium = (wavelen >= high_freq_wavelen).logical_and(wavelen <= low_freq_wavelen);
     inv_freq = at::where(is_medium, smoothed, scaled);

@@ -1,8 +1,8 @@
 #include "vime/model/model.hpp"
 
 #include <ATen/ATen.h>
-#include <ATen/core/grad_mode.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -17,12 +17,20 @@ namespace vime {
 
 namespace {
 
-const char* const kSlotNames[] = {
-    "input_layernorm.weight",   "self_attn.q_proj.weight", "self_attn.q_proj.bias",
-    "self_attn.k_proj.weight",  "self_attn.k_proj.bias",   "self_attn.v_proj.weight",
-    "self_attn.v_proj.bias",    "self_attn.o_proj.weight", "self_attn.q_norm.weight",
-    "self_attn.k_norm.weight",  "post_attention_layernorm.weight", "mlp.gate_proj.weight",
-    "mlp.up_proj.weight",       "mlp.down_proj.weight"};
+const char* const kSlotNames[] = {"input_layernorm.weight",
+                                  "self_attn.q_proj.weight",
+                                  "self_attn.q_proj.bias",
+                                  "self_attn.k_proj.weight",
+                                  "self_attn.k_proj.bias",
+                                  "self_attn.v_proj.weight",
+                                  "self_attn.v_proj.bias",
+                                  "self_attn.o_proj.weight",
+                                  "self_attn.q_norm.weight",
+                                  "self_attn.k_norm.weight",
+                                  "post_attention_layernorm.weight",
+                                  "mlp.gate_proj.weight",
+                                  "mlp.up_proj.weight",
+                                  "mlp.down_proj.weight"};
 
 struct LayerContext {
   const ModelConfig* config;
@@ -45,9 +53,12 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
                          const RopeTables& rope, const AttentionFn& attend) {
   const int64_t tokens = x.size(0);
   auto h = rms_norm(x, w.input_norm, cfg.rms_norm_eps);
-  auto q = at::linear(h, w.q_weight, w.q_bias).view({tokens, cfg.num_attention_heads, cfg.head_dim});
-  auto k = at::linear(h, w.k_weight, w.k_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
-  auto v = at::linear(h, w.v_weight, w.v_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
+  auto q =
+      at::linear(h, w.q_weight, w.q_bias).view({tokens, cfg.num_attention_heads, cfg.head_dim});
+  auto k =
+      at::linear(h, w.k_weight, w.k_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
+  auto v =
+      at::linear(h, w.v_weight, w.v_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
   if (cfg.qk_norm) {
     q = rms_norm(q, w.q_norm, cfg.rms_norm_eps);
     k = rms_norm(k, w.k_norm, cfg.rms_norm_eps);
@@ -132,8 +143,9 @@ RecomputeOptions RecomputeOptions::from_args(const Args& args) {
   RecomputeOptions options;
   if (!args.is_set("recompute_granularity")) {
     if (args.get_bool("recompute_activations")) {
-      throw UsageError("--recompute-activations (selective recompute) is not supported; use "
-                       "--recompute-granularity full");
+      throw UsageError(
+          "--recompute-activations (selective recompute) is not supported; use "
+          "--recompute-granularity full");
     }
     return options;
   }
@@ -190,7 +202,8 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
     embed_.narrow(0, c.vocab_size, config_.padded_vocab_size - c.vocab_size).zero_();
   }
   parameters_.emplace_back("model.embed_tokens.weight", embed_);
-  const int64_t q_dim = c.num_attention_heads * c.head_dim, kv_dim = c.num_key_value_heads * c.head_dim;
+  const int64_t q_dim = c.num_attention_heads * c.head_dim,
+                kv_dim = c.num_key_value_heads * c.head_dim;
   for (int64_t i = 0; i < c.num_layers; ++i) {
     auto w = std::make_unique<LayerWeights>();
     w->input_norm = make({c.hidden_size}, true);
@@ -283,10 +296,10 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
   auto x = at::embedding(embed_, batch.tokens);  // [T, hidden]
   LayerContext context{&config_, &batch.varlen, rope_tables(inv_freq_, batch.positions, dtype_),
                        attention_backend_};
-  const int64_t num_recompute =
-      !recompute_.enabled ? 0
-      : recompute_.num_layers <= 0 ? config_.num_layers
-                                   : std::min(recompute_.num_layers, config_.num_layers);
+  const int64_t num_recompute = !recompute_.enabled ? 0
+                                : recompute_.num_layers <= 0
+                                    ? config_.num_layers
+                                    : std::min(recompute_.num_layers, config_.num_layers);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& w = *layers_[i];
     if (i < num_recompute && at::GradMode::is_enabled()) {

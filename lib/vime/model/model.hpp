@@ -1,7 +1,7 @@
 // vime's decoder-only transformer (Megatron's role in slime): Llama-3, Qwen2/2.5 (qkv bias) and
-// Qwen3 (q/k RMSNorm) in one class, configured by ModelConfig. Parameters are plain tensors named as
-// in HF checkpoints ("model.layers.0.self_attn.q_proj.weight"); the embedding and output rows are
-// padded to config.padded_vocab_size for fast GEMMs. Input is a packed batch of variable-length
+// Qwen3 (q/k RMSNorm) in one class, configured by ModelConfig. Parameters are plain tensors named
+// as in HF checkpoints ("model.layers.0.self_attn.q_proj.weight"); the embedding and output rows
+// are padded to config.padded_vocab_size for fast GEMMs. Input is a packed batch of variable-length
 // sequences; activation recompute wraps whole layers in a custom autograd function.
 #pragma once
 
@@ -88,10 +88,10 @@ class Model {
   at::Device device_;
   NamedTensorList parameters_;
   std::vector<std::unique_ptr<LayerWeights>> layers_;
-  at::Tensor embed_;     // [padded_vocab, hidden]
+  at::Tensor embed_;       // [padded_vocab, hidden]
   at::Tensor final_norm_;  // [hidden]
-  at::Tensor lm_head_;   // [padded_vocab, hidden]; the same tensor as embed_ when tied
-  at::Tensor inv_freq_;  // [head_dim / 2] fp32
+  at::Tensor lm_head_;     // [padded_vocab, hidden]; the same tensor as embed_ when tied
+  at::Tensor inv_freq_;    // [head_dim / 2] fp32
   RecomputeOptions recompute_;
   AttentionBackend attention_backend_ = AttentionBackend::kAuto;
 

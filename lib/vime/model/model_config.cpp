@@ -84,9 +84,9 @@ ModelConfig ModelConfig::from_hf_json(const Json& config, const std::string& whe
     c.rope_theta = double_or(config, "rope_theta", 10000.0);
     if (rope != nullptr && rope->is_object()) {
       c.rope_theta = double_or(*rope, "rope_theta", c.rope_theta);
-      std::string type = rope->contains("rope_type")  ? rope->at("rope_type").as_string()
-                         : rope->contains("type")     ? rope->at("type").as_string()
-                                                      : "default";
+      std::string type = rope->contains("rope_type") ? rope->at("rope_type").as_string()
+                         : rope->contains("type")    ? rope->at("type").as_string()
+                                                     : "default";
       if (type != "default" && type != "llama3") {
         throw Error(where + ": rope type \"" + type + "\" is not supported (default or llama3)");
       }
@@ -154,9 +154,10 @@ ModelConfig ModelConfig::from_args(const Args& args) {
     c.rope_scaling.type = "llama3";
     c.rope_scaling.factor = args.get_double("rope_scaling_factor");
   }
-  c.padded_vocab_size = args.is_set("padded_vocab_size")
-                            ? args.get_int("padded_vocab_size")
-                            : pad_vocab_size(c.vocab_size, args.get_int("make_vocab_size_divisible_by"));
+  c.padded_vocab_size =
+      args.is_set("padded_vocab_size")
+          ? args.get_int("padded_vocab_size")
+          : pad_vocab_size(c.vocab_size, args.get_int("make_vocab_size_divisible_by"));
   return c;
 }
 

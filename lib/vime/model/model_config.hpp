@@ -43,7 +43,8 @@ struct ModelConfig {
   // From --num-layers, --hidden-size, ... (slime's MODEL_ARGS). Throws UsageError naming a missing
   // flag.
   static ModelConfig from_args(const Args& args);
-  // Throws UsageError naming the first architecture flag that is set and disagrees with this config.
+  // Throws UsageError naming the first architecture flag that is set and disagrees with this
+  // config.
   void check_agrees_with_args(const Args& args) const;
 
   // An HF config.json for this shape (architectures, model_type, torch_dtype).

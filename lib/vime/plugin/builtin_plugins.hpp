@@ -1,5 +1,6 @@
-// Where vime's own plugins (rm_hub, filter_hub) live: beside libvime, in <libdir>/vime/lib<name>.so, in
-// the build tree and after `cmake --install` alike. $VIME_PLUGIN_DIR overrides the directory.
+// Where vime's own plugins (rm_hub, filter_hub) live: beside libvime, in
+// <libdir>/vime/lib<name>.so, in the build tree and after `cmake --install` alike. $VIME_PLUGIN_DIR
+// overrides the directory.
 #pragma once
 
 #include <filesystem>

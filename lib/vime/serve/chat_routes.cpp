@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <ctime>
-#include <limits>
 #include <future>
+#include <limits>
 #include <span>
 
 #include "vime/serve/completion_output.hpp"
@@ -114,7 +114,8 @@ std::string render(const ServeContext& ctx, const Json& body, const Json& messag
     if (why.find("no chat template") != std::string::npos) {
       throw BadRequest(
           "this model has no chat template, so /v1/chat/completions cannot render messages; "
-          "send a rendered prompt to /v1/completions (" + why + ")");
+          "send a rendered prompt to /v1/completions (" +
+          why + ")");
     }
     throw BadRequest("messages: the model's chat template failed: " + why);
   }
@@ -328,7 +329,7 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
     choice["stop_reason"] = stop_reason_of(ctx, r, c.params);
     choices.push_back(std::move(choice));
     completion_tokens += static_cast<int64_t>(r.output_ids.size());
-    if (j == 0) cached = r.cached_tokens;  // one prompt, counted once
+    if (j == 0) cached = r.cached_tokens;   // one prompt, counted once
     weight_version = weight_version_of(r);  // the weights of the choice that ended last
   }
   Json out = Json::object();

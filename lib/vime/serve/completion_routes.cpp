@@ -104,8 +104,7 @@ void stream_completion(ServeContext& ctx, const Options& o, bool usage,
           {"created", o.created},
           {"model", ctx.options.model_name},
           {"choices", Json::array()},
-          {"usage",
-           usage_json(n, static_cast<int64_t>(r.output_ids.size()), r.cached_tokens)}}};
+          {"usage", usage_json(n, static_cast<int64_t>(r.output_ids.size()), r.cached_tokens)}}};
     };
   }
   stream_generation(ctx, res, GenerateRequest{prompt, o.params, o.id, true}, std::move(format));

@@ -45,7 +45,8 @@ void load_hf_weights(const std::filesystem::path& dir, Model& model) {
                   ", the model needs " + c10::str(param.sizes()) + "; the old weights are kept");
     }
     if (!it->second->is_floating_point()) {
-      throw Error(where + ": tensor \"" + name + "\" is not floating point; the old weights are kept");
+      throw Error(where + ": tensor \"" + name +
+                  "\" is not floating point; the old weights are kept");
     }
   }
   // Every tensor checked: copying in cannot fail half-way.

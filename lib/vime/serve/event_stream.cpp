@@ -157,7 +157,7 @@ void stream_generation(ServeContext& ctx, httplib::Response& res, const Generate
   auto stream = std::make_shared<Stream>(ctx, request, std::move(format));
   const auto prompt_tokens = static_cast<int64_t>(request.input_ids.size());
   auto hook = [&ctx, progress = stream->progress, prompt_tokens](int32_t id, float log_prob,
-                                                                  const char* finish_reason) {
+                                                                 const char* finish_reason) {
     {
       std::lock_guard lock(progress->mu);
       progress->ids.push_back(id);

@@ -21,8 +21,8 @@ struct StreamPiece {
 };
 
 struct StreamFormat {
-  std::vector<Json> first;                                  // sent before any token
-  std::function<Json(const StreamPiece&)> chunk;            // one chunk per piece
+  std::vector<Json> first;                                         // sent before any token
+  std::function<Json(const StreamPiece&)> chunk;                   // one chunk per piece
   std::function<std::vector<Json>(const GenerateResponse&)> last;  // after the final piece
   bool every_token = false;  // a chunk for new tokens even when their text is held back
 };

@@ -40,8 +40,8 @@ std::string metrics_text(ServeContext& ctx) {
   std::lock_guard<std::mutex> lock(ctx.metrics_mutex);
   series("vllm:rl_weight_update_operations_total", "counter",
          "Number of weight updates and reloads that landed.");
-  out << "vllm:rl_weight_update_operations_total{" << labels << "} "
-      << ctx.weight_update_operations << "\n";
+  out << "vllm:rl_weight_update_operations_total{" << labels << "} " << ctx.weight_update_operations
+      << "\n";
   series("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.");
   out << "vllm:prompt_tokens_total{" << labels << "} " << ctx.prompt_tokens_total << "\n";
   series("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.");
@@ -82,11 +82,11 @@ void add_info_routes(httplib::Server& http, ServeContext& ctx) {
   http.Get("/server_info", [&ctx](const httplib::Request&, httplib::Response& res) {
     const Json parallel = Json::Object{
         {"tensor_parallel_size", 1}, {"pipeline_parallel_size", 1}, {"data_parallel_size", 1}};
-    Json config = Json::Object{
-        {"parallel_config", parallel},
-        {"model_config", Json::Object{{"model", ctx.options.model_dir},
-                                      {"served_model_name", ctx.options.model_name},
-                                      {"max_model_len", ctx.options.max_model_len}}}};
+    Json config =
+        Json::Object{{"parallel_config", parallel},
+                     {"model_config", Json::Object{{"model", ctx.options.model_dir},
+                                                   {"served_model_name", ctx.options.model_name},
+                                                   {"max_model_len", ctx.options.max_model_len}}}};
     if (!ctx.options.weight_transfer_config.is_null())
       config["weight_transfer_config"] = ctx.options.weight_transfer_config;
     send_json(res, Json::Object{{"vllm_config", std::move(config)}});

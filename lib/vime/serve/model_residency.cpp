@@ -20,8 +20,8 @@ namespace vime::serve {
 struct ModelResidency::Impl {
   explicit Impl(Model& m) : model(m) {}
   Model& model;
-  std::vector<at::Tensor> host;                // kOffloaded: one per parameter
-  std::vector<std::vector<int64_t>> shapes;    // kDiscarded: one per parameter
+  std::vector<at::Tensor> host;              // kOffloaded: one per parameter
+  std::vector<std::vector<int64_t>> shapes;  // kDiscarded: one per parameter
 };
 
 ModelResidency::ModelResidency(Model& model) : impl_(std::make_unique<Impl>(model)) {}
@@ -30,9 +30,7 @@ ModelResidency::~ModelResidency() = default;
 namespace {
 
 // Re-points `param` at an empty tensor of its dtype and device, freeing its storage.
-void release(const at::Tensor& param) {
-  param.set_(at::empty({0}, param.options()));
-}
+void release(const at::Tensor& param) { param.set_(at::empty({0}, param.options())); }
 
 // Returns the caching allocator's free blocks to the driver (the KV cache's too).
 void return_device_memory(const Model& model) {

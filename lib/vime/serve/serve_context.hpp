@@ -101,8 +101,8 @@ void send_error(httplib::Response& res, int status, const std::string& message);
 // The request's n (choices per prompt): 1 when absent; BadRequest outside [1, kMaxChoices].
 inline constexpr int64_t kMaxChoices = 128;
 int64_t choices_per_prompt(const Json& body);
-// The sampling parameters of choice `choice` of n: a seeded request's choices draw with seed + choice,
-// so they differ from one another and repeat from run to run.
+// The sampling parameters of choice `choice` of n: a seeded request's choices draw with seed +
+// choice, so they differ from one another and repeat from run to run.
 SamplingParams params_of_choice(SamplingParams params, int64_t choice);
 
 // vLLM's sampling fields of `fields` (a /v1/completions or /v1/chat/completions body, or
@@ -124,11 +124,11 @@ Json weight_version_of(const GenerateResponse& r);
 // One per route group (lib/vime/serve/*_routes.cpp).
 void add_info_routes(httplib::Server& http, ServeContext& ctx);  // /health /v1/models /metrics
 void add_completion_routes(httplib::Server& http, ServeContext& ctx);  // /v1/completions
-void add_chat_routes(httplib::Server& http, ServeContext& ctx);  // /v1/chat/completions
+void add_chat_routes(httplib::Server& http, ServeContext& ctx);        // /v1/chat/completions
 void add_generate_routes(httplib::Server& http, ServeContext& ctx);    // /inference/v1/generate
 void add_tokenize_routes(httplib::Server& http, ServeContext& ctx);    // /tokenize /detokenize
 void add_control_routes(httplib::Server& http, ServeContext& ctx);     // pause, resume, ...
 void add_sleep_routes(httplib::Server& http, ServeContext& ctx);       // /sleep /wake_up ...
-void add_weight_routes(httplib::Server& http, ServeContext& ctx);  // weight transfer, rpc
+void add_weight_routes(httplib::Server& http, ServeContext& ctx);      // weight transfer, rpc
 
 }  // namespace vime::serve

@@ -10,8 +10,7 @@
 namespace vime::serve {
 
 struct Server::Impl {
-  Impl(engine::NativeEngine& engine, Model& model, const Tokenizer& tokenizer,
-       ServeOptions options)
+  Impl(engine::NativeEngine& engine, Model& model, const Tokenizer& tokenizer, ServeOptions options)
       : ctx(engine, model, tokenizer, std::move(options)) {}
   ServeContext ctx;
   httplib::Server http;

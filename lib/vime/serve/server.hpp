@@ -26,9 +26,9 @@ struct ServeOptions {
   int port = 8000;      // 0: any free port
   std::string api_key;  // non-empty: every route but /health needs "Bearer <key>"
   std::string model_name = "vime";
-  int64_t max_model_len = 0;  // reported by /v1/models and /tokenize
-  int threads = 64;           // HTTP worker threads (each blocks on one generation)
-  bool enable_sleep_mode = false;    // vLLM's --enable-sleep-mode: /sleep and /wake_up work
+  int64_t max_model_len = 0;              // reported by /v1/models and /tokenize
+  int threads = 64;                       // HTTP worker threads (each blocks on one generation)
+  bool enable_sleep_mode = false;         // vLLM's --enable-sleep-mode: /sleep and /wake_up work
   Json weight_transfer_config = nullptr;  // --weight-transfer-config {"backend": "nccl"|"disk"}
   std::string model_dir;  // the served HF dir: /collective_rpc reload_weights without a path
   // --enable-auto-tool-choice --tool-call-parser hermes: chat answers carry tool_calls.

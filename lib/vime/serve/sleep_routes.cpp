@@ -14,8 +14,9 @@ namespace {
 
 void require_sleep_mode(const ServeContext& ctx) {
   if (!ctx.options.enable_sleep_mode) {
-    throw BadRequest("sleep mode is off: start vime serve with --enable-sleep-mode to use /sleep "
-                     "and /wake_up");
+    throw BadRequest(
+        "sleep mode is off: start vime serve with --enable-sleep-mode to use /sleep "
+        "and /wake_up");
   }
 }
 

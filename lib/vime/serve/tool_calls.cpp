@@ -31,10 +31,10 @@ bool to_call(const std::string& block, const std::string& id, Json* call) {
   if (arguments != nullptr && !arguments->is_null()) {
     args_text = arguments->is_string() ? arguments->as_string() : arguments->dump();
   }
-  *call = Json::Object{{"id", id},
-                       {"type", "function"},
-                       {"function", Json::Object{{"name", name->as_string()},
-                                                 {"arguments", args_text}}}};
+  *call = Json::Object{
+      {"id", id},
+      {"type", "function"},
+      {"function", Json::Object{{"name", name->as_string()}, {"arguments", args_text}}}};
   return true;
 }
 
@@ -51,9 +51,8 @@ ToolCallOutput parse_hermes_tool_calls(const std::string& text, const std::strin
   for (size_t at = first; at != std::string::npos; at = text.find(kOpen, at)) {
     const size_t body = at + kOpen.size();
     const size_t close = text.find(kClose, body);
-    const std::string block =
-        trim(std::string_view(text).substr(body, close == std::string::npos ? std::string::npos
-                                                                            : close - body));
+    const std::string block = trim(std::string_view(text).substr(
+        body, close == std::string::npos ? std::string::npos : close - body));
     Json call;
     if (!to_call(block, id_prefix + std::to_string(calls.size()), &call)) {
       out.content = text;  // not a tool call after all: the model's text stands

@@ -95,7 +95,8 @@ void start(ServeContext& ctx, const httplib::Request& req, httplib::Response& re
   require_transfer_config(ctx);
   optional_body(req);  // vLLM's fields (is_checkpoint_format, include_draft) change nothing here
   std::lock_guard<std::mutex> lock(ctx.weights_mutex);
-  if (!ctx.receiver) throw BadRequest("no weight transfer: POST /init_weight_transfer_engine first");
+  if (!ctx.receiver)
+    throw BadRequest("no weight transfer: POST /init_weight_transfer_engine first");
   ctx.update_started = true;
   message(res, "Weight update started");
 }
@@ -105,8 +106,10 @@ void update(ServeContext& ctx, const httplib::Request& req, httplib::Response& r
   const Json body = parse_body(req);
   const Json& update_info = object_field(body, "update_info");
   std::lock_guard<std::mutex> lock(ctx.weights_mutex);
-  if (!ctx.receiver) throw BadRequest("no weight transfer: POST /init_weight_transfer_engine first");
-  if (!ctx.update_started) throw BadRequest("no weight update started: POST /start_weight_update first");
+  if (!ctx.receiver)
+    throw BadRequest("no weight transfer: POST /init_weight_transfer_engine first");
+  if (!ctx.update_started)
+    throw BadRequest("no weight update started: POST /start_weight_update first");
   land_weights(ctx, [&] { ctx.receiver->update(update_info, ctx.model); });
   message(res, "Weights updated");
 }
@@ -115,7 +118,8 @@ void finish(ServeContext& ctx, const httplib::Request& req, httplib::Response& r
   require_transfer_config(ctx);
   const Json body = optional_body(req);
   std::lock_guard<std::mutex> lock(ctx.weights_mutex);
-  if (!ctx.update_started) throw BadRequest("no weight update started: POST /start_weight_update first");
+  if (!ctx.update_started)
+    throw BadRequest("no weight update started: POST /start_weight_update first");
   if (const Json* v = body.find("weight_version"); v && !v->is_null()) {
     ctx.set_weight_version(version_string(*v, "weight_version"));
   }
@@ -168,7 +172,8 @@ void add_weight_routes(httplib::Server& http, ServeContext& ctx) {
     if (!v || v->is_null()) throw BadRequest("new_version is required");
     const std::string version = version_string(*v, "new_version");
     ctx.set_weight_version(version);
-    send_json(res, Json::Object{{"message", "Weight version updated"}, {"weight_version", version}});
+    send_json(res,
+              Json::Object{{"message", "Weight version updated"}, {"weight_version", version}});
   });
   http.Get("/weight_info", [&ctx](const httplib::Request&, httplib::Response& res) {
     send_json(res, Json::Object{{"weight_version", ctx.weight_version_json()}});

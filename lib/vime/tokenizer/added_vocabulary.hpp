@@ -1,6 +1,6 @@
-// Added tokens (special tokens such as <|im_start|>, and user-added ones): found in the text before any
-// normalization or BPE, leftmost-longest, with HF's single_word / lstrip / rstrip rules. Tokens marked
-// `normalized` are looked for in the normalized text instead.
+// Added tokens (special tokens such as <|im_start|>, and user-added ones): found in the text before
+// any normalization or BPE, leftmost-longest, with HF's single_word / lstrip / rstrip rules. Tokens
+// marked `normalized` are looked for in the normalized text instead.
 #pragma once
 
 #include <cstdint>

@@ -40,7 +40,8 @@ struct Candidate {
   uint32_t rank;
   int32_t pos;
   int32_t id;
-  // std heap functions keep the largest on top; the best candidate is the lowest rank, then leftmost.
+  // std heap functions keep the largest on top; the best candidate is the lowest rank, then
+  // leftmost.
   bool operator<(const Candidate& other) const {
     return rank != other.rank ? rank > other.rank : pos > other.pos;
   }
@@ -200,7 +201,8 @@ void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& out) cons
   for (int32_t i = 0; i < count; ++i) {
     symbols[i] = Symbol{initial[i], i - 1, i + 1 < count ? i + 1 : -1, false};
     if (i + 1 < count) {
-      if (const Merge* m = merges_.find(initial[i], initial[i + 1])) heap.push_back({m->rank, i, m->id});
+      if (const Merge* m = merges_.find(initial[i], initial[i + 1]))
+        heap.push_back({m->rank, i, m->id});
     }
   }
   std::make_heap(heap.begin(), heap.end());

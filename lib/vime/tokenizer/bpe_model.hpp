@@ -22,8 +22,8 @@ struct StringHash {
 using TokenIdMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
 struct BpeOptions {
-  // The vocabulary is byte-level (a ByteLevel pre-tokenizer maps bytes to GPT-2's characters): the model
-  // then works on raw bytes, and the byte mapping costs nothing at encode time.
+  // The vocabulary is byte-level (a ByteLevel pre-tokenizer maps bytes to GPT-2's characters): the
+  // model then works on raw bytes, and the byte mapping costs nothing at encode time.
   bool byte_level = false;
   bool ignore_merges = false;  // a word that is itself in the vocabulary is one token
   bool byte_fallback = false;  // unknown characters become <0xXX> tokens
@@ -55,14 +55,14 @@ class BpeModel {
   void push_unknown(std::string_view unit, std::vector<int32_t>& symbols, bool& last_was_unk) const;
 
   BpeOptions options_;
-  TokenIdMap vocab_;           // token as written -> id
-  TokenIdMap unit_vocab_;      // token in the model's working units (bytes when byte_level) -> id
+  TokenIdMap vocab_;       // token as written -> id
+  TokenIdMap unit_vocab_;  // token in the model's working units (bytes when byte_level) -> id
   std::vector<std::string> id_to_token_;
-  int32_t byte_ids_[256];      // byte-level: the id of each single byte
+  int32_t byte_ids_[256];  // byte-level: the id of each single byte
   int32_t byte_fallback_ids_[256];
   std::optional<int32_t> unk_id_;
   PairMap merges_;
-  uint64_t cache_key_;         // identifies this model's per-thread word cache
+  uint64_t cache_key_;  // identifies this model's per-thread word cache
 };
 
 }  // namespace vime::tokenizer

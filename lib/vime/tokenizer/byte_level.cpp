@@ -15,7 +15,8 @@ struct ByteTable {
     to_byte.fill(-1);
     int next = 256;
     for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      const bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
       const char32_t cp = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(next++);
       append_utf8(to_chars[b], cp);
       to_byte[cp] = static_cast<int16_t>(b);

@@ -1,5 +1,5 @@
-// GPT-2's reversible byte <-> character map (bytes_to_unicode): byte-level BPE vocabularies store each
-// byte as one printable character, e.g. ' ' as 'Ġ'.
+// GPT-2's reversible byte <-> character map (bytes_to_unicode): byte-level BPE vocabularies store
+// each byte as one printable character, e.g. ' ' as 'Ġ'.
 #pragma once
 
 #include <optional>

@@ -53,9 +53,11 @@ ChatRequest parse_chat_request(std::string_view line, const std::string& where) 
   return request;
 }
 
-std::string with_json_field(std::string_view line, std::string_view key, std::string_view value_json) {
+std::string with_json_field(std::string_view line, std::string_view key,
+                            std::string_view value_json) {
   rapidjson::Document doc = parse_object(line, "JSON line");
-  const std::string quoted_key = to_json(rapidjson::Value(key.data(), static_cast<rapidjson::SizeType>(key.size())));
+  const std::string quoted_key =
+      to_json(rapidjson::Value(key.data(), static_cast<rapidjson::SizeType>(key.size())));
   if (doc.HasMember(rapidjson::Value(key.data(), static_cast<rapidjson::SizeType>(key.size())))) {
     // Replace the value in place: rebuild the object in its order.
     std::string out = "{";

@@ -6,8 +6,8 @@ namespace vime::tokenizer {
 
 std::optional<std::string> DecodeStream::step(int32_t id) {
   ids_.push_back(id);
-  // Decoding the previous token(s) with the new one lets decoders that look at neighbours (byte-level
-  // characters, Metaspace's leading space) see the same context a full decode would.
+  // Decoding the previous token(s) with the new one lets decoders that look at neighbours
+  // (byte-level characters, Metaspace's leading space) see the same context a full decode would.
   std::string text = tokenizer_.decode_text(ids_, skip_special_tokens_, false);
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
   if (text.size() <= prefix_.size() || text.ends_with(kReplacement)) return std::nullopt;

@@ -1,6 +1,7 @@
-// Incremental detokenization for streaming generation, as HF's DecodeStream does it: feed ids one at a
-// time, get the new text each completes. A token that ends inside a multi-byte character yields
-// nothing until the character is whole, and byte-level spaces merge correctly with what follows.
+// Incremental detokenization for streaming generation, as HF's DecodeStream does it: feed ids one
+// at a time, get the new text each completes. A token that ends inside a multi-byte character
+// yields nothing until the character is whole, and byte-level spaces merge correctly with what
+// follows.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,8 @@ class DecodeStream {
   explicit DecodeStream(const HfTokenizer& tokenizer, bool skip_special_tokens = false)
       : tokenizer_(tokenizer), skip_special_tokens_(skip_special_tokens) {}
 
-  // The text `id` adds, or nullopt when it adds none yet (an incomplete character, a skipped token).
+  // The text `id` adds, or nullopt when it adds none yet (an incomplete character, a skipped
+  // token).
   std::optional<std::string> step(int32_t id);
 
  private:

@@ -29,7 +29,8 @@ std::optional<unsigned char> parse_byte_token(const std::string& token) {
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
   if (from.empty()) return;
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+  for (size_t pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size())) {
     text.replace(pos, from.size(), to);
   }
 }
@@ -115,8 +116,8 @@ void ReplaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
 }
 
 void MetaspaceDecoder::decode_chain(std::vector<std::string>& tokens) const {
-  // As HF: in the first token every replacement character goes (unless the scheme is "never"); in the
-  // others each becomes a space.
+  // As HF: in the first token every replacement character goes (unless the scheme is "never"); in
+  // the others each becomes a space.
   for (size_t i = 0; i < tokens.size(); ++i) {
     replace_all(tokens[i], replacement_, i == 0 && scheme_ != PrependScheme::kNever ? "" : " ");
   }

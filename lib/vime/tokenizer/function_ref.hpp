@@ -1,5 +1,5 @@
-// A non-owning reference to a callable: the pre-tokenizer stages hand pieces on through it without the
-// allocation std::function may make.
+// A non-owning reference to a callable: the pre-tokenizer stages hand pieces on through it without
+// the allocation std::function may make.
 #pragma once
 
 #include <type_traits>

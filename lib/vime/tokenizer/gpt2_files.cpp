@@ -1,5 +1,5 @@
-// GPT-2's original files (OpenAI's encoder.json + vocab.bpe, or HF's vocab.json + merges.txt) as the
-// tokenizer HF builds from them: byte-level BPE with the GPT-2 regex and <|endoftext|>.
+// GPT-2's original files (OpenAI's encoder.json + vocab.bpe, or HF's vocab.json + merges.txt) as
+// the tokenizer HF builds from them: byte-level BPE with the GPT-2 regex and <|endoftext|>.
 #include <rapidjson/document.h>
 
 #include <sstream>
@@ -25,7 +25,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_gpt2_files(const std::filesystem:
       throw Error("tokenizer: " + encoder_json.string() + ": the id of '" + entry.name.GetString() +
                   "' is not an integer");
     }
-    vocab.emplace(std::string(entry.name.GetString(), entry.name.GetStringLength()), entry.value.GetInt());
+    vocab.emplace(std::string(entry.name.GetString(), entry.name.GetStringLength()),
+                  entry.value.GetInt());
   }
 
   std::vector<std::pair<std::string, std::string>> merges;

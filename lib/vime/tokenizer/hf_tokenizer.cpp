@@ -7,7 +7,8 @@ namespace vime::tokenizer {
 namespace {
 
 void replace_all(std::string& text, std::string_view from, std::string_view to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+  for (size_t pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size())) {
     text.replace(pos, from.size(), to);
   }
 }
@@ -16,7 +17,7 @@ void replace_all(std::string& text, std::string_view from, std::string_view to) 
 
 std::string clean_up_tokenization(std::string text) {
   static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},   {" ?", "?"},     {" !", "!"},     {" ,", ","},     {" ' ", "'"},
+      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
       {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
   for (const auto& [from, to] : kRules) replace_all(text, from, to);
   return text;
@@ -34,8 +35,8 @@ HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
       const AddedToken& token = parts_.added_tokens[i];
       if (token.special != (pass == 0)) continue;
       if (token.normalized) {
-        normalized_patterns.push_back(parts_.normalizer ? parts_.normalizer->normalize(token.content)
-                                                        : token.content);
+        normalized_patterns.push_back(
+            parts_.normalizer ? parts_.normalizer->normalize(token.content) : token.content);
         normalized_index.push_back(i);
       } else {
         raw_patterns.push_back(token.content);
@@ -44,8 +45,10 @@ HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
     }
   }
   raw_matcher_ = AddedTokenMatcher(parts_.added_tokens, raw_patterns, raw_index);
-  normalized_matcher_ = AddedTokenMatcher(parts_.added_tokens, normalized_patterns, normalized_index);
-  for (size_t i = 0; i < parts_.added_tokens.size(); ++i) added_by_id_[parts_.added_tokens[i].id] = i;
+  normalized_matcher_ =
+      AddedTokenMatcher(parts_.added_tokens, normalized_patterns, normalized_index);
+  for (size_t i = 0; i < parts_.added_tokens.size(); ++i)
+    added_by_id_[parts_.added_tokens[i].id] = i;
 
   vocab_size_ = static_cast<int64_t>(parts_.model->vocab_size());
   for (const AddedToken& token : parts_.added_tokens) {
@@ -62,7 +65,9 @@ HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
     const bool add_bos = parts_.add_bos_token.value_or(true);
     const bool add_eos = parts_.add_eos_token.value_or(false);
     if ((add_bos && !bos_id_) || (add_eos && !eos_id_)) {
-      throw Error("tokenizer: tokenizer_config.json asks for add_bos_token/add_eos_token but has no such token");
+      throw Error(
+          "tokenizer: tokenizer_config.json asks for add_bos_token/add_eos_token but has no such "
+          "token");
     }
     parts_.special_prefix.clear();
     parts_.special_suffix.clear();
@@ -71,8 +76,9 @@ HfTokenizer::HfTokenizer(TokenizerParts parts) : parts_(std::move(parts)) {
   }
 }
 
-// HF gives an added token the id of the same content in the model's vocabulary, else the next free id
-// after the vocabulary; the file's "id" is only checked (with a warning). Well-formed files agree.
+// HF gives an added token the id of the same content in the model's vocabulary, else the next free
+// id after the vocabulary; the file's "id" is only checked (with a warning). Well-formed files
+// agree.
 void HfTokenizer::assign_added_token_ids() {
   const auto model_size = static_cast<int32_t>(parts_.model->vocab_size());
   std::unordered_map<std::string, int32_t> assigned;
@@ -125,9 +131,12 @@ std::vector<int32_t> HfTokenizer::encode(std::string_view text, bool add_special
   if (add_special_tokens) ids = parts_.special_prefix;
   raw_matcher_.split(
       text,
-      [&](std::string_view segment) { encode_segment(segment, segment.data() == text.data(), ids); },
+      [&](std::string_view segment) {
+        encode_segment(segment, segment.data() == text.data(), ids);
+      },
       [&](int32_t id) { ids.push_back(id); });
-  if (add_special_tokens) ids.insert(ids.end(), parts_.special_suffix.begin(), parts_.special_suffix.end());
+  if (add_special_tokens)
+    ids.insert(ids.end(), parts_.special_suffix.begin(), parts_.special_suffix.end());
   return ids;
 }
 
@@ -144,18 +153,20 @@ void HfTokenizer::encode_segment(std::string_view segment, bool first,
   }
   normalized_matcher_.split(
       segment,
-      [&](std::string_view piece) { encode_piece(piece, first && piece.data() == segment.data(), out); },
+      [&](std::string_view piece) {
+        encode_piece(piece, first && piece.data() == segment.data(), out);
+      },
       [&](int32_t id) { out.push_back(id); });
 }
 
-void HfTokenizer::encode_piece(std::string_view piece, bool first, std::vector<int32_t>& out) const {
+void HfTokenizer::encode_piece(std::string_view piece, bool first,
+                               std::vector<int32_t>& out) const {
   if (!parts_.pre_tokenizer) {
     parts_.model->encode_word(piece, out);
     return;
   }
-  parts_.pre_tokenizer->split(piece, first, [&](std::string_view word, bool) {
-    parts_.model->encode_word(word, out);
-  });
+  parts_.pre_tokenizer->split(
+      piece, first, [&](std::string_view word, bool) { parts_.model->encode_word(word, out); });
 }
 
 std::string HfTokenizer::decode(std::span<const int32_t> ids, bool skip_special_tokens) const {

@@ -25,8 +25,8 @@ class ChatTemplate;
 
 // Everything a tokenizer is made of; tokenizer_json.cpp and gpt2_files.cpp build it from files.
 struct TokenizerParts {
-  std::unique_ptr<Normalizer> normalizer;        // may be null
-  std::unique_ptr<PreTokenizer> pre_tokenizer;   // may be null
+  std::unique_ptr<Normalizer> normalizer;       // may be null
+  std::unique_ptr<PreTokenizer> pre_tokenizer;  // may be null
   std::unique_ptr<BpeModel> model;
   std::vector<AddedToken> added_tokens;
   std::vector<int32_t> special_prefix;  // post-processor ids around the text (add_special_tokens)
@@ -46,8 +46,9 @@ class HfTokenizer : public vime::Tokenizer {
   explicit HfTokenizer(TokenizerParts parts);
   ~HfTokenizer() override;
 
-  // An HF tokenizer directory (tokenizer.json), or one with GPT-2's encoder.json + vocab.bpe. Throws
-  // vime::Error naming the file when it is missing, not JSON, or uses a component vime lacks.
+  // An HF tokenizer directory (tokenizer.json), or one with GPT-2's encoder.json + vocab.bpe.
+  // Throws vime::Error naming the file when it is missing, not JSON, or uses a component vime
+  // lacks.
   static std::unique_ptr<HfTokenizer> from_directory(const std::filesystem::path& dir);
   // tokenizer.json (and tokenizer_config.json) contents given as text.
   static std::unique_ptr<HfTokenizer> from_json(std::string_view tokenizer_json,
@@ -56,20 +57,24 @@ class HfTokenizer : public vime::Tokenizer {
   static std::unique_ptr<HfTokenizer> from_gpt2_files(const std::filesystem::path& encoder_json,
                                                       const std::filesystem::path& vocab_bpe);
 
-  // Invalid UTF-8 in `text` is read as U+FFFD (as Python would after decoding with errors="replace").
-  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = false) const override;
+  // Invalid UTF-8 in `text` is read as U+FFFD (as Python would after decoding with
+  // errors="replace").
+  std::vector<int32_t> encode(std::string_view text,
+                              bool add_special_tokens = false) const override;
   // Ids outside the vocabulary are skipped, as HF does. Broken UTF-8 (ids cut inside a character)
   // becomes U+FFFD.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const override;
-  // decode() with transformers' clean_up_tokenization_spaces chosen by the caller rather than the config
-  // (DecodeStream decodes without it, as HF's Rust decoder does).
-  std::string decode_text(std::span<const int32_t> ids, bool skip_special_tokens, bool clean_up) const;
-  std::string apply_chat_template(const Json& messages, const Json& tools, bool add_generation_prompt,
-                                  const Json& kwargs) const override;
+  // decode() with transformers' clean_up_tokenization_spaces chosen by the caller rather than the
+  // config (DecodeStream decodes without it, as HF's Rust decoder does).
+  std::string decode_text(std::span<const int32_t> ids, bool skip_special_tokens,
+                          bool clean_up) const;
+  std::string apply_chat_template(const Json& messages, const Json& tools,
+                                  bool add_generation_prompt, const Json& kwargs) const override;
   // The same with messages, tools and kwargs as JSON text, keeping their key order (as transformers
   // sees data after json.loads); prefer it for data read from files.
   std::string apply_chat_template_json(std::string_view messages_json, std::string_view tools_json,
-                                       bool add_generation_prompt, std::string_view kwargs_json) const;
+                                       bool add_generation_prompt,
+                                       std::string_view kwargs_json) const;
   std::optional<int32_t> eos_token_id() const override { return eos_id_; }
   std::optional<int32_t> pad_token_id() const override { return pad_id_; }
   std::optional<int32_t> bos_token_id() const { return bos_id_; }
@@ -80,8 +85,8 @@ class HfTokenizer : public vime::Tokenizer {
   bool is_special(int32_t id) const;
 
  private:
-  static std::unique_ptr<HfTokenizer> build(std::string_view tokenizer_json, std::string_view config_json,
-                                            const std::string& where);
+  static std::unique_ptr<HfTokenizer> build(std::string_view tokenizer_json,
+                                            std::string_view config_json, const std::string& where);
   void assign_added_token_ids();
   void encode_segment(std::string_view segment, bool first, std::vector<int32_t>& out) const;
   void encode_piece(std::string_view piece, bool first, std::vector<int32_t>& out) const;

@@ -1,4 +1,5 @@
-// HfTokenizer::apply_chat_template: the chat template beside the tokenizer files, loaded on first use.
+// HfTokenizer::apply_chat_template: the chat template beside the tokenizer files, loaded on first
+// use.
 #include <mutex>
 
 #include "vime/error.hpp"
@@ -17,11 +18,11 @@ std::shared_ptr<HfTokenizer::ChatTemplateSlot> HfTokenizer::new_chat_template_sl
   return std::make_shared<ChatTemplateSlot>();
 }
 
-
 const ChatTemplate& HfTokenizer::chat_template() const {
   std::call_once(chat_template_->once, [this] {
     if (parts_.directory.empty()) {
-      chat_template_->error = "tokenizer: no chat template (the tokenizer was not loaded from a directory)";
+      chat_template_->error =
+          "tokenizer: no chat template (the tokenizer was not loaded from a directory)";
       return;
     }
     try {

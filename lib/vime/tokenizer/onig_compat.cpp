@@ -37,7 +37,8 @@ const std::map<std::string, Ranges>& newer_characters() {
       if (category == UTF8PROC_CATEGORY_CN || category == UTF8PROC_CATEGORY_CO) continue;
       utf8.clear();
       append_utf8(utf8, cp);
-      if (pcre2_match(cn, reinterpret_cast<PCRE2_SPTR>(utf8.data()), utf8.size(), 0, 0, data, nullptr) < 0) {
+      if (pcre2_match(cn, reinterpret_cast<PCRE2_SPTR>(utf8.data()), utf8.size(), 0, 0, data,
+                      nullptr) < 0) {
         continue;  // PCRE2 knows it
       }
       Ranges& ranges = result[utf8proc_category_string(static_cast<utf8proc_int32_t>(cp))];
@@ -56,9 +57,10 @@ const std::map<std::string, Ranges>& newer_characters() {
 
 bool is_general_category(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "L", "Lu", "Ll", "Lt", "Lm", "Lo", "L&", "LC", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
-      "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl",
-      "Zp", "C", "Cc", "Cf", "Cs", "Co", "Cn", "Any", "Xan", "Xps", "Xsp", "Xwd", "Xuc"};
+      "L",  "Lu", "Ll", "Lt",  "Lm",  "Lo",  "L&",  "LC",  "M",  "Mn", "Mc", "Me",
+      "N",  "Nd", "Nl", "No",  "P",   "Pc",  "Pd",  "Ps",  "Pe", "Pi", "Pf", "Po",
+      "S",  "Sm", "Sc", "Sk",  "So",  "Z",   "Zs",  "Zl",  "Zp", "C",  "Cc", "Cf",
+      "Cs", "Co", "Cn", "Any", "Xan", "Xps", "Xsp", "Xwd", "Xuc"};
   for (std::string_view n : kNames) {
     if (n == name) return true;
   }
@@ -114,11 +116,13 @@ std::string pcre2_pattern_for_oniguruma(const std::string& pattern) {
         name.erase(0, 1);
       }
       i = close;
-      if (name.empty() || name.find(':') != std::string::npos || name.find('=') != std::string::npos) {
+      if (name.empty() || name.find(':') != std::string::npos ||
+          name.find('=') != std::string::npos) {
         out += original;
       } else if (!is_general_category(name)) {  // a script
         out += std::string(negated ? "\\P" : "\\p") + "{sc:" + name + "}";
-      } else if (const std::string extra = newer_ranges(name); extra.empty() || (in_class && negated)) {
+      } else if (const std::string extra = newer_ranges(name);
+                 extra.empty() || (in_class && negated)) {
         out += original;
       } else if (in_class) {
         out += original + extra;
@@ -131,7 +135,8 @@ std::string pcre2_pattern_for_oniguruma(const std::string& pattern) {
       in_class = true;
       out.push_back(c);
       if (i + 1 < pattern.size() && pattern[i + 1] == '^') out.push_back(pattern[++i]);
-      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out.push_back(pattern[++i]);  // a literal ]
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']')
+        out.push_back(pattern[++i]);  // a literal ]
       continue;
     }
     if (in_class && c == '[' && i + 1 < pattern.size() && pattern[i + 1] == ':') {  // [:alpha:]

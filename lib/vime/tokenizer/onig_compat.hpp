@@ -1,9 +1,12 @@
-// HF writes pre-tokenizer regexes for Oniguruma; PCRE2 reads two things differently, and this rewrites
-// a pattern so PCRE2 matches what Oniguruma matches:
-//  - \p{Han} (a script name) is the Script property in Oniguruma but Script Extensions in PCRE2 10.40+,
+// HF writes pre-tokenizer regexes for Oniguruma; PCRE2 reads two things differently, and this
+// rewrites a pattern so PCRE2 matches what Oniguruma matches:
+//  - \p{Han} (a script name) is the Script property in Oniguruma but Script Extensions in
+//  PCRE2 10.40+,
 //    which also takes in shared punctuation such as U+3002: it becomes \p{sc:Han}.
-//  - PCRE2 10.42 knows Unicode 14, HF's Oniguruma (and utf8proc) Unicode 15: characters new in 15 are
-//    Cn to PCRE2. \p{L}, \p{So}, ... get those characters (by utf8proc's category) added explicitly.
+//  - PCRE2 10.42 knows Unicode 14, HF's Oniguruma (and utf8proc) Unicode 15: characters new in 15
+//  are
+//    Cn to PCRE2. \p{L}, \p{So}, ... get those characters (by utf8proc's category) added
+//    explicitly.
 #pragma once
 
 #include <string>

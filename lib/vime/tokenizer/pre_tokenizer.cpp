@@ -137,7 +137,8 @@ void ByteLevelPreTokenizer::split(std::string_view text, bool first, PieceSink e
 void DigitsPreTokenizer::split(std::string_view text, bool first, PieceSink emit) const {
   auto spans = char_spans(text, [](char32_t cp) { return is_numeric(cp); });
   emit_with_behavior(text, first, spans,
-                     individual_digits_ ? SplitBehavior::kIsolated : SplitBehavior::kContiguous, emit);
+                     individual_digits_ ? SplitBehavior::kIsolated : SplitBehavior::kContiguous,
+                     emit);
 }
 
 void MetaspacePreTokenizer::split(std::string_view text, bool first, PieceSink emit) const {

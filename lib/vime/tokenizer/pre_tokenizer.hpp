@@ -1,6 +1,6 @@
-// HF pre-tokenizers: cut normalized text into the pieces BPE sees one at a time. Each stage hands its
-// pieces to the next through a callback, so no list of pieces is built. `first` is true for the piece
-// that starts the whole input (Metaspace's prepend_scheme "first" needs it).
+// HF pre-tokenizers: cut normalized text into the pieces BPE sees one at a time. Each stage hands
+// its pieces to the next through a callback, so no list of pieces is built. `first` is true for the
+// piece that starts the whole input (Metaspace's prepend_scheme "first" needs it).
 #pragma once
 
 #include <memory>
@@ -35,8 +35,8 @@ class SplitPreTokenizer : public PreTokenizer {
   bool invert_;
 };
 
-// Byte-level BPE's pre-tokenizer. The byte -> character mapping itself is the model's (BpeModel works
-// on bytes), so this only adds the prefix space and the GPT-2 regex split.
+// Byte-level BPE's pre-tokenizer. The byte -> character mapping itself is the model's (BpeModel
+// works on bytes), so this only adds the prefix space and the GPT-2 regex split.
 class ByteLevelPreTokenizer : public PreTokenizer {
  public:
   ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex);
@@ -58,7 +58,8 @@ class DigitsPreTokenizer : public PreTokenizer {  // numbers apart, one by one o
 
 enum class PrependScheme { kAlways, kFirst, kNever };
 
-class MetaspacePreTokenizer : public PreTokenizer {  // SentencePiece: ' ' -> '▁', split before each '▁'
+class MetaspacePreTokenizer
+    : public PreTokenizer {  // SentencePiece: ' ' -> '▁', split before each '▁'
  public:
   MetaspacePreTokenizer(std::string replacement, PrependScheme scheme, bool split)
       : replacement_(std::move(replacement)), scheme_(scheme), split_(split) {}

@@ -16,8 +16,8 @@ struct Regex::Code {
 
 namespace {
 
-// Per-thread matching state shared by all patterns: one ovector pair is all a split needs, and a JIT
-// stack large enough for long whitespace runs.
+// Per-thread matching state shared by all patterns: one ovector pair is all a split needs, and a
+// JIT stack large enough for long whitespace runs.
 struct MatchState {
   pcre2_match_data* data = pcre2_match_data_create(1, nullptr);
   pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 4 * 1024 * 1024, nullptr);
@@ -84,7 +84,8 @@ bool Regex::next_match(std::string_view text, size_t from, size_t& start, size_t
 std::string Regex::escape(std::string_view literal) {
   std::string out;
   for (char c : literal) {
-    if (std::string_view("\\^$.|?*+()[]{}-/#&~ ").find(c) != std::string_view::npos) out.push_back('\\');
+    if (std::string_view("\\^$.|?*+()[]{}-/#&~ ").find(c) != std::string_view::npos)
+      out.push_back('\\');
     out.push_back(c);
   }
   return out;

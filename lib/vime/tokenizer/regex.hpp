@@ -1,5 +1,5 @@
-// A compiled PCRE2 pattern (UTF + Unicode properties, JIT) for the pre-tokenizer splits HF writes as
-// Oniguruma regexes. Thread-safe: matching state is per thread.
+// A compiled PCRE2 pattern (UTF + Unicode properties, JIT) for the pre-tokenizer splits HF writes
+// as Oniguruma regexes. Thread-safe: matching state is per thread.
 #pragma once
 
 #include <cstddef>
@@ -30,7 +30,8 @@ class Regex {
       if (end == start) {
         if (end >= text.size()) break;
         from = end + 1;
-        while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
+        while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80)
+          ++from;
       } else {
         from = end;
       }

@@ -1,5 +1,5 @@
-// Builds an HfTokenizer from HF's tokenizer.json / tokenizer_config.json. Every error names the file and
-// the JSON field.
+// Builds an HfTokenizer from HF's tokenizer.json / tokenizer_config.json. Every error names the
+// file and the JSON field.
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
@@ -21,14 +21,16 @@ class Reader {
     throw Error("tokenizer: " + where_ + ": " + field + ": " + what);
   }
   const Value& member(const Value& object, const char* key, const std::string& field) const {
-    if (!object.IsObject() || !object.HasMember(key)) fail(field, std::string("missing '") + key + "'");
+    if (!object.IsObject() || !object.HasMember(key))
+      fail(field, std::string("missing '") + key + "'");
     return object[key];
   }
   const Value* optional(const Value& object, const char* key) const {
     if (!object.IsObject() || !object.HasMember(key) || object[key].IsNull()) return nullptr;
     return &object[key];
   }
-  bool boolean(const Value& object, const char* key, bool fallback, const std::string& field) const {
+  bool boolean(const Value& object, const char* key, bool fallback,
+               const std::string& field) const {
     const Value* v = optional(object, key);
     if (v == nullptr) return fallback;
     if (!v->IsBool()) fail(field + "." + key, "expected true or false");
@@ -49,7 +51,8 @@ class Reader {
   // A Split/Replace pattern: {"Regex": "..."} or {"String": "..."}, as a PCRE2 pattern.
   std::string pattern(const Value& object, const std::string& field) const {
     const Value& p = member(object, "pattern", field);
-    if (const Value* regex = optional(p, "Regex"); regex && regex->IsString()) return regex->GetString();
+    if (const Value* regex = optional(p, "Regex"); regex && regex->IsString())
+      return regex->GetString();
     if (const Value* literal = optional(p, "String"); literal && literal->IsString()) {
       return Regex::escape(std::string_view(literal->GetString(), literal->GetStringLength()));
     }
@@ -81,7 +84,8 @@ class Reader {
                                                boolean(v, "strip_right", true, field));
     }
     if (t == "Replace") {
-      return std::make_unique<ReplaceNormalizer>(pattern(v, field), string(v, "content", "", field));
+      return std::make_unique<ReplaceNormalizer>(pattern(v, field),
+                                                 string(v, "content", "", field));
     }
     if (t == "Prepend") return std::make_unique<PrependNormalizer>(string(v, "prepend", "", field));
     if (t == "Sequence") {
@@ -127,9 +131,9 @@ class Reader {
       return std::make_unique<DigitsPreTokenizer>(boolean(v, "individual_digits", false, field));
     }
     if (t == "Metaspace") {
-      return std::make_unique<MetaspacePreTokenizer>(string(v, "replacement", "\xE2\x96\x81", field),
-                                                     prepend_scheme(v, field),
-                                                     boolean(v, "split", true, field));
+      return std::make_unique<MetaspacePreTokenizer>(
+          string(v, "replacement", "\xE2\x96\x81", field), prepend_scheme(v, field),
+          boolean(v, "split", true, field));
     }
     if (t == "WhitespaceSplit") return std::make_unique<WhitespaceSplitPreTokenizer>();
     if (t == "Sequence") {
@@ -137,8 +141,8 @@ class Reader {
       const Value& list = member(v, "pretokenizers", field);
       if (!list.IsArray()) fail(field + ".pretokenizers", "expected a list");
       for (rapidjson::SizeType i = 0; i < list.Size(); ++i) {
-        stages.push_back(
-            pre_tokenizer(list[i], field + ".pretokenizers[" + std::to_string(i) + "]", byte_level));
+        stages.push_back(pre_tokenizer(list[i], field + ".pretokenizers[" + std::to_string(i) + "]",
+                                       byte_level));
       }
       return std::make_unique<SequencePreTokenizer>(std::move(stages));
     }
@@ -177,7 +181,8 @@ class Reader {
   }
 
   int32_t special_id(const Value& pair, const std::string& field) const {  // ["[CLS]", 101]
-    if (!pair.IsArray() || pair.Size() != 2 || !pair[1].IsInt()) fail(field, "expected [token, id]");
+    if (!pair.IsArray() || pair.Size() != 2 || !pair[1].IsInt())
+      fail(field, "expected [token, id]");
     return pair[1].GetInt();
   }
 
@@ -241,7 +246,9 @@ class Reader {
     TokenIdMap vocab;
     vocab.reserve(vocab_json.MemberCount());
     for (const auto& entry : vocab_json.GetObject()) {
-      if (!entry.value.IsInt()) fail("model.vocab", std::string("the id of '") + entry.name.GetString() + "' is not an integer");
+      if (!entry.value.IsInt())
+        fail("model.vocab",
+             std::string("the id of '") + entry.name.GetString() + "' is not an integer");
       vocab.emplace(std::string(entry.name.GetString(), entry.name.GetStringLength()),
                     entry.value.GetInt());
     }
@@ -262,7 +269,8 @@ class Reader {
           merges.emplace_back(std::string(m[0].GetString(), m[0].GetStringLength()),
                               std::string(m[1].GetString(), m[1].GetStringLength()));
         } else {
-          fail("model.merges[" + std::to_string(i) + "]", "expected \"left right\" or [left, right]");
+          fail("model.merges[" + std::to_string(i) + "]",
+               "expected \"left right\" or [left, right]");
         }
       }
     }
@@ -309,7 +317,8 @@ std::optional<std::string> config_token(const Value& config, const char* key) {
   if (!config.HasMember(key)) return std::nullopt;
   const Value& v = config[key];
   if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
-  if (v.IsObject() && v.HasMember("content") && v["content"].IsString()) return v["content"].GetString();
+  if (v.IsObject() && v.HasMember("content") && v["content"].IsString())
+    return v["content"].GetString();
   return std::nullopt;
 }
 
@@ -318,8 +327,8 @@ std::optional<bool> config_bool(const Value& config, const char* key) {
   return config[key].GetBool();
 }
 
-// transformers' LlamaTokenizerFast and GemmaTokenizerFast (what AutoTokenizer loads for these classes)
-// replace the file's post-processor with BOS/EOS from add_bos_token / add_eos_token.
+// transformers' LlamaTokenizerFast and GemmaTokenizerFast (what AutoTokenizer loads for these
+// classes) replace the file's post-processor with BOS/EOS from add_bos_token / add_eos_token.
 bool rebuilds_post_processor(const Value& config) {
   if (!config.HasMember("tokenizer_class") || !config["tokenizer_class"].IsString()) return false;
   std::string name = config["tokenizer_class"].GetString();
@@ -353,16 +362,19 @@ std::unique_ptr<HfTokenizer> HfTokenizer::build(std::string_view tokenizer_json,
   Reader reader(where_str);
   TokenizerParts parts;
   bool byte_level = false;
-  if (const Value* v = reader.optional(doc, "normalizer")) parts.normalizer = reader.normalizer(*v, "normalizer");
+  if (const Value* v = reader.optional(doc, "normalizer"))
+    parts.normalizer = reader.normalizer(*v, "normalizer");
   if (const Value* v = reader.optional(doc, "pre_tokenizer")) {
     parts.pre_tokenizer = reader.pre_tokenizer(*v, "pre_tokenizer", byte_level);
   }
-  if (const Value* v = reader.optional(doc, "decoder")) parts.decoder = reader.decoder(*v, "decoder");
+  if (const Value* v = reader.optional(doc, "decoder"))
+    parts.decoder = reader.decoder(*v, "decoder");
   if (const Value* v = reader.optional(doc, "post_processor")) {
     reader.post_processor(*v, "post_processor", parts.special_prefix, parts.special_suffix);
   }
   parts.model = reader.model(reader.member(doc, "model", "tokenizer"), byte_level);
-  if (const Value* v = reader.optional(doc, "added_tokens")) parts.added_tokens = reader.added_tokens(*v);
+  if (const Value* v = reader.optional(doc, "added_tokens"))
+    parts.added_tokens = reader.added_tokens(*v);
 
   if (!config_json.empty()) {
     const std::string config_where = where_str + " (tokenizer_config.json)";
@@ -371,7 +383,8 @@ std::unique_ptr<HfTokenizer> HfTokenizer::build(std::string_view tokenizer_json,
     parts.bos_token = config_token(config, "bos_token");
     parts.eos_token = config_token(config, "eos_token");
     parts.pad_token = config_token(config, "pad_token");
-    if (config.HasMember("clean_up_tokenization_spaces") && config["clean_up_tokenization_spaces"].IsBool()) {
+    if (config.HasMember("clean_up_tokenization_spaces") &&
+        config["clean_up_tokenization_spaces"].IsBool()) {
       parts.clean_up_tokenization_spaces = config["clean_up_tokenization_spaces"].GetBool();
     }
     if (rebuilds_post_processor(config)) {
@@ -396,9 +409,10 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_directory(const std::filesystem::
     if (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")) {
       return from_gpt2_files(dir / "vocab.json", dir / "merges.txt");
     }
-    throw Error("tokenizer: " + dir.string() +
-                " has no tokenizer.json (nor GPT-2's encoder.json + vocab.bpe); point --tokenizer at "
-                "an HF model or tokenizer directory");
+    throw Error(
+        "tokenizer: " + dir.string() +
+        " has no tokenizer.json (nor GPT-2's encoder.json + vocab.bpe); point --tokenizer at "
+        "an HF model or tokenizer directory");
   }
   const std::string text = read_file(tokenizer_json);
   std::string config;
@@ -407,6 +421,5 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_directory(const std::filesystem::
   tokenizer->parts_.directory = dir;
   return tokenizer;
 }
-
 
 }  // namespace vime::tokenizer

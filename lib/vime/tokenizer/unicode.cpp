@@ -135,8 +135,8 @@ std::string utf8_lossy(std::string_view bytes) {
 bool is_whitespace(char32_t cp) {
   if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
   if (cp < 0x85) return false;
-  return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
-         cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+  return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 bool is_numeric(char32_t cp) {
@@ -150,8 +150,8 @@ bool is_alphanumeric(char32_t cp) {
   if (cp < 0x80) {
     return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
   }
-  // Alphabetic is letters, Nl and Other_Alphabetic; utf8proc has no Other_Alphabetic table, so spacing
-  // and non-spacing marks stand in for it.
+  // Alphabetic is letters, Nl and Other_Alphabetic; utf8proc has no Other_Alphabetic table, so
+  // spacing and non-spacing marks stand in for it.
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:
@@ -172,10 +172,12 @@ bool is_alphanumeric(char32_t cp) {
 namespace {
 
 // Whether NFC could change text with this character in it: it has a canonical decomposition, is a
-// combining mark, can be the second half of a canonical composition, or is a Hangul jamo. Text without
-// any such character is already NFC (the quick check the Unicode standard describes, conservatively).
+// combining mark, can be the second half of a canonical composition, or is a Hangul jamo. Text
+// without any such character is already NFC (the quick check the Unicode standard describes,
+// conservatively).
 bool may_change_under_nfc(char32_t cp) {
-  if ((cp >= 0x1100 && cp <= 0x11FF) || (cp >= 0xA960 && cp <= 0xA97F) || (cp >= 0xD7B0 && cp <= 0xD7FF)) {
+  if ((cp >= 0x1100 && cp <= 0x11FF) || (cp >= 0xA960 && cp <= 0xA97F) ||
+      (cp >= 0xD7B0 && cp <= 0xD7FF)) {
     return true;
   }
   const utf8proc_property_t* p = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp));
@@ -186,13 +188,13 @@ bool may_change_under_nfc(char32_t cp) {
 
 std::string map_with_utf8proc(std::string_view text, int options);
 
-// NFC touching only what can change: the text is cut before each character that may_change_under_nfc
-// leaves alone (a starter that composes with nothing before it), and only the pieces holding a flagged
-// character, from the starter before it, go through utf8proc.
+// NFC touching only what can change: the text is cut before each character that
+// may_change_under_nfc leaves alone (a starter that composes with nothing before it), and only the
+// pieces holding a flagged character, from the starter before it, go through utf8proc.
 std::string nfc_where_needed(std::string_view text) {
   std::string out;
-  size_t copied = 0;       // text before this is in `out`
-  size_t last_safe = 0;    // where the last unflagged character starts
+  size_t copied = 0;     // text before this is in `out`
+  size_t last_safe = 0;  // where the last unflagged character starts
   size_t pos = 0;
   while (pos < text.size()) {
     const size_t start = pos;
@@ -215,7 +217,8 @@ std::string nfc_where_needed(std::string_view text) {
     }
     if (out.empty()) out.reserve(text.size());
     out.append(text.substr(copied, last_safe - copied));
-    out += map_with_utf8proc(text.substr(last_safe, end - last_safe), UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    out += map_with_utf8proc(text.substr(last_safe, end - last_safe),
+                             UTF8PROC_STABLE | UTF8PROC_COMPOSE);
     copied = end;
     pos = end;
     last_safe = end;
@@ -258,8 +261,7 @@ std::string map_with_utf8proc(std::string_view text, int options) {
                                    static_cast<utf8proc_ssize_t>(text.size()), &result,
                                    static_cast<utf8proc_option_t>(options));
   if (length < 0) {
-    throw Error(std::string("tokenizer: cannot normalize text: ") +
-                utf8proc_errmsg(length));
+    throw Error(std::string("tokenizer: cannot normalize text: ") + utf8proc_errmsg(length));
   }
   std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(result, &std::free);
   return std::string(reinterpret_cast<const char*>(result), static_cast<size_t>(length));

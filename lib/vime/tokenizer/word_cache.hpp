@@ -1,6 +1,6 @@
-// The pre-token cache: word bytes -> ids, in one flat table with its keys and ids in two arenas, so a
-// hit costs one hash and one compare and an insert allocates nothing per entry. Like HF's cache it stops
-// taking words when full. Not thread-safe: BpeModel keeps one per thread.
+// The pre-token cache: word bytes -> ids, in one flat table with its keys and ids in two arenas, so
+// a hit costs one hash and one compare and an insert allocates nothing per entry. Like HF's cache
+// it stops taking words when full. Not thread-safe: BpeModel keeps one per thread.
 #pragma once
 
 #include <cstdint>

@@ -23,10 +23,10 @@ namespace vime::train {
 
 // The train data of one rollout, one entry per sample (slime's rollout_data).
 struct TrainBatch {
-  std::vector<std::vector<int64_t>> tokens;           // prompt + response
+  std::vector<std::vector<int64_t>> tokens;  // prompt + response
   std::vector<int64_t> response_lengths;
-  std::vector<std::vector<float>> loss_masks;         // [response_length] each; empty: all ones
-  std::vector<double> rewards;                        // one per sample
+  std::vector<std::vector<float>> loss_masks;  // [response_length] each; empty: all ones
+  std::vector<double> rewards;                 // one per sample
   // True when `rewards` are already group-normalised (the rollout manager's reward post-process);
   // else the actor normalises raw rewards as --advantage-estimator asks.
   bool rewards_post_processed = false;

@@ -68,7 +68,8 @@ at::Tensor discounted_returns_serial(const at::Tensor& rewards, double gamma) {
 namespace {
 
 at::Tensor td_errors(const at::Tensor& rewards, const at::Tensor& values, double gamma) {
-  auto next_values = at::cat({values.narrow(0, 1, values.size(0) - 1), at::zeros({1}, values.options())});
+  auto next_values =
+      at::cat({values.narrow(0, 1, values.size(0) - 1), at::zeros({1}, values.options())});
   return rewards + gamma * next_values - values;
 }
 

@@ -29,8 +29,8 @@ struct AdvantagesAndReturns {
 // GAE with V_T = 0: δ_t = r_t + γV_{t+1} − V_t, A = Σ (γλ)^k δ_{t+k}, returns = A + V.
 AdvantagesAndReturns gae(const at::Tensor& rewards, const at::Tensor& values, double gamma,
                          double lambda);
-AdvantagesAndReturns gae_serial(const at::Tensor& rewards, const at::Tensor& values,
-                                double gamma, double lambda);
+AdvantagesAndReturns gae_serial(const at::Tensor& rewards, const at::Tensor& values, double gamma,
+                                double lambda);
 
 // PPO: r_t = −kl_coef·kl_t, + reward at the last response position; then GAE.
 AdvantagesAndReturns ppo_advantages(const at::Tensor& kl, const at::Tensor& values, double reward,

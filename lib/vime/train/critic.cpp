@@ -107,8 +107,8 @@ Metrics Critic::train(const TrainBatch& batch, const std::vector<at::Tensor>& ol
         return_parts.push_back(returns[s].to(trunk_.device()));
         responses.push_back(batch.response_lengths[s]);
       }
-      auto ssm = sum_of_sample_mean(responses, masks, {},
-                                    args_.get_bool("calculate_per_token_loss"));
+      auto ssm =
+          sum_of_sample_mean(responses, masks, {}, args_.get_bool("calculate_per_token_loss"));
       auto out = value_loss(values, at::cat(old_parts), at::cat(return_parts), value_clip);
       auto loss = ssm(out.loss);
       (loss * scale).backward();

@@ -90,7 +90,8 @@ std::vector<StepPlan> plan_steps(const std::vector<int64_t>& sample_lengths,
       const auto mbs = static_cast<size_t>(std::max<int64_t>(config.micro_batch_size, 1));
       for (size_t i = 0; i < plan.samples.size(); i += mbs) {
         bins.emplace_back(plan.samples.begin() + static_cast<std::ptrdiff_t>(i),
-                          plan.samples.begin() + static_cast<std::ptrdiff_t>(std::min(i + mbs, plan.samples.size())));
+                          plan.samples.begin() +
+                              static_cast<std::ptrdiff_t>(std::min(i + mbs, plan.samples.size())));
       }
     }
     // 3. A count divisible by dp; 4. round-robin over ranks.

@@ -12,16 +12,16 @@ namespace vime::train {
 using MicroBatch = std::vector<int64_t>;  // sample indices
 
 struct StepPlan {
-  std::vector<int64_t> samples;                    // every sample of the step
-  std::vector<std::vector<MicroBatch>> per_rank;   // [rank][micro-batch]
-  int64_t num_micro_batches = 0;                   // over all ranks
+  std::vector<int64_t> samples;                   // every sample of the step
+  std::vector<std::vector<MicroBatch>> per_rank;  // [rank][micro-batch]
+  int64_t num_micro_batches = 0;                  // over all ranks
 };
 
 struct DpScheduleConfig {
-  int64_t global_batch_size = 0;               // rollouts (sample groups) per optimizer step
+  int64_t global_batch_size = 0;  // rollouts (sample groups) per optimizer step
   int64_t dp_size = 1;
-  std::optional<int64_t> max_tokens_per_gpu;   // dynamic batching (first-fit) when set
-  int64_t micro_batch_size = 1;                // static batching otherwise
+  std::optional<int64_t> max_tokens_per_gpu;  // dynamic batching (first-fit) when set
+  int64_t micro_batch_size = 1;               // static batching otherwise
 };
 
 // sample_lengths: tokens per sample; rollout_ids: the rollout each sample belongs to (samples of

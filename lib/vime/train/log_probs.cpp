@@ -38,8 +38,8 @@ struct ChunkedLogProbs : public torch::autograd::Function<ChunkedLogProbs> {
     for (int64_t begin = 0; begin < n; begin += chunk_rows) {
       const int64_t len = std::min(chunk_rows, n - begin);
       auto r = rows.narrow(0, begin, len);
-      auto s = chunk_stats(logits.index_select(0, r), targets.narrow(0, begin, len), temperature,
-                           false);
+      auto s =
+          chunk_stats(logits.index_select(0, r), targets.narrow(0, begin, len), temperature, false);
       lp.narrow(0, begin, len).copy_(s.log_probs);
       ent.narrow(0, begin, len).copy_(s.entropy);
     }
@@ -85,11 +85,11 @@ struct ChunkedLogProbs : public torch::autograd::Function<ChunkedLogProbs> {
 TokenLogProbs token_log_probs(const at::Tensor& logits, const at::Tensor& rows,
                               const at::Tensor& targets, double temperature, int64_t chunk_rows) {
   if (temperature <= 0) throw Error("temperature must be > 0 to compute log-probs");
-  auto all_rows = rows.defined() ? rows
-                                 : at::arange(logits.size(0), logits.options().dtype(at::kLong));
-  auto out = ChunkedLogProbs::apply(logits, all_rows.to(logits.device()),
-                                    targets.to(logits.device()), temperature,
-                                    std::max<int64_t>(chunk_rows, 1));
+  auto all_rows =
+      rows.defined() ? rows : at::arange(logits.size(0), logits.options().dtype(at::kLong));
+  auto out =
+      ChunkedLogProbs::apply(logits, all_rows.to(logits.device()), targets.to(logits.device()),
+                             temperature, std::max<int64_t>(chunk_rows, 1));
   return {out[0], out[1]};
 }
 

@@ -42,7 +42,7 @@ at::Tensor sequence_mean_kl(const at::Tensor& ppo_kl, const std::vector<at::Tens
 }
 
 at::Tensor opsm_mask(const at::Tensor& advantages, const at::Tensor& sequence_kl, double delta) {
-  return at::logical_not(at::logical_and(advantages < 0, sequence_kl > delta)).to(at::kFloat);
+  return at::logical_not(at::logical_and(advantages<0, sequence_kl> delta)).to(at::kFloat);
 }
 
 KlType parse_kl_type(const std::string& name) {

@@ -22,7 +22,7 @@ struct OptimizerConfig {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.01;
-  double clip_grad = 1.0;  // <= 0: no clipping
+  double clip_grad = 1.0;                              // <= 0: no clipping
   static OptimizerConfig from_args(const Args& args);  // --adam-beta1/2, --adam-eps, ...
 };
 
@@ -32,7 +32,7 @@ struct OptimizerShard {
 };
 
 struct StepResult {
-  double grad_norm = 0;  // before clipping
+  double grad_norm = 0;     // before clipping
   bool is_updated = false;  // false when the gradient was not finite
 };
 
@@ -63,9 +63,9 @@ class Optimizer {
  private:
   struct Slot {
     std::string name;
-    at::Tensor param;       // the model's tensor (bf16 or fp32)
-    at::Tensor master;      // fp32; the param itself when it is fp32
-    at::Tensor main_grad;   // fp32
+    at::Tensor param;                // the model's tensor (bf16 or fp32)
+    at::Tensor master;               // fp32; the param itself when it is fp32
+    at::Tensor main_grad;            // fp32
     at::Tensor exp_avg, exp_avg_sq;  // fp32, owned slots only
     bool has_weight_decay = true;
     bool is_owned = true;
@@ -84,7 +84,7 @@ class LrScheduler {
     double min_lr = 0;
     double warmup_init_lr = 0;
     int64_t warmup_steps = 0;
-    int64_t decay_steps = 0;  // 0: no decay
+    int64_t decay_steps = 0;               // 0: no decay
     std::string decay_style = "constant";  // constant | linear | cosine
   };
   explicit LrScheduler(Config config);

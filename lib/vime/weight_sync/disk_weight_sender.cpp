@@ -67,8 +67,8 @@ void DiskWeightSender::load_on(const std::string& url, const fs::path& version_d
   }
   require(post("/start_weight_update", Json::object()), "/start_weight_update");
   require(post("/update_weights",
-               Json::Object{{"update_info",
-                             Json::Object{{"path", fs::absolute(version_dir).string()}}}}),
+               Json::Object{
+                   {"update_info", Json::Object{{"path", fs::absolute(version_dir).string()}}}}),
           "/update_weights");
   require(post("/finish_weight_update", Json::Object{{"weight_version", version}}),
           "/finish_weight_update");

@@ -33,9 +33,9 @@ class DiskWeightSender {
  public:
   explicit DiskWeightSender(DiskSyncOptions options);
 
-  // Writes `model` as <dir>/weights_v<version> (a temporary directory renamed when complete) and has
-  // every engine in `urls` load it (concurrently); removes the previous version's directory unless
-  // keep_files. Throws vime::Error naming the engine that failed.
+  // Writes `model` as <dir>/weights_v<version> (a temporary directory renamed when complete) and
+  // has every engine in `urls` load it (concurrently); removes the previous version's directory
+  // unless keep_files. Throws vime::Error naming the engine that failed.
   void send(const Model& model, const std::vector<std::string>& urls, int64_t version);
   // Has one engine load the latest version written (a restarted engine catching up). No-op before
   // the first send().

@@ -8,12 +8,12 @@
 
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
+#include "vime/launch/net.hpp"
 #include "vime/model/model.hpp"
 #include "vime/weight_sync/base64.hpp"
 #include "vime/weight_sync/concurrent_posts.hpp"
 #include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/packed_broadcast.hpp"
-#include "vime/launch/net.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 
 namespace vime::weight_sync {
@@ -124,7 +124,8 @@ SendStats NcclWeightSender::send(const Model& model, const std::string& weight_v
 void NcclWeightSender::post_to_all(const std::string& route, const Json& body, double timeout_s) {
   std::vector<http::Request> requests;
   for (const auto& url : urls_)
-    requests.push_back(http::Request::post_json(url + route, body, timeout_s).bearer(options_.api_key));
+    requests.push_back(
+        http::Request::post_json(url + route, body, timeout_s).bearer(options_.api_key));
   ConcurrentPosts(std::move(requests), "NCCL weight transfer: POST " + route).join_and_check();
 }
 

@@ -1,6 +1,5 @@
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 
-
 #include <chrono>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 

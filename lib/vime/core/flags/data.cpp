@@ -27,14 +27,23 @@ constexpr FlagSpec kFlags[] = {
     {"--num-epoch", kInt, nullptr,
      "Passes over --prompt-data; sets --num-rollout to epochs x dataset size / "
      "--rollout-batch-size."},
-    {"--disable-rollout-global-dataset", kStoreFalse, nullptr,
+    {"--disable-rollout-global-dataset",
+     kStoreFalse,
+     nullptr,
      "Do not load --prompt-data into the data source; a custom rollout function supplies "
      "prompts.",
-     kYes, {}, "rollout_global_dataset"},
-    {"--data-source-path", kString, nullptr,
+     kYes,
+     {},
+     "rollout_global_dataset"},
+    {"--data-source-path",
+     kString,
+     nullptr,
      "Plugin: path/to/lib.so[:symbol]. Data source that hands out prompt groups, takes back "
      "unfinished ones and saves its position (unset: the built-in dataset with buffer).",
-     kYes, {}, {}, "--data-source-plugin"},
+     kYes,
+     {},
+     {},
+     "--data-source-plugin"},
     {"--start-rollout-id", kInt, nullptr,
      "First rollout id (unset: the loaded checkpoint's iteration + 1, or 0)."},
     {"--rollout-batch-size", kInt, nullptr, "Prompts per rollout. Required."},
@@ -61,8 +70,7 @@ constexpr FlagSpec kFlags[] = {
      "Token budget per GPU for log-prob forward passes (unset: --max-tokens-per-gpu)."},
     {"--data-pad-size-multiplier", kInt, "128",
      "Pad packed training sequences to a multiple of this many tokens."},
-    {"--loss-mask-type", kString, "qwen",
-     "Chat format the SFT loss-mask generator follows.", kYes,
+    {"--loss-mask-type", kString, "qwen", "Chat format the SFT loss-mask generator follows.", kYes,
      "qwen|qwen3|qwen3_5|distill_qwen"},
 };
 }  // namespace

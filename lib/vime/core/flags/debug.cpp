@@ -39,8 +39,8 @@ constexpr FlagSpec kFlags[] = {
      "Phases the profiler wraps: the whole train step, the actor update, log-prob passes.", kYes,
      "train_overall|train_actor|train_log_probs"},
     {"--http-proxy", kString, nullptr, "HTTP proxy for requests to engines and reward services."},
-    {"--use-distributed-post", kStoreTrue, nullptr,
-     "Spread slime's HTTP posts over Ray workers.", kNoEffect},
+    {"--use-distributed-post", kStoreTrue, nullptr, "Spread slime's HTTP posts over Ray workers.",
+     kNoEffect},
     {"--ci-test", kStoreTrue, nullptr,
      "CI mode: assert the run's invariants (e.g. actor = ref log-probs at rollout 0, bounded "
      "train/rollout log-prob gap)."},

@@ -7,9 +7,14 @@ namespace {
 using enum FlagKind;
 using enum Support;
 constexpr FlagSpec kFlags[] = {
-    {"--eval-function-path", kString, nullptr,
+    {"--eval-function-path",
+     kString,
+     nullptr,
      "Plugin: path/to/lib.so[:symbol]. Runs an eval rollout (unset: the rollout function).",
-     kYes, {}, {}, "--eval-plugin"},
+     kYes,
+     {},
+     {},
+     "--eval-plugin"},
     {"--eval-interval", kInt, nullptr,
      "Evaluate every N rollouts (and at the end of each epoch); unset: never. Needs eval "
      "datasets."},

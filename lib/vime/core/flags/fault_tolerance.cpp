@@ -9,8 +9,7 @@ using enum Support;
 constexpr FlagSpec kFlags[] = {
     {"--use-fault-tolerance", kStoreTrue, nullptr,
      "Health-check the rollout engines during generate and eval and restart engines that fail."},
-    {"--rollout-health-check-interval", kFloat, "30.0",
-     "Seconds between engine health checks."},
+    {"--rollout-health-check-interval", kFloat, "30.0", "Seconds between engine health checks."},
     {"--rollout-health-check-timeout", kFloat, "30.0",
      "Seconds to wait for a health-check answer before the engine counts as failed."},
     {"--rollout-health-check-first-wait", kFloat, "0",

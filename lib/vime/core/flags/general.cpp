@@ -7,7 +7,8 @@ using enum FlagKind;
 using enum Support;
 constexpr FlagSpec kFlags[] = {
     {"--config", kString, nullptr,
-     "YAML file of flag settings (keys are flag names or dests, optionally under the group sections "
+     "YAML file of flag settings (keys are flag names or dests, optionally under the group "
+     "sections "
      "that --dry-run prints); the command line wins over it."},
     {"--dry-run", kStoreTrue, nullptr,
      "Parse and validate everything, print the resolved configuration as YAML, and exit."},

@@ -26,8 +26,7 @@ constexpr FlagSpec kFlags[] = {
     {"--distribute-saved-activations", kStoreTrue, nullptr,
      "Shard recompute checkpoints across the tensor-parallel group.", kNoEffect},
     {"--cpu-offloading-num-layers", kInt, "0",
-     "Layers whose activations are offloaded to CPU memory.",
-     kNotYet},
+     "Layers whose activations are offloaded to CPU memory.", kNotYet},
     {"--moe-layer-recompute", kStoreTrue, nullptr,
      "Recompute MoE layers (deprecated in Megatron); vime has no MoE layers.", kNoEffect},
 };

@@ -16,10 +16,15 @@ constexpr FlagSpec kFlags[] = {
      "Compute rewards for a whole group at once, after all its samples finish."},
     {"--rm-url", kString, nullptr,
      "URL of the reward service for --rm-type remote_rm, e.g. http://localhost:8000."},
-    {"--custom-rm-path", kString, nullptr,
+    {"--custom-rm-path",
+     kString,
+     nullptr,
      "Plugin: path/to/lib.so[:symbol]. Computes a sample's (or, with --group-rm, a group's) "
      "reward in place of --rm-type.",
-     kYes, {}, {}, "--rm-plugin"},
+     kYes,
+     {},
+     {},
+     "--rm-plugin"},
     {"--custom-reward-post-process-path", kString, nullptr,
      "Plugin: path/to/lib.so[:symbol]. Turns raw rewards into training rewards in place of group "
      "normalization."},

@@ -127,8 +127,8 @@ Interpreter::Flow Interpreter::exec(const Body& body, const ScopePtr& scope, std
   return Flow::kNormal;
 }
 
-// The body of {% set x | f %}...{% endset %} or {% filter f %}...{% endfilter %}: rendered in its own
-// scope, then passed through the filters in order.
+// The body of {% set x | f %}...{% endset %} or {% filter f %}...{% endfilter %}: rendered in its
+// own scope, then passed through the filters in order.
 Value Interpreter::render_filtered(const Body& body,
                                    const std::vector<std::unique_ptr<FilterExpr>>& filters,
                                    const ScopePtr& scope) {

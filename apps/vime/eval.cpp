@@ -8,7 +8,7 @@
 #include "vime/core/arg_validation.hpp"
 #include "vime/core/help.hpp"
 #include "vime/loop/eval_run.hpp"
-#include "vime/plugin/hook_flags.hpp"
+#include "vime/loop/hook_plugin_check.hpp"
 
 namespace vime::app {
 namespace {
@@ -37,7 +37,7 @@ int run_eval(const Arguments& argv) {
   for (const auto& w : core::validate_args(args)) {
     std::fprintf(stderr, "vime eval: warning: %s\n", w.c_str());
   }
-  plugin::check_hook_plugins(args);
+  loop::check_hook_plugins(args);
   return loop::run_evaluation(args, std::cout);
 }
 

@@ -9,8 +9,8 @@
 #include "vime/core/config_dump.hpp"
 #include "vime/core/help.hpp"
 #include "vime/error.hpp"
+#include "vime/loop/hook_plugin_check.hpp"
 #include "vime/loop/train_loop.hpp"
-#include "vime/plugin/hook_flags.hpp"
 
 namespace vime::app {
 namespace {
@@ -32,7 +32,7 @@ int run_train(const Arguments& argv) {
   Args args = core::parse_args(argv);
   auto warnings = core::validate_args(args);
   core::ConfigDumpExtras extras;
-  extras.plugins = plugin::check_hook_plugins(args);
+  extras.plugins = loop::check_hook_plugins(args);
   extras.warnings = warnings;
   for (const auto& w : warnings) std::fprintf(stderr, "vime train: warning: %s\n", w.c_str());
   if (args.get_bool("dry_run")) {

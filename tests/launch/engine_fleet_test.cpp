@@ -19,7 +19,7 @@
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 #include "vime/launch/router.hpp"
 #include "vime/launch/server_info.hpp"
 
@@ -125,7 +125,7 @@ FleetOptions quick_options(const vime::test::TempDir& dir, Strings* progress = n
   return options;
 }
 
-std::string encoded(const std::string& url) { return vime::launch::percent_encode(url); }
+std::string encoded(const std::string& url) { return vime::http::percent_encode(url); }
 
 Json get_json(const std::string& url) {
   return vime::http::fetch_json(vime::http::Request::get(url, 5), "test GET");
@@ -341,7 +341,7 @@ TEST_CASE("engine_fleet: external engines are used as given", "[launch]") {
   env.set("LAUNCH_HELPER_DELAY_MS", "0");
   vime::test::TempDir dir;
   // A stand-in started by the test plays the running external engine.
-  const int port = vime::launch::free_port();
+  const int port = vime::http::free_port();
   vime::launch::ChildSpec spec;
   spec.argv = {VIME_LAUNCH_TEST_HELPER, "engine", "/m", "--port", std::to_string(port)};
   vime::launch::ChildProcess external(spec);

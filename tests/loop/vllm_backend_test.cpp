@@ -21,8 +21,8 @@
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/http/fetch.hpp"
+#include "vime/http/net.hpp"
 #include "vime/json.hpp"
-#include "vime/launch/net.hpp"
 
 namespace fs = std::filesystem;
 using vime::test::run_command;
@@ -116,9 +116,9 @@ TEST_CASE("vime train --rollout-backend vllm: two launched vime serve engines, d
 TEST_CASE("vime train: external vime serve engines by address; unreachable ones are named",
           "[vllm_backend]") {
   vime::test::TempDir run;
-  const int p1 = vime::launch::free_port();
-  const int p2 = vime::launch::free_port();
-  const int p3 = vime::launch::free_port();  // started for NCCL weights: refused by a disk run
+  const int p1 = vime::http::free_port();
+  const int p2 = vime::http::free_port();
+  const int p3 = vime::http::free_port();  // started for NCCL weights: refused by a disk run
   const std::string model = (task_dir() / "model").string();
   for (int port : {p1, p2, p3}) {
     run_command(std::string("(") + VIME_BIN + " serve " + model + " --port " +
@@ -157,7 +157,7 @@ TEST_CASE("vime train: external vime serve engines by address; unreachable ones 
   auto down =
       run_command(std::string(VIME_BIN) + " train " + grpo_flags() +
                   "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" +
-                  std::to_string(vime::launch::free_port()) + " --rollout-health-check-timeout 2" +
+                  std::to_string(vime::http::free_port()) + " --rollout-health-check-timeout 2" +
                   " --update-weight-transport disk --update-weight-disk-dir " +
                   (run.path() / "weights2").string() + " 2>&1");
   CHECK(down.exit_code != 0);

@@ -6,8 +6,8 @@
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
 #include "vime/hooks.hpp"
+#include "vime/loop/hook_plugin_check.hpp"
 #include "vime/plugin/builtin_plugins.hpp"
-#include "vime/plugin/hook_flags.hpp"
 
 using vime::PluginKind;
 using vime::plugin::load_plugin;
@@ -119,19 +119,19 @@ TEST_CASE("every plugin flag of a run is checked up front", "[plugin]") {
   std::vector<std::string> tokens = {"--custom-rm-path", good + ":scored",
                                      "--dynamic-sampling-filter-path", good};
   vime::Args args = vime::core::parse_args(tokens);
-  auto lines = vime::plugin::check_hook_plugins(args);
+  auto lines = vime::loop::check_hook_plugins(args);
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == "--custom-rm-path: " + good + ":scored (reward)");
 
   std::vector<std::string> group = {"--custom-rm-path", good + ":scored", "--group-rm"};
   vime::Args group_args = vime::core::parse_args(group);
-  CHECK_THROWS_WITH(vime::plugin::check_hook_plugins(group_args),
+  CHECK_THROWS_WITH(vime::loop::check_hook_plugins(group_args),
                     Catch::Contains("needs a group_reward plugin"));
 
   std::vector<std::string> python = {"--custom-rm-path",
                                      "examples.search_r1.generate_with_search.reward_func"};
   vime::Args python_args = vime::core::parse_args(python);
-  CHECK_THROWS_WITH(vime::plugin::check_hook_plugins(python_args),
+  CHECK_THROWS_WITH(vime::loop::check_hook_plugins(python_args),
                     Catch::Contains("is a Python function path"));
 }
 

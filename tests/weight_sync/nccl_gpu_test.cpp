@@ -21,7 +21,7 @@
 #include "loop/tiny_task.hpp"
 #include "support/test_support.hpp"
 #include "vime/http/fetch.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 #include "vime/model/model.hpp"
 #include "vime/weight_sync/nccl_weight_sender.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
@@ -55,7 +55,7 @@ struct ReceiverProcess {
   pid_t pid = -1;
   std::string url;
   explicit ReceiverProcess(const std::string& model) {
-    const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
+    const int port = vime::http::free_port(vime::weight_sync::kAnyAddress);
     url = "http://127.0.0.1:" + std::to_string(port);
     pid = ::fork();
     if (pid == 0) {
@@ -139,7 +139,7 @@ TEST_CASE(
   }
   const auto task = vime::test::tiny_arith_task().string();
   vime::test::TempDir run;
-  const int port = vime::launch::free_port();
+  const int port = vime::http::free_port();
   const std::string log = (run.path() / "serve.log").string();
   vime::test::run_command("(" + gpu_env(engine_gpu(), "vime-test-serve") + VIME_BIN + " serve " +
                           task + "/model --port " + std::to_string(port) +

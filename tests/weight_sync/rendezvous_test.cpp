@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "vime/error.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 #include "vime/weight_sync/nccl_weight_receiver.hpp"
 #include "vime/weight_sync/nccl_weight_sender.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
@@ -23,7 +23,7 @@ TEST_CASE("weight_sync: the TCPStore host publishes the unique id every receiver
   NcclUniqueId id;
   std::mt19937 rng(3);
   for (auto& c : id.internal) c = char(rng() & 0xff);
-  const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
+  const int port = vime::http::free_port(vime::weight_sync::kAnyAddress);
   const int world = 3;  // the host and two receivers
   // The host's constructor waits for every rank, so the receivers connect from threads.
   auto r1 =
@@ -37,7 +37,7 @@ TEST_CASE("weight_sync: the TCPStore host publishes the unique id every receiver
 }
 
 TEST_CASE("weight_sync: a receiver that finds no TCPStore says where it looked", "[weight_sync]") {
-  const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
+  const int port = vime::http::free_port(vime::weight_sync::kAnyAddress);
   CHECK_THROWS_WITH(fetch_unique_id("127.0.0.1", port, 2, 1),
                     Catch::Contains("127.0.0.1:" + std::to_string(port)));
 }

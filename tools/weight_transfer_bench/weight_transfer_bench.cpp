@@ -29,7 +29,7 @@
 #include "bench/model_presets.hpp"
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 #include "vime/model/model.hpp"
 #include "vime/weight_sync/concurrent_posts.hpp"
 #include "vime/weight_sync/nccl_communicator.hpp"
@@ -226,7 +226,7 @@ int run_bench(int argc, char** argv) {
   const at::Device device("cuda:0");
   if (gpu == 0) vime::bench::nccl_as_separate_host("vime-bench-trainer");
   for (const auto& model_name : models) {
-    const int port = vime::launch::free_port(vime::weight_sync::kAnyAddress);
+    const int port = vime::http::free_port(vime::weight_sync::kAnyAddress);
     const pid_t pid = start_receiver(program, model_name, gpu, port);
     struct Reap {  // a failed case must not leave the receiver holding the output pipe
       pid_t pid;

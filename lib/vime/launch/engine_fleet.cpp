@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "vime/error.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 #include "vime/launch/server_info.hpp"
 
 namespace vime::launch {
@@ -69,9 +69,9 @@ HealthWait EngineFleet::health_wait(const std::string& what) const {
 void EngineFleet::launch(size_t i) {
   const EngineSpec& spec = plan_.engines[i];
   // Ports handed out moments ago are still free to the kernel: keep them distinct.
-  int port = free_port(options_.host);
+  int port = http::free_port(options_.host);
   for (int tries = 0; used_ports_.count(port) != 0 && tries < 20; ++tries) {
-    port = free_port(options_.host);
+    port = http::free_port(options_.host);
   }
   used_ports_.insert(port);
   ChildSpec child;
@@ -80,7 +80,7 @@ void EngineFleet::launch(size_t i) {
   child.env = spec.env;
   child.log_path = options_.log_dir / ("engine-" + file_name(spec.name) + ".log");
   engines_[i].process = std::make_unique<ChildProcess>(child);
-  engines_[i].url = http_url(options_.host, port);
+  engines_[i].url = http::http_url(options_.host, port);
 }
 
 Router* EngineFleet::router_of(const std::string& model) const {

@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "vime/error.hpp"
+#include "vime/http/net.hpp"
 #include "vime/launch/child_process.hpp"
-#include "vime/launch/net.hpp"
 #include "vime/launch/vllm_config.hpp"
 
 namespace vime::launch {
@@ -109,7 +109,7 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
           "starts the engines of the file or uses running ones");
     }
     for (const auto& addr : args.get_string_list("rollout_external_engine_addrs"))
-      plan.external_urls.push_back(normalize_url(addr, "--rollout-external-engine-addrs"));
+      plan.external_urls.push_back(http::normalize_url(addr, "--rollout-external-engine-addrs"));
     return plan;
   }
   if (set(args, "prefill_num_servers")) {

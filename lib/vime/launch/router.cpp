@@ -4,7 +4,7 @@
 
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 
 namespace vime::launch {
 namespace {
@@ -15,14 +15,14 @@ constexpr double kControlTimeoutS = 120;  // the router checks the worker's /hea
 
 }  // namespace
 
-Router::Router(std::string url) : url_(normalize_url(url, "vllm-router address")) {}
+Router::Router(std::string url) : url_(http::normalize_url(url, "vllm-router address")) {}
 
 Router::Router(const std::vector<std::string>& command, const Args& args, int port,
                const std::vector<std::string>& workers, const std::filesystem::path& log_path,
                const HealthWait& wait) {
   const std::string host = "127.0.0.1";
-  if (port == 0) port = free_port(host);
-  url_ = http_url(host, port);
+  if (port == 0) port = http::free_port(host);
+  url_ = http::http_url(host, port);
   ChildSpec spec;
   spec.name = "vllm-router";
   spec.argv = command;
@@ -61,7 +61,7 @@ void Router::add_worker(const std::string& engine_url) {
 void Router::remove_worker(const std::string& engine_url) {
   http::Request request;
   request.method = "DELETE";
-  request.url = url_ + "/workers/" + percent_encode(engine_url);
+  request.url = url_ + "/workers/" + http::percent_encode(engine_url);
   request.timeout_s = kControlTimeoutS;
   const http::Response response = http::fetch(request);
   if (!response.ok() && response.status != 404) {
@@ -120,8 +120,8 @@ std::unique_ptr<Router> make_router(const Args& args, const std::vector<std::str
   check_router_flags(args);
   const bool has_ip = set(args, "vllm_router_ip"), has_port = set(args, "vllm_router_port");
   if (has_ip) {
-    return std::make_unique<Router>(http_url(args.get_string("vllm_router_ip"),
-                                             static_cast<int>(args.get_int("vllm_router_port"))));
+    return std::make_unique<Router>(http::http_url(
+        args.get_string("vllm_router_ip"), static_cast<int>(args.get_int("vllm_router_port"))));
   }
   const auto command = router_command();
   if (!command) return nullptr;

@@ -1,6 +1,5 @@
-// Which flag loads which kind of plugin, and its default symbol (spec §2). Used to check every
-// plugin a run names before anything starts, so a wrong file fails in the first second, not after a
-// rollout.
+// Which flag loads which kind of plugin, and its default symbol (spec §2). loop/hook_plugin_check
+// checks every plugin a run names against this table before anything starts.
 #pragma once
 
 #include <span>
@@ -35,9 +34,5 @@ PluginFunction<K> load_hook_if_set(const Args& args, std::string_view dest) {
 // The kind a hook flag needs in this run (--custom-rm-path needs a group_reward plugin under
 // --group-rm).
 PluginKind required_kind(const HookFlag& hook, const Args& args);
-// Loads every plugin the args name and checks its kind and ABI; returns one line per plugin,
-// "--custom-rm-path: /p/libx.so:my_reward (reward)". Throws the loader's UsageError on the first
-// failure.
-std::vector<std::string> check_hook_plugins(const Args& args);
 
 }  // namespace vime::plugin

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <string>
 
-#include "vime/serve/weight_receiver.hpp"
+#include "vime/weight_sync/weight_receiver.hpp"
 
 namespace vime::serve {
 
-class DiskWeightReceiver final : public WeightReceiver {
+class DiskWeightReceiver final : public weight_sync::WeightReceiver {
  public:
   std::string backend() const override { return "disk"; }
   void init(const Json& init_info) override;

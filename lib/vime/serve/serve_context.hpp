@@ -17,8 +17,8 @@
 #include "vime/json.hpp"
 #include "vime/serve/model_residency.hpp"
 #include "vime/serve/server.hpp"
-#include "vime/serve/weight_receiver.hpp"
 #include "vime/tokenizer.hpp"
+#include "vime/weight_sync/weight_receiver.hpp"
 
 namespace httplib {
 class Server;
@@ -64,8 +64,8 @@ struct ServeContext {
   ModelResidency residency;
   bool sleep_level0 = false;  // /sleep?level=0: scheduling paused, memory kept
   bool kv_asleep = false;
-  std::unique_ptr<WeightReceiver> receiver;  // after /init_weight_transfer_engine
-  bool update_started = false;               // between /start_ and /finish_weight_update
+  std::unique_ptr<weight_sync::WeightReceiver> receiver;  // after /init_weight_transfer_engine
+  bool update_started = false;  // between /start_ and /finish_weight_update
 
   // Runs one request through the engine and counts it for /metrics.
   GenerateResponse generate(const GenerateRequest& request);

@@ -70,7 +70,7 @@ void init(ServeContext& ctx, const httplib::Request& req, httplib::Response& res
   const Json& init_info = object_field(body, "init_info");
   const std::string backend = ctx.options.weight_transfer_config.at("backend").as_string();
   std::lock_guard<std::mutex> lock(ctx.weights_mutex);
-  std::unique_ptr<WeightReceiver> receiver;
+  std::unique_ptr<weight_sync::WeightReceiver> receiver;
   if (backend == "disk") {
     receiver = std::make_unique<DiskWeightReceiver>();
   } else {

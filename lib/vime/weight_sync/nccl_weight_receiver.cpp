@@ -143,7 +143,7 @@ void NcclWeightReceiver::update(const Json& update_info, Model& model) {
 
 NcclWeightReceiver::~NcclWeightReceiver() = default;
 
-std::unique_ptr<serve::WeightReceiver> make_nccl_weight_receiver(const Json& transfer_config) {
+std::unique_ptr<WeightReceiver> make_nccl_weight_receiver(const Json& transfer_config) {
   return std::make_unique<NcclWeightReceiver>(transfer_config);
 }
 

@@ -7,14 +7,14 @@
 #include <memory>
 
 #include "vime/json.hpp"
-#include "vime/serve/weight_receiver.hpp"
 #include "vime/weight_sync/transfer_protocol.hpp"
+#include "vime/weight_sync/weight_receiver.hpp"
 
 namespace vime::weight_sync {
 
 class NcclCommunicator;
 
-class NcclWeightReceiver : public serve::WeightReceiver {
+class NcclWeightReceiver : public WeightReceiver {
  public:
   // See make_nccl_weight_receiver.
   explicit NcclWeightReceiver(const Json& transfer_config);
@@ -45,6 +45,6 @@ class NcclWeightReceiver : public serve::WeightReceiver {
 // "device" (the CUDA device the model lives on; default the current CUDA device) and
 // "timeout_sec" (how long init and each update may take; default 900). Throws vime::Error when
 // this build or machine cannot do NCCL (no CUDA device, no libnccl).
-std::unique_ptr<serve::WeightReceiver> make_nccl_weight_receiver(const Json& transfer_config);
+std::unique_ptr<WeightReceiver> make_nccl_weight_receiver(const Json& transfer_config);
 
 }  // namespace vime::weight_sync

@@ -8,7 +8,7 @@
 
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 #include "vime/model/model.hpp"
 #include "vime/weight_sync/base64.hpp"
 #include "vime/weight_sync/concurrent_posts.hpp"
@@ -87,7 +87,7 @@ void NcclWeightSender::connect(const std::vector<std::string>& server_urls,
   if (options.use_unique_id) {
     info.nccl_unique_id_b64 = base64_encode(std::string_view(id.internal, sizeof(id.internal)));
   } else {
-    port = options.master_port > 0 ? options.master_port : launch::free_port(kAnyAddress);
+    port = options.master_port > 0 ? options.master_port : http::free_port(kAnyAddress);
     info.master_address =
         options.master_address.empty() ? default_master_address(urls_) : options.master_address;
     info.master_port = port;

@@ -4,7 +4,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "vime/error.hpp"
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 #include "vime/weight_sync/unique_id_pickle.hpp"
 
 namespace vime::weight_sync {
@@ -17,7 +17,7 @@ std::chrono::milliseconds to_ms(double timeout_s) {
 }  // namespace
 
 TcpStoreHost::TcpStoreHost(int port, int world, const NcclUniqueId& id, double timeout_s)
-    : port_(port > 0 ? port : launch::free_port(kAnyAddress)) {
+    : port_(port > 0 ? port : http::free_port(kAnyAddress)) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(port_);
   options.isServer = true;

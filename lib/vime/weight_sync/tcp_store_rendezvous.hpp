@@ -29,7 +29,7 @@ class TcpStoreHost {
 };
 
 // The store listens on every interface (servers may be on other hosts); a free port for it is
-// launch::free_port(kAnyAddress), taken before the constructor, which blocks before its port can be
+// http::free_port(kAnyAddress), taken before the constructor, which blocks before its port can be
 // read back.
 inline constexpr const char* kAnyAddress = "0.0.0.0";
 

@@ -1,4 +1,4 @@
-#include "vime/launch/net.hpp"
+#include "vime/http/net.hpp"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -11,7 +11,7 @@
 
 #include "vime/error.hpp"
 
-namespace vime::launch {
+namespace vime::http {
 
 int free_port(const std::string& host) {
   addrinfo hints{};
@@ -79,4 +79,4 @@ std::string percent_encode(std::string_view text) {
   return out;
 }
 
-}  // namespace vime::launch
+}  // namespace vime::http

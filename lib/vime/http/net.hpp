@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace vime::launch {
+namespace vime::http {
 
 // A port that is free on `host` now: binds port 0 and reads the port back (another process may
 // still take it before the child binds it; callers retry on a failed start).
@@ -18,4 +18,4 @@ std::string normalize_url(std::string_view address, std::string_view what);
 // RFC 3986 percent-encoding of everything but unreserved characters (Python's quote(s, safe='')).
 std::string percent_encode(std::string_view text);
 
-}  // namespace vime::launch
+}  // namespace vime::http

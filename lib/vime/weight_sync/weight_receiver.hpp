@@ -1,7 +1,9 @@
 // One weight-transfer backend of `vime serve` (vLLM's --weight-transfer-config {"backend": ...}):
 // the receiving end of the trainer's weight updates, driven by the routes
 // /init_weight_transfer_engine and /update_weights (lib/vime/serve/weight_routes.cpp), which also
-// run the start/finish phases and keep the engine paused while tensors land in the model.
+// run the start/finish phases and keep the engine paused while tensors land in the model. Declared
+// here, below serve/, so weight_sync's NCCL receiver needs nothing from serve/ (its disk receiver
+// lives there).
 #pragma once
 
 #include <string>
@@ -12,7 +14,7 @@ namespace vime {
 class Model;
 }
 
-namespace vime::serve {
+namespace vime::weight_sync {
 
 class WeightReceiver {
  public:
@@ -26,4 +28,4 @@ class WeightReceiver {
   virtual void update(const Json& update_info, Model& model) = 0;
 };
 
-}  // namespace vime::serve
+}  // namespace vime::weight_sync

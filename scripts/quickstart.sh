@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${QUICKSTART_SKIP_BUILD:-0}" != 1 ]; then
   bash scripts/setup.sh
-  bash scripts/build.sh
+  # Only what the quickstart runs: the CLI (with rm_hub's reward plugins, the math reward among them)
+  # and the task generator; `bash scripts/build.sh` builds the rest (tests, tools, examples).
+  bash scripts/build.sh vime_app rm_math make_arith_task
 fi
 BIN=${VIME_BIN_DIR:-build/bin}
 OUT=${QUICKSTART_OUT:-runs/quickstart}

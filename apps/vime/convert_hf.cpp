@@ -16,6 +16,7 @@
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/core/flags/command_flags.hpp"
 #include "vime/error.hpp"
 
 namespace vime::app {
@@ -31,6 +32,7 @@ constexpr const char* kUsage = R"(usage:
       vime checkpoint (an iter_NNNNNNN dir or a save dir) -> HF directory. --vocab-size cuts the
       padded vocabulary (default: the config's vocab_size); the origin's config.json and
       tokenizer files are copied; -f overwrites a non-empty OUT.
+  MODEL_ARGS are vime train's model flags (vime train --help model).
 )";
 
 bool is_weight_file(const fs::path& p) {
@@ -40,58 +42,46 @@ bool is_weight_file(const fs::path& p) {
          name == "model.safetensors.index.json" || name == "pytorch_model.bin.index.json";
 }
 
-int to_hf(const Arguments& argv) {
-  std::optional<std::string> input, output, origin;
-  int64_t vocab_size = 0;
+struct ToHfOptions {
+  std::string input, output, origin;
+  int64_t vocab_size = 0;  // 0: the config's vocab_size
   bool force = false;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    auto value = [&](const char* flag) {
-      if (i + 1 >= argv.size()) throw UsageError(std::string(flag) + " needs a value");
-      return argv[++i];
-    };
-    const auto& a = argv[i];
-    if (a == "--input-dir")
-      input = value("--input-dir");
-    else if (a == "--output-dir")
-      output = value("--output-dir");
-    else if (a == "--origin-hf-dir")
-      origin = value("--origin-hf-dir");
-    else if (a == "--vocab-size") {
-      const auto text = value("--vocab-size");
-      try {
-        vocab_size = std::stoll(text);
-      } catch (const std::exception&) {
-        throw UsageError("--vocab-size " + text + ": expected an integer");
-      }
-    } else if (a == "-f" || a == "--force")
-      force = true;
-    else if (a == "--model-name") {
+
+  // The flags of core::flags::convert_hf_to_hf(), checked.
+  static ToHfOptions from(const Args& args) {
+    if (args.is_set("model_name")) {
       throw UsageError("--model-name is not supported; pass --origin-hf-dir");
-    } else
-      throw UsageError("unknown flag " + a + " (vime convert-hf --help)");
+    }
+    ToHfOptions o;
+    o.input = args.get_string("input_dir");
+    o.output = args.get_string("output_dir");
+    o.origin = args.get_string("origin_hf_dir");
+    o.vocab_size = args.get_optional_int("vocab_size").value_or(0);
+    o.force = args.get_bool("force");
+    if (!ckpt::is_hf_dir(o.origin) && !fs::exists(fs::path(o.origin) / "config.json")) {
+      throw UsageError("--origin-hf-dir " + o.origin + ": no config.json there");
+    }
+    return o;
   }
-  if (!input || !output) throw UsageError("--input-dir and --output-dir are required");
-  if (!origin)
-    throw UsageError("--origin-hf-dir is required (its config and tokenizer are copied)");
-  if (!ckpt::is_hf_dir(*origin) && !fs::exists(fs::path(*origin) / "config.json")) {
-    throw UsageError("--origin-hf-dir " + *origin + ": no config.json there");
-  }
-  auto resolved = ckpt::resolve_checkpoint(*input);
-  if (!resolved) throw UsageError("--input-dir " + *input + ": no vime checkpoint there");
-  const fs::path out(*output);
-  if (fs::exists(out) && !fs::is_empty(out) && !force) {
-    throw UsageError("--output-dir " + *output + " is not empty (pass -f to overwrite)");
+};
+
+int to_hf(const ToHfOptions& o) {
+  auto resolved = ckpt::resolve_checkpoint(o.input);
+  if (!resolved) throw UsageError("--input-dir " + o.input + ": no vime checkpoint there");
+  const fs::path out(o.output);
+  if (fs::exists(out) && !fs::is_empty(out) && !o.force) {
+    throw UsageError("--output-dir " + o.output + " is not empty (pass -f to overwrite)");
   }
   auto model = ckpt::load_model(*resolved, ckpt::stored_dtype(*resolved), at::kCPU);
-  if (vocab_size > model->config().padded_vocab_size) {
-    throw UsageError("--vocab-size " + std::to_string(vocab_size) + " exceeds the checkpoint's " +
+  if (o.vocab_size > model->config().padded_vocab_size) {
+    throw UsageError("--vocab-size " + std::to_string(o.vocab_size) + " exceeds the checkpoint's " +
                      std::to_string(model->config().padded_vocab_size) + " rows");
   }
   const fs::path temp = out.string() + ".tmp";
   fs::remove_all(temp);
-  ckpt::save_hf_model(*model, temp, vocab_size);
+  ckpt::save_hf_model(*model, temp, o.vocab_size);
   int copied = 0;
-  for (const auto& entry : fs::directory_iterator(*origin)) {
+  for (const auto& entry : fs::directory_iterator(o.origin)) {
     if (!entry.is_regular_file() || is_weight_file(entry.path())) continue;
     fs::copy_file(entry.path(), temp / entry.path().filename(),
                   fs::copy_options::overwrite_existing);
@@ -100,35 +90,49 @@ int to_hf(const Arguments& argv) {
   fs::remove_all(out);
   fs::rename(temp, out);
   std::printf("wrote %s (%zu tensors, %d files from %s)\n", out.c_str(),
-              model->hf_tensors(vocab_size).size(), copied, origin->c_str());
+              model->hf_tensors(o.vocab_size).size(), copied, o.origin.c_str());
   return 0;
 }
 
-int from_hf(const Arguments& argv) {
-  Args args = core::parse_args(argv);
-  if (!args.is_set("hf_checkpoint")) throw UsageError("--hf-checkpoint is required");
-  if (!args.is_set("save")) throw UsageError("--save is required (the vime checkpoint dir)");
-  const fs::path hf_dir = args.get_string("hf_checkpoint");
-  if (!ckpt::is_hf_dir(hf_dir)) {
-    throw UsageError("--hf-checkpoint " + hf_dir.string() +
-                     ": not an HF model dir (config.json + *.safetensors)");
+// HF -> vime: --hf-checkpoint and --save (core::flags::convert_hf_from_hf()); the model flags
+// stay in `args` for ModelConfig::check_agrees_with_args.
+struct FromHfOptions {
+  fs::path hf_dir;
+  std::string save;
+  std::optional<int64_t> padded_vocab_size;
+  int64_t make_vocab_size_divisible_by = 128;
+
+  static FromHfOptions from(const Args& args) {
+    FromHfOptions o;
+    o.hf_dir = args.get_string("hf_checkpoint");
+    o.save = args.get_string("save");
+    o.padded_vocab_size = args.get_optional_int("padded_vocab_size");
+    o.make_vocab_size_divisible_by = args.get_int("make_vocab_size_divisible_by");
+    if (!ckpt::is_hf_dir(o.hf_dir)) {
+      throw UsageError("--hf-checkpoint " + o.hf_dir.string() +
+                       ": not an HF model dir (config.json + *.safetensors)");
+    }
+    return o;
   }
+};
+
+int from_hf(const Args& args) {
+  const auto o = FromHfOptions::from(args);
+  const fs::path& hf_dir = o.hf_dir;
   ckpt::ResolvedCheckpoint hf{hf_dir, true, 0};
   auto config = ckpt::checkpoint_model_config(hf);
   config.check_agrees_with_args(args);
-  config.padded_vocab_size =
-      args.is_set("padded_vocab_size")
-          ? args.get_int("padded_vocab_size")
-          : pad_vocab_size(config.vocab_size, args.get_int("make_vocab_size_divisible_by"));
+  config.padded_vocab_size = o.padded_vocab_size.value_or(
+      pad_vocab_size(config.vocab_size, o.make_vocab_size_divisible_by));
   if (config.padded_vocab_size < config.vocab_size) {
     throw UsageError("--padded-vocab-size is smaller than the vocabulary");
   }
   Model model(config, ckpt::stored_dtype(hf), at::kCPU);
   model.load_tensors(ckpt::read_safetensors_dir(hf_dir), hf_dir.string());
   ckpt::TrainState state;
-  ckpt::save_checkpoint(args.get_string("save"), model, nullptr, state,
+  ckpt::save_checkpoint(o.save, model, nullptr, state,
                         {.save_optimizer = false, .save_rng = false});
-  std::printf("wrote %s/%s (%s, vocabulary %lld padded to %lld)\n", args.get_string("save").c_str(),
+  std::printf("wrote %s/%s (%s, vocabulary %lld padded to %lld)\n", o.save.c_str(),
               ckpt::iteration_dir_name(0).c_str(), config.model_type.c_str(),
               static_cast<long long>(config.vocab_size),
               static_cast<long long>(config.padded_vocab_size));
@@ -138,16 +142,14 @@ int from_hf(const Arguments& argv) {
 }  // namespace
 
 int run_convert_hf(const Arguments& argv) {
+  if (auto code = help_exit_code(argv, kUsage, core::flags::convert_hf_help_flags())) return *code;
+  // --input-dir picks the direction, as in slime's two tools.
   for (const auto& a : argv) {
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
+    if (a == "--input-dir" || a.starts_with("--input-dir=")) {
+      return to_hf(ToHfOptions::from(core::parse_args(argv, core::flags::to_hf_flags())));
     }
   }
-  for (const auto& a : argv) {
-    if (a == "--input-dir") return to_hf(argv);
-  }
-  return from_hf(argv);
+  return from_hf(core::parse_args(argv, core::flags::from_hf_flags()));
 }
 
 }  // namespace vime::app

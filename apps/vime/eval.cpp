@@ -27,7 +27,7 @@ or --eval-config YAML. --eval-output FILE writes one JSON line per sample.
 }  // namespace
 
 int run_eval(const Arguments& argv) {
-  if (print_flags_help_if_asked(argv, kUsage)) return 0;
+  if (auto code = help_exit_code(argv, kUsage, core::FlagRegistry::instance())) return *code;
   Args args = core::parse_args(argv);
   // Training-only requirements do not apply to an eval run.
   if (!args.is_set("rollout_batch_size")) args.set("rollout_batch_size", 1, ArgSource::kDerived);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -6,15 +7,19 @@
 
 namespace vime::app {
 
-bool print_flags_help_if_asked(const Arguments& argv, const char* usage) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] != "--help" && argv[i] != "-h") continue;
-    std::string group = i + 1 < argv.size() && !argv[i + 1].starts_with("-") ? argv[i + 1] : "";
-    std::fputs(usage, stdout);
-    std::fputs(core::flags_help(group).c_str(), stdout);
-    return true;
+std::optional<int> help_exit_code(const Arguments& argv, const char* usage,
+                                  const core::FlagRegistry& registry) {
+  if (auto help = core::help_if_asked(argv, usage, registry)) {
+    std::fputs(help->c_str(), stdout);
+    return 0;
   }
-  return false;
+  const auto positionals = registry.positionals();
+  if (argv.empty() && std::any_of(positionals.begin(), positionals.end(),
+                                  [](const core::FlagSpec* spec) { return spec->required; })) {
+    std::fputs(usage, stdout);
+    return 2;
+  }
+  return std::nullopt;
 }
 
 }  // namespace vime::app

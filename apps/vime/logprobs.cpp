@@ -12,7 +12,9 @@
 
 #include "commands.hpp"
 #include "vime/ckpt/checkpoint.hpp"
+#include "vime/core/arg_parser.hpp"
 #include "vime/core/atomic_file.hpp"
+#include "vime/core/flags/command_flags.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
 #include "vime/train/log_probs.hpp"
@@ -30,65 +32,34 @@ each of the last n tokens, log p(token | the tokens before it) at temperature T,
 "entropy" (of the same distributions). Defaults: T 1.0, float32, cuda when available, 8192.
 )";
 
-struct Options {
-  std::optional<std::string> hf_checkpoint, load, input, output;
+struct LogprobsOptions {
+  std::optional<std::string> hf_checkpoint, load;
+  std::string input, output;
   std::optional<int64_t> ckpt_step;
   double temperature = 1.0;
   std::string dtype = "float32";
   std::optional<std::string> device;
   int64_t max_tokens = 8192;
+
+  // The flags of core::flags::logprobs_command(), checked.
+  static LogprobsOptions from(const Args& args) {
+    LogprobsOptions o;
+    if (args.is_set("hf_checkpoint")) o.hf_checkpoint = args.get_string("hf_checkpoint");
+    if (args.is_set("load")) o.load = args.get_string("load");
+    o.ckpt_step = args.get_optional_int("ckpt_step");
+    o.input = args.get_string("input");
+    o.output = args.get_string("output");
+    o.temperature = args.get_double("temperature");
+    o.dtype = args.get_string("dtype");
+    if (args.is_set("device")) o.device = args.get_string("device");
+    o.max_tokens = args.get_int("max_tokens_per_batch");
+    if (o.hf_checkpoint.has_value() == o.load.has_value()) {
+      throw UsageError("give exactly one of --hf-checkpoint and --load");
+    }
+    if (o.temperature <= 0) throw UsageError("--temperature must be > 0");
+    return o;
+  }
 };
-
-double parse_number(const std::string& flag, const std::string& text) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
-    return v;
-  } catch (const std::exception&) {
-    throw UsageError(flag + " " + text + ": expected a number");
-  }
-}
-
-Options parse(const Arguments& argv) {
-  Options o;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const auto& a = argv[i];
-    auto value = [&]() {
-      if (i + 1 >= argv.size()) throw UsageError(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--hf-checkpoint")
-      o.hf_checkpoint = value();
-    else if (a == "--load")
-      o.load = value();
-    else if (a == "--ckpt-step")
-      o.ckpt_step = static_cast<int64_t>(parse_number(a, value()));
-    else if (a == "--input")
-      o.input = value();
-    else if (a == "--output")
-      o.output = value();
-    else if (a == "--temperature")
-      o.temperature = parse_number(a, value());
-    else if (a == "--dtype")
-      o.dtype = value();
-    else if (a == "--device")
-      o.device = value();
-    else if (a == "--max-tokens-per-batch")
-      o.max_tokens = static_cast<int64_t>(parse_number(a, value()));
-    else
-      throw UsageError("unknown flag " + a + " (vime logprobs --help)");
-  }
-  if (o.hf_checkpoint.has_value() == o.load.has_value()) {
-    throw UsageError("give exactly one of --hf-checkpoint and --load");
-  }
-  if (!o.input || !o.output) throw UsageError("--input and --output are required");
-  if (o.temperature <= 0) throw UsageError("--temperature must be > 0");
-  if (o.dtype != "float32" && o.dtype != "bfloat16") {
-    throw UsageError("--dtype " + o.dtype + ": expected float32 or bfloat16");
-  }
-  return o;
-}
 
 struct Row {
   Json json;
@@ -135,13 +106,9 @@ std::vector<Row> read_rows(const std::string& path, int64_t vocab_size) {
 }  // namespace
 
 int run_logprobs(const Arguments& argv) {
-  for (const auto& a : argv) {
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-  }
-  Options o = parse(argv);
+  const auto& flags = core::flags::logprobs_flags();
+  if (auto code = help_exit_code(argv, kUsage, flags)) return *code;
+  const auto o = LogprobsOptions::from(core::parse_args(argv, flags));
   const std::string source = o.hf_checkpoint ? *o.hf_checkpoint : *o.load;
   auto resolved = ckpt::resolve_checkpoint(source, o.ckpt_step);
   if (!resolved) {
@@ -154,7 +121,7 @@ int run_logprobs(const Arguments& argv) {
   auto model =
       ckpt::load_model(*resolved, o.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat, device);
   model->set_requires_grad(false);
-  auto rows = read_rows(*o.input, model->config().vocab_size);
+  auto rows = read_rows(o.input, model->config().vocab_size);
   at::NoGradGuard no_grad;
   std::string out_text;
   for (size_t begin = 0; begin < rows.size();) {
@@ -189,7 +156,7 @@ int run_logprobs(const Arguments& argv) {
     }
     begin = end;
   }
-  vime::write_text_file_atomic(*o.output, out_text);
+  vime::write_text_file_atomic(o.output, out_text);
   std::fprintf(stderr, "vime logprobs: scored %zu lines with %s on %s\n", rows.size(),
                resolved->dir.c_str(), device.str().c_str());
   return 0;

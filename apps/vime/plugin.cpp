@@ -1,8 +1,11 @@
 // vime plugin inspect LIB.so | vime plugin new --kind KIND NAME [--output DIR]
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "commands.hpp"
+#include "vime/core/arg_parser.hpp"
+#include "vime/core/flags/command_flags.hpp"
 #include "vime/error.hpp"
 #include "vime/plugin/plugin_loader.hpp"
 #include "vime/plugin/scaffold.hpp"
@@ -17,9 +20,29 @@ inspect   list what a plugin exports: name, kind and plugin ABI of each function
 new       write a CMake project for a new plugin (default DIR: ./NAME) that builds out of tree against an
           installed vime (find_package(vime)); KIND is one of: )";
 
-int inspect(const Arguments& argv) {
-  if (argv.size() != 1) throw UsageError("vime plugin inspect takes one plugin file");
-  auto info = plugin::inspect_plugin(argv[0], "vime plugin inspect");
+// The flags of core::flags::plugin_command(), checked: --kind and --output go with `new`.
+struct PluginOptions {
+  std::string command, target, kind, output;
+
+  static PluginOptions from(const Args& args) {
+    PluginOptions o;
+    o.command = args.get_string("command");
+    o.target = args.get_string("target");
+    if (args.is_set("kind")) o.kind = args.get_string("kind");
+    if (args.is_set("output")) o.output = args.get_string("output");
+    if (o.command == "new" && o.kind.empty()) {
+      throw UsageError("--kind is required (vime plugin --help lists the kinds)");
+    }
+    if (o.command == "inspect" && (!o.kind.empty() || !o.output.empty())) {
+      throw UsageError(
+          "vime plugin inspect takes one plugin file (--kind and --output go with new)");
+    }
+    return o;
+  }
+};
+
+int inspect(const PluginOptions& o) {
+  auto info = plugin::inspect_plugin(o.target, "vime plugin inspect");
   std::printf("%s: vime plugin ABI %u, %zu export(s)\n", info.path.c_str(), info.abi,
               info.exports.size());
   for (const auto& e : info.exports) {
@@ -28,29 +51,10 @@ int inspect(const Arguments& argv) {
   return 0;
 }
 
-int create(const Arguments& argv) {
-  std::string kind, name, output;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    auto value = [&](const char* flag) {
-      if (i + 1 >= argv.size()) throw UsageError(std::string(flag) + " expects a value");
-      return argv[++i];
-    };
-    if (argv[i] == "--kind")
-      kind = value("--kind");
-    else if (argv[i] == "--output")
-      output = value("--output");
-    else if (argv[i].starts_with("--"))
-      throw UsageError("unknown flag " + argv[i] + " (vime plugin --help)");
-    else if (name.empty())
-      name = argv[i];
-    else
-      throw UsageError("unexpected argument '" + argv[i] + "'");
-  }
-  if (kind.empty()) throw UsageError("--kind is required (vime plugin --help lists the kinds)");
-  if (name.empty()) throw UsageError("a plugin NAME is required");
+int create(const PluginOptions& o) {
   std::filesystem::path dir =
-      output.empty() ? std::filesystem::path(name) : std::filesystem::path(output);
-  for (const auto& file : plugin::write_plugin_scaffold(kind, name, dir))
+      o.output.empty() ? std::filesystem::path(o.target) : std::filesystem::path(o.output);
+  for (const auto& file : plugin::write_plugin_scaffold(o.kind, o.target, dir))
     std::printf("wrote %s\n", file.c_str());
   std::printf(
       "build: cmake -S %s -B %s/build -DCMAKE_PREFIX_PATH=<vime install prefix> && cmake --build "
@@ -62,16 +66,13 @@ int create(const Arguments& argv) {
 }  // namespace
 
 int run_plugin(const Arguments& argv) {
-  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
-    std::string kinds;
-    for (const auto& k : plugin::scaffold_kinds()) kinds += (kinds.empty() ? "" : ", ") + k;
-    std::printf("%s%s\n", kUsage, kinds.c_str());
-    return argv.empty() ? 2 : 0;
-  }
-  Arguments rest(argv.begin() + 1, argv.end());
-  if (argv[0] == "inspect") return inspect(rest);
-  if (argv[0] == "new") return create(rest);
-  throw UsageError("unknown plugin command '" + argv[0] + "' (inspect or new)");
+  std::string kinds;
+  for (const auto& k : plugin::scaffold_kinds()) kinds += (kinds.empty() ? "" : ", ") + k;
+  const std::string usage = kUsage + kinds + "\n";
+  const auto& flags = core::flags::plugin_flags();
+  if (auto code = help_exit_code(argv, usage.c_str(), flags)) return *code;
+  const auto o = PluginOptions::from(core::parse_args(argv, flags));
+  return o.command == "inspect" ? inspect(o) : create(o);
 }
 
 }  // namespace vime::app

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/core/flags/command_flags.hpp"
 #include "vime/error.hpp"
 #include "vime/reward/reward_dispatch.hpp"
 #include "vime/reward/reward_file.hpp"
@@ -27,60 +28,43 @@ line was graded, 1 when some were not, 2 on a usage error.
                          optionally prefixed boxed_; a line's metadata.rm_type wins
   --custom-rm-path SPEC  your reward plugin (vime plugin new --kind reward NAME); with --group-rm a
                          group_reward plugin, called once per run of lines sharing "group_index"
-  --workers N            grading threads (default: one per core)
+  --help [GROUP]         all flags, or those of one group (e.g. --help reward)
 )";
 
-std::string take_value(const Arguments& argv, size_t& i) {
-  if (i + 1 >= argv.size()) throw UsageError(argv[i] + " needs a value");
-  return argv[++i];
-}
-
-}  // namespace
-
-int run_reward(const Arguments& argv) {
+// The flags of core::flags::reward_command(), checked, and the reward model's: a built-in
+// --rm-type must exist (remote_rm with its --rm-url).
+reward::RewardFileOptions reward_file_options(const Args& args) {
   reward::RewardFileOptions options;
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--input") {
-      options.input = take_value(argv, i);
-    } else if (a == "--output") {
-      options.output = take_value(argv, i);
-    } else if (a == "--workers") {
-      std::string v = take_value(argv, i);
-      try {
-        options.workers = std::stoi(v);
-      } catch (const std::exception&) {
-        throw UsageError("--workers: '" + v + "' is not a number");
-      }
-      if (options.workers < 1) throw UsageError("--workers must be at least 1");
-    } else {
-      rest.push_back(a);
-    }
+  options.input = args.get_string("input");
+  options.output = args.get_string("output");
+  if (auto workers = args.get_optional_int("workers")) {
+    if (*workers < 1) throw UsageError("--workers must be at least 1");
+    options.workers = static_cast<int>(*workers);
   }
-  if (options.input.empty())
-    throw UsageError("--input IN.jsonl is required (see vime reward --help)");
-  if (options.output.empty())
-    throw UsageError("--output OUT.jsonl is required (see vime reward --help)");
-  Args args = core::parse_args(rest);
   if (args.is_set("rm_type") && !args.is_set("custom_rm_path")) {
-    std::string type = args.get_string("rm_type");
-    if (type.starts_with("boxed_")) type = type.substr(6);
+    const std::string given = args.get_string("rm_type");
+    const std::string type = given.starts_with("boxed_") ? given.substr(6) : given;
     const auto& known = reward::builtin_rm_types();
     if (std::find(known.begin(), known.end(), type) == known.end()) {
       std::string list;
       for (const auto& t : known) list += (list.empty() ? "" : ", ") + t;
-      throw UsageError("--rm-type " + args.get_string("rm_type") +
-                       ": unknown reward model (built-in: " + list +
+      throw UsageError("--rm-type " + given + ": unknown reward model (built-in: " + list +
                        ", optionally prefixed boxed_)");
     }
     if (type == "remote_rm" && !args.is_set("rm_url")) {
       throw UsageError("--rm-type remote_rm needs --rm-url (the reward service's URL)");
     }
   }
+  return options;
+}
+
+}  // namespace
+
+int run_reward(const Arguments& argv) {
+  const auto& flags = core::flags::reward_flags();
+  if (auto code = help_exit_code(argv, kUsage, flags)) return *code;
+  const Args args = core::parse_args(argv, flags);
+  const auto options = reward_file_options(args);
   auto report = reward::grade_file(args, options);
   for (size_t k = 0; k < report.bad.size() && k < 20; ++k) {
     std::fprintf(stderr, "vime reward: line %lld skipped: %s\n",

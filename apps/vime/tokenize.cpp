@@ -7,7 +7,9 @@
 #include <string>
 
 #include "commands.hpp"
+#include "vime/core/arg_parser.hpp"
 #include "vime/core/atomic_file.hpp"
+#include "vime/core/flags/command_flags.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
 #include "vime/tokenizer/chat_request.hpp"
@@ -29,42 +31,30 @@ chat    lines {"messages": [...], "tools": [...] or null, "add_generation_prompt
 DIR is an HF tokenizer directory (tokenizer.json, tokenizer_config.json) or GPT-2's encoder.json + vocab.bpe.
 )";
 
-struct Options {
+struct TokenizeOptions {
   std::string mode, tokenizer, input, output;
   bool add_special_tokens = false;
-};
 
-Options parse(const Arguments& argv) {
-  Options o;
-  o.mode = argv[0];
-  for (size_t i = 1; i < argv.size(); ++i) {
-    auto value = [&](const char* flag) {
-      if (i + 1 >= argv.size()) throw UsageError(std::string(flag) + " expects a value");
-      return argv[++i];
-    };
-    if (argv[i] == "--tokenizer") {
-      o.tokenizer = value("--tokenizer");
-    } else if (argv[i] == "--input") {
-      o.input = value("--input");
-    } else if (argv[i] == "--output") {
-      o.output = value("--output");
-    } else if (argv[i] == "--add-special-tokens" && o.mode == "encode") {
-      o.add_special_tokens = true;
-    } else {
-      throw UsageError("unknown flag '" + argv[i] + "' for vime tokenize " + o.mode +
-                       " (vime tokenize --help)");
+  // The flags of core::flags::tokenize_command(), checked: --input exists, --tokenizer is a
+  // directory, --add-special-tokens only with encode.
+  static TokenizeOptions from(const Args& args) {
+    TokenizeOptions o;
+    o.mode = args.get_string("mode");
+    o.tokenizer = args.get_string("tokenizer");
+    o.input = args.get_string("input");
+    o.output = args.get_string("output");
+    o.add_special_tokens = args.get_bool("add_special_tokens");
+    if (o.add_special_tokens && o.mode != "encode") {
+      throw UsageError("--add-special-tokens applies to vime tokenize encode only");
     }
+    if (!std::filesystem::exists(o.input))
+      throw UsageError("--input " + o.input + " does not exist");
+    if (!std::filesystem::is_directory(o.tokenizer)) {
+      throw UsageError("--tokenizer " + o.tokenizer + " is not a directory");
+    }
+    return o;
   }
-  for (auto [flag, value] :
-       {std::pair{"--tokenizer", &o.tokenizer}, {"--input", &o.input}, {"--output", &o.output}}) {
-    if (value->empty()) throw UsageError(std::string(flag) + " is required (vime tokenize --help)");
-  }
-  if (!std::filesystem::exists(o.input)) throw UsageError("--input " + o.input + " does not exist");
-  if (!std::filesystem::is_directory(o.tokenizer)) {
-    throw UsageError("--tokenizer " + o.tokenizer + " is not a directory");
-  }
-  return o;
-}
+};
 
 const Json& field(const Json& line, const char* key, const std::string& where) {
   const Json* value = line.find(key);
@@ -74,8 +64,8 @@ const Json& field(const Json& line, const char* key, const std::string& where) {
 
 // One output line for one input line (its text kept as it was, one key added); throws vime::Error
 // naming `where` on bad input.
-std::string process(const Options& o, const tokenizer::HfTokenizer& tok, const std::string& text,
-                    const std::string& where) {
+std::string process(const TokenizeOptions& o, const tokenizer::HfTokenizer& tok,
+                    const std::string& text, const std::string& where) {
   if (o.mode == "chat") {
     const auto request = tokenizer::parse_chat_request(text, where);
     try {
@@ -112,14 +102,9 @@ std::string process(const Options& o, const tokenizer::HfTokenizer& tok, const s
 }  // namespace
 
 int run_tokenize(const Arguments& argv) {
-  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
-    std::fputs(kUsage, stdout);
-    return argv.empty() ? 2 : 0;
-  }
-  if (argv[0] != "encode" && argv[0] != "decode" && argv[0] != "chat") {
-    throw UsageError("unknown tokenize command '" + argv[0] + "' (encode, decode or chat)");
-  }
-  const Options o = parse(argv);
+  const auto& flags = core::flags::tokenize_flags();
+  if (auto code = help_exit_code(argv, kUsage, flags)) return *code;
+  const auto o = TokenizeOptions::from(core::parse_args(argv, flags));
   const auto tok = tokenizer::HfTokenizer::from_directory(o.tokenizer);
 
   std::ifstream in(o.input, std::ios::binary);

@@ -28,7 +28,7 @@ scripts/models/*.sh work as in slime:  source scripts/models/qwen3-4B.sh; vime t
 }  // namespace
 
 int run_train(const Arguments& argv) {
-  if (print_flags_help_if_asked(argv, kUsage)) return 0;
+  if (auto code = help_exit_code(argv, kUsage, core::FlagRegistry::instance())) return *code;
   Args args = core::parse_args(argv);
   auto warnings = core::validate_args(args);
   core::ConfigDumpExtras extras;

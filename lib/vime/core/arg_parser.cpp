@@ -1,5 +1,6 @@
 #include "vime/core/arg_parser.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "vime/core/yaml_json.hpp"
@@ -188,7 +189,24 @@ void apply_config_file(Args& args, const Json& doc, const FlagRegistry& registry
   }
   std::string hint = registry.nearest(name);
   throw UsageError("unknown flag " + name + (hint.empty() ? "" : "; did you mean " + hint + "?") +
-                   " (vime train --help lists every flag)");
+                   " (vime " + registry.command() + " --help lists every flag)");
+}
+
+// "--input is required", "--input and --output are required", "A, B and C are required".
+void check_required(const Args& args, const FlagRegistry& registry) {
+  std::vector<std::string_view> missing;
+  for (const auto& group : registry.groups()) {
+    for (const auto& spec : group.flags) {
+      if (spec.required && !args.is_set(dest_of(spec))) missing.push_back(spec.name);
+    }
+  }
+  if (missing.empty()) return;
+  std::string names;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    names += (i == 0 ? "" : (i + 1 == missing.size() ? " and " : ", ")) + std::string(missing[i]);
+  }
+  throw UsageError(names + (missing.size() == 1 ? " is" : " are") + " required (vime " +
+                   registry.command() + " --help)");
 }
 
 }  // namespace
@@ -201,7 +219,8 @@ Args parse_args(std::span<const std::string> tokens, const FlagRegistry& registr
   }
 
   // 1. --config files first, wherever they appear, so that the command line wins over them.
-  for (size_t i = 0; i < tokens.size(); ++i) {
+  const bool takes_config = registry.find("--config") != nullptr;
+  for (size_t i = 0; takes_config && i < tokens.size(); ++i) {
     std::string path;
     if (tokens[i] == "--config" && i + 1 < tokens.size()) {
       path = tokens[i + 1];
@@ -213,11 +232,20 @@ Args parse_args(std::span<const std::string> tokens, const FlagRegistry& registr
     apply_config_file(args, load_yaml_file(path, "--config"), registry, "--config " + path);
   }
 
-  // 2. The command line.
-  std::vector<std::string> set_on_command_line;
+  // 2. The command line. --vllm-* / --router-* flags pass through where the command has vLLM's
+  // flags.
+  const bool takes_passthrough = std::any_of(registry.groups().begin(), registry.groups().end(),
+                                             [](const FlagGroup& g) { return g.name == "vllm"; });
+  size_t positional = 0;
   for (size_t i = 0; i < tokens.size();) {
     const std::string& token = tokens[i++];
-    if (!token.starts_with("--") || token.size() == 2) {
+    if (!looks_like_flag(token) && positional < registry.positionals().size()) {
+      const FlagSpec& spec = *registry.positionals()[positional++];
+      args.set(dest_of(spec), convert_tokens(spec, std::span<const std::string>(&token, 1)),
+               ArgSource::kCommandLine, spec.name);
+      continue;
+    }
+    if (!looks_like_flag(token) || token == "--") {
       throw UsageError("unexpected argument '" + token +
                        "': flags start with --, and values follow their flag");
     }
@@ -239,7 +267,7 @@ Args parse_args(std::span<const std::string> tokens, const FlagRegistry& registr
     bool negated = false;
     const FlagSpec* spec = registry.find(name, &negated);
     if (spec == nullptr) {
-      if (!is_passthrough(name)) unknown_flag(name, registry);
+      if (!is_passthrough(name) || !takes_passthrough) unknown_flag(name, registry);
       reject_owned_vllm_flag(name);
       if (!has_inline) take_values(true);
       apply_passthrough(args, name, std::move(values));
@@ -284,6 +312,7 @@ Args parse_args(std::span<const std::string> tokens, const FlagRegistry& registr
       }
     }
   }
+  check_required(args, registry);
   return args;
 }
 
@@ -299,9 +328,11 @@ std::vector<std::string> unsupported_settings(const Args& args, const FlagRegist
   return out;
 }
 
-std::vector<std::string> no_effect_settings(const Args& args, const FlagRegistry& registry) {
+std::vector<std::string> no_effect_settings(const Args& args, const FlagRegistry& registry,
+                                            std::string_view only_group) {
   std::vector<std::string> out;
   for (const auto& group : registry.groups()) {
+    if (!only_group.empty() && group.name != only_group) continue;
     for (const auto& spec : group.flags) {
       if (spec.support != Support::kNoEffect) continue;
       const Json& value = args.get(dest_of(spec));

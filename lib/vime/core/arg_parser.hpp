@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vime/args.hpp"
@@ -12,18 +13,21 @@
 
 namespace vime::core {
 
-// Parses `tokens` (argv after the subcommand). Throws UsageError on any bad input. Does not
-// validate cross-flag rules (see validate_args) and does not refuse unsupported flags (see
-// check_supported).
+// Parses `tokens` (argv after the subcommand): flags, and bare tokens into the registry's
+// positionals. Throws UsageError on any bad input, an unknown flag (naming the nearest known one)
+// or a required flag left out. Does not validate cross-flag rules (see validate_args) and does not
+// refuse unsupported flags (see check_supported).
 Args parse_args(std::span<const std::string> tokens,
                 const FlagRegistry& registry = FlagRegistry::instance());
 
 // Every flag set to a non-default value whose support is kNotYet, as "--context-parallel-size 2".
 std::vector<std::string> unsupported_settings(
     const Args& args, const FlagRegistry& registry = FlagRegistry::instance());
-// Every flag set to a non-default value whose support is kNoEffect, as "--attention-backend flash".
-std::vector<std::string> no_effect_settings(
-    const Args& args, const FlagRegistry& registry = FlagRegistry::instance());
+// Every flag set to a non-default value whose support is kNoEffect, as "--attention-backend flash"
+// (of the group named `only_group` alone when it is not empty).
+std::vector<std::string> no_effect_settings(const Args& args,
+                                            const FlagRegistry& registry = FlagRegistry::instance(),
+                                            std::string_view only_group = {});
 // Throws UsageError "--x 2 is not supported yet; --y is not supported yet" when any is set.
 void check_supported(const Args& args, const FlagRegistry& registry = FlagRegistry::instance());
 

@@ -1,8 +1,11 @@
 #include "vime/core/flag_registry.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <iterator>
+#include <set>
 
 #include "vime/core/flags/flag_groups.hpp"
 #include "vime/error.hpp"
@@ -112,10 +115,12 @@ std::vector<std::string> split_spaces(std::string_view s) {
 
 std::string dest_of(const FlagSpec& spec) {
   if (!spec.dest.empty()) return std::string(spec.dest);
-  std::string d(spec.name.substr(2));
-  std::replace(d.begin(), d.end(), '-', '_');
+  std::string d(spec.name.substr(std::min(spec.name.find_first_not_of('-'), spec.name.size())));
+  for (char& c : d) c = c == '-' ? '_' : static_cast<char>(std::tolower(c));
   return d;
 }
+
+bool is_positional(const FlagSpec& spec) { return !spec.name.starts_with("-"); }
 
 bool is_switch(const FlagSpec& spec) {
   return spec.kind == FlagKind::kStoreTrue || spec.kind == FlagKind::kStoreFalse ||
@@ -172,7 +177,33 @@ std::string display_value(const Json& value) {
   return value.dump();
 }
 
-FlagRegistry::FlagRegistry(std::vector<FlagGroup> groups) : groups_(std::move(groups)) {
+FlagRegistry::FlagRegistry(std::string_view command, std::vector<FlagGroup> groups)
+    : command_(command), groups_(std::move(groups)) {
+  index();
+}
+
+FlagRegistry::FlagRegistry(std::string_view command, std::vector<FlagGroup> groups,
+                           const FlagRegistry& base)
+    : command_(command), groups_(std::move(groups)) {
+  std::set<std::string_view> own;
+  for (const auto& group : groups_) {
+    for (const auto& spec : group.flags) own.insert(spec.name);
+  }
+  for (const auto& group : base.groups()) {
+    auto replaced = [&](const FlagSpec& spec) { return own.count(spec.name) != 0; };
+    if (std::none_of(group.flags.begin(), group.flags.end(), replaced)) {
+      groups_.push_back(group);
+      continue;
+    }
+    auto& kept = kept_.emplace_back();
+    std::copy_if(group.flags.begin(), group.flags.end(), std::back_inserter(kept),
+                 [&](const FlagSpec& spec) { return !replaced(spec); });
+    groups_.push_back({group.name, group.title, kept});
+  }
+  index();
+}
+
+void FlagRegistry::index() {
   auto add_name = [&](std::string_view name, const FlagSpec* spec) {
     if (!by_name_.emplace(std::string(name), spec).second) {
       throw Error("internal: flag " + std::string(name) + " is declared twice");
@@ -180,7 +211,11 @@ FlagRegistry::FlagRegistry(std::vector<FlagGroup> groups) : groups_(std::move(gr
   };
   for (const auto& group : groups_) {
     for (const auto& spec : group.flags) {
-      add_name(spec.name, &spec);
+      if (is_positional(spec)) {
+        positionals_.push_back(&spec);
+      } else {
+        add_name(spec.name, &spec);
+      }
       for (auto alias : split_bar(spec.aliases)) add_name(alias, &spec);
       if (!by_dest_.emplace(dest_of(spec), &spec).second) {
         throw Error("internal: dest " + dest_of(spec) + " is declared twice");
@@ -191,14 +226,29 @@ FlagRegistry::FlagRegistry(std::vector<FlagGroup> groups) : groups_(std::move(gr
 }
 
 const FlagRegistry& FlagRegistry::instance() {
-  static const FlagRegistry registry({
-      flags::general(),       flags::cluster(),       flags::rollout(),         flags::vllm(),
-      flags::data(),          flags::algorithm(),     flags::reward(),          flags::eval(),
-      flags::checkpoint(),    flags::logging(),       flags::fault_tolerance(), flags::hooks(),
-      flags::weight_sync(),   flags::train_backend(), flags::debug(),           flags::model(),
-      flags::parallel(),      flags::recompute(),     flags::optimizer(),       flags::precision(),
-      flags::megatron_misc(),
-  });
+  static const FlagRegistry registry("train", {
+                                                  flags::general(),
+                                                  flags::cluster(),
+                                                  flags::rollout(),
+                                                  flags::vllm(),
+                                                  flags::data(),
+                                                  flags::algorithm(),
+                                                  flags::reward(),
+                                                  flags::eval(),
+                                                  flags::checkpoint(),
+                                                  flags::logging(),
+                                                  flags::fault_tolerance(),
+                                                  flags::hooks(),
+                                                  flags::weight_sync(),
+                                                  flags::train_backend(),
+                                                  flags::debug(),
+                                                  flags::model(),
+                                                  flags::parallel(),
+                                                  flags::recompute(),
+                                                  flags::optimizer(),
+                                                  flags::precision(),
+                                                  flags::megatron_misc(),
+                                              });
   return registry;
 }
 

@@ -1,6 +1,6 @@
 // One row per command-line flag: the single declaration every other piece (parser, --help, YAML
 // config, dry-run output, validation) is derived from. Tables live in
-// lib/vime/core/flags/<group>.cpp.
+// lib/vime/core/flags/<group>.cpp; the other subcommands' in lib/vime/core/flags/<command>.cpp.
 #pragma once
 
 #include <span>
@@ -33,15 +33,19 @@ enum class Support : unsigned char {
 };
 
 struct FlagSpec {
-  std::string_view name;  // "--rollout-temperature"
+  // "--rollout-temperature"; "-O" for a one-dash spelling. A name without a leading '-' ("MODE")
+  // is positional, as argparse's add_argument("mode"): bare tokens fill positionals in table order.
+  std::string_view name;
   FlagKind kind;
   const char* default_value;  // nullptr = None; otherwise as typed on a command line: "1.0",
                               // "grpo", "a b" for lists; kStoreTrue/kStoreFalse ignore it
   std::string_view help;
   Support support = Support::kYes;
   std::string_view choices = {};  // "grpo|gspo|cispo": the accepted values, '|'-separated
-  std::string_view dest = {};     // key in Args; empty: name without "--", '-' -> '_'
+  std::string_view dest = {};     // key in Args; empty: name without leading '-', lower case,
+                                  // '-' -> '_' ("--max-model-len" -> max_model_len)
   std::string_view aliases = {};  // other spellings, '|'-separated: "--rollout-plugin"
+  bool required = false;  // argparse's required=True: parsing fails naming it when it is not given
 };
 
 struct FlagGroup {

@@ -45,7 +45,7 @@ std::string flags_help(std::string_view only_group, const FlagRegistry& registry
       if (spec.kind == FlagKind::kBoolOptional)
         head = "  --[no-]" + std::string(spec.name.substr(2));
       std::string mv = metavar(spec);
-      if (!mv.empty()) head += " " + mv;
+      if (!mv.empty() && (!is_positional(spec) || !spec.choices.empty())) head += " " + mv;
       if (!spec.aliases.empty()) {
         std::string aliases(spec.aliases);
         std::replace(aliases.begin(), aliases.end(), '|', ',');
@@ -56,6 +56,7 @@ std::string flags_help(std::string_view only_group, const FlagRegistry& registry
           spec.default_value != nullptr) {
         text += " (default: " + std::string(spec.default_value) + ")";
       }
+      if (spec.required) text += " (required)";
       if (spec.support == Support::kNoEffect) text += " [no effect in vime]";
       if (spec.support == Support::kNotYet) text += " [not supported yet]";
       constexpr size_t kColumn = 44;
@@ -67,6 +68,17 @@ std::string flags_help(std::string_view only_group, const FlagRegistry& registry
     }
   }
   return out;
+}
+
+std::optional<std::string> help_if_asked(std::span<const std::string> tokens,
+                                         std::string_view usage, const FlagRegistry& registry) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] != "--help" && tokens[i] != "-h") continue;
+    const std::string group =
+        i + 1 < tokens.size() && !tokens[i + 1].starts_with("-") ? tokens[i + 1] : "";
+    return std::string(usage) + flags_help(group, registry);
+  }
+  return std::nullopt;
 }
 
 }  // namespace vime::core

@@ -1,0 +1,115 @@
+// `vime serve MODEL_DIR [vllm serve flags]`: `vllm serve`'s command line as vime's launcher writes
+// it, on top of `vime train`'s flags (the engine's). vLLM tuning flags with no meaning for vime's
+// engine are kNoEffect: accepted and reported on stderr as ignored.
+#include "vime/core/flags/command_flags.hpp"
+
+namespace vime::core::flags {
+namespace {
+using enum FlagKind;
+using enum Support;
+
+// A vLLM tuning flag vime serve accepts and ignores.
+constexpr FlagSpec ignored(std::string_view name, FlagKind kind = kString) {
+  return {name, kind, nullptr, "vLLM tuning; does not apply to vime's engine", kNoEffect};
+}
+
+constexpr FlagSpec kFlags[] = {
+    {"MODEL_DIR", kString, nullptr, "the model to serve, as --hf-checkpoint DIR"},
+    {"--host", kString, "127.0.0.1", "listen address"},
+    {"--port", kInt, "8000", "listen port (0: any free port)"},
+    {"--api-key", kString, nullptr,
+     "require \"Authorization: Bearer KEY\" on every route but /health"},
+    {"--served-model-name", kString, nullptr,
+     "model id in /v1/models and responses (default: the model dir)"},
+    {"--seed", kInt, nullptr,
+     "the engine's seed; requests without a seed draw from it (default: --rollout-seed)"},
+    {"--max-model-len", kInt, nullptr,
+     "prompt + output tokens per request (--rollout-max-context-len)"},
+    {"--max-num-seqs", kInt, nullptr, "requests decoded together (--vllm-server-concurrency)"},
+    {"--max-num-batched-tokens", kInt, nullptr, "tokens per prefill forward"},
+    {"--logprobs-mode", kString, nullptr,
+     "processed_logprobs (after temperature, top-k/top-p; vLLM's RL mode) or raw_logprobs "
+     "(log_softmax of the logits / temperature)",
+     kYes, "processed_logprobs|raw_logprobs"},
+    {"--dtype", kString, "auto", "parameter dtype (auto: --bf16 if given, else float32)", kYes,
+     "auto|bfloat16|bf16|float32|float"},
+    {"--enable-sleep-mode", kStoreTrue, nullptr, "mount /sleep and /wake_up"},
+    {"--enable-auto-tool-choice", kStoreTrue, nullptr,
+     "chat answers carry tool_calls (with --tool-call-parser hermes)"},
+    {"--tool-call-parser", kString, nullptr,
+     "hermes: <tool_call> JSON (Qwen2.5, Qwen3, Hermes); with --enable-auto-tool-choice"},
+    {"--weight-transfer-config", kJson, nullptr,
+     "{\"backend\": \"disk\"} or {\"backend\": \"nccl\"}"},
+    {"--tensor-parallel-size",
+     kInt,
+     "1",
+     "1 only: vime serve runs one GPU",
+     kNotYet,
+     {},
+     {},
+     "-tp"},
+    {"--pipeline-parallel-size",
+     kInt,
+     "1",
+     "1 only: vime serve runs one GPU",
+     kNotYet,
+     {},
+     {},
+     "-pp"},
+    {"--data-parallel-size", kInt, "1", "1 only: start one server per GPU", kNotYet, {}, {}, "-dp"},
+    {"--nnodes", kInt, "1", "1 only: vime serve runs on one node", kNotYet},
+    {"--headless", kStoreTrue, nullptr, "refused: vime serve runs one GPU on one node", kNotYet},
+    {"--trust-remote-code", kStoreTrue, nullptr, "vime's behaviour: no remote code is ever run"},
+    {"--enable-prompt-tokens-details", kStoreTrue, nullptr,
+     "vime's behaviour: usage.prompt_tokens_details is always there"},
+    {"--generation-config", kString, "vllm",
+     "vime's behaviour is vllm: sampling defaults are vLLM's own, never generation_config.json "
+     "(another value is ignored with a line on stderr)"},
+    ignored("--gpu-memory-utilization"),
+    ignored("--block-size"),
+    ignored("--swap-space"),
+    ignored("--kv-cache-dtype"),
+    ignored("--max-seq-len-to-capture"),
+    ignored("--cpu-offload-gb"),
+    ignored("--compilation-config"),
+    {"-O",
+     kString,
+     nullptr,
+     "vLLM's optimization level; does not apply to vime's engine",
+     kNoEffect,
+     {},
+     "optimization_level"},
+    ignored("--distributed-executor-backend"),
+    ignored("--data-parallel-backend"),
+    ignored("--max-logprobs"),
+    ignored("--load-format"),
+    ignored("--worker-extension-cls"),
+    ignored("--uvicorn-log-level"),
+    ignored("--scheduling-policy"),
+    ignored("--num-gpu-blocks-override"),
+    ignored("--long-prefill-token-threshold"),
+    ignored("--max-num-partial-prefills"),
+    ignored("--cuda-graph-sizes"),
+    ignored("--quantization"),
+    ignored("--attention-backend"),
+    ignored("--node-rank"),
+    ignored("--master-addr"),
+    ignored("--master-port"),
+    ignored("--download-dir"),
+    ignored("--reasoning-parser"),
+    ignored("--chat-template"),
+    ignored("--enforce-eager", kStoreTrue),
+    ignored("--enable-prefix-caching", kBoolOptional),
+    ignored("--enable-chunked-prefill", kBoolOptional),
+    ignored("--disable-log-stats", kStoreTrue),
+    ignored("--disable-log-requests", kStoreTrue),
+    ignored("--enable-log-requests", kStoreTrue),
+    ignored("--disable-custom-all-reduce", kStoreTrue),
+    ignored("--disable-uvicorn-access-log", kStoreTrue),
+    ignored("--enable-return-routed-experts", kStoreTrue),
+    ignored("--async-scheduling", kBoolOptional),
+    ignored("--disable-frontend-multiprocessing", kStoreTrue),
+};
+}  // namespace
+FlagGroup serve_command() { return {"serve", "vLLM's flags (vime serve)", kFlags}; }
+}  // namespace vime::core::flags

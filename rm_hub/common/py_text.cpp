@@ -3,7 +3,6 @@
 #include <utf8proc.h>
 
 #include <boost/multiprecision/cpp_int.hpp>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -193,39 +192,5 @@ std::string exact_int_str(double integral) {
 
 std::string python_round_int_str(double x) { return exact_int_str(std::nearbyint(x)); }
 std::string python_trunc_int_str(double x) { return exact_int_str(std::trunc(x)); }
-
-std::string python_float_repr(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
-  std::string sci(buf, r.ptr);  // "-1.2345e+02"
-  size_t e = sci.find('e');
-  int exponent = std::atoi(sci.c_str() + e + 1);
-  std::string mantissa = sci.substr(0, e);
-  bool negative = mantissa[0] == '-';
-  if (negative) mantissa = mantissa.substr(1);
-  std::string digits;
-  for (char c : mantissa)
-    if (c != '.') digits.push_back(c);
-  std::string out;
-  if (exponent < -4 || exponent >= 16) {
-    out = digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
-    char ebuf[16];
-    std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
-    out += ebuf;
-  } else if (exponent < 0) {
-    out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
-  } else {
-    size_t int_len = static_cast<size_t>(exponent) + 1;
-    if (digits.size() <= int_len) {
-      out = digits + std::string(int_len - digits.size(), '0') + ".0";
-    } else {
-      out = digits.substr(0, int_len) + "." + digits.substr(int_len);
-    }
-  }
-  return negative ? "-" + out : out;
-}
 
 }  // namespace vime::rm

@@ -28,8 +28,6 @@ bool python_is_int(double x);
 // str(int(round(x))) / str(int(x)) for finite x, exact for any magnitude like Python's int.
 std::string python_round_int_str(double x);
 std::string python_trunc_int_str(double x);
-// str(x) for a float (repr: shortest round-trip digits, "1.0", "1e+16").
-std::string python_float_repr(double x);
 
 // Unicode-aware str.isalpha() for one code point.
 bool is_alpha_codepoint(char32_t cp);

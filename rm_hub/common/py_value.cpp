@@ -1,6 +1,6 @@
 #include "common/py_value.hpp"
 
-#include "common/py_text.hpp"
+#include "vime/core/python_float.hpp"
 
 namespace vime::rm {
 
@@ -13,7 +13,7 @@ std::string python_str(const Json& value) {
     case Json::Type::kInt:
       return std::to_string(value.as_int());
     case Json::Type::kDouble:
-      return python_float_repr(value.as_double());
+      return core::python_float_repr(value.as_double());
     case Json::Type::kString:
       return value.as_string();
     default:

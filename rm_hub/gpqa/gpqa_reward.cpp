@@ -12,7 +12,7 @@
 
 #include "common/py_text.hpp"
 #include "common/py_value.hpp"
-#include "common/regex.hpp"
+#include "vime/core/regex.hpp"
 
 namespace {
 
@@ -25,7 +25,7 @@ std::string strip_chain_of_thought(const std::string& text) {
 }
 
 std::string normalize_text(const std::string& text) {
-  static const Regex non_alnum("[^a-z0-9]+");
+  static const vime::core::Regex non_alnum("[^a-z0-9]+");
   return strip(non_alnum.sub(" ", lower(text)));
 }
 
@@ -41,10 +41,11 @@ std::optional<std::string> extract_letter(const std::string& response,
   std::set<std::string> valid;
   for (const auto& l : valid_list) valid.insert(upper(l));
   std::string text = strip_chain_of_thought(response);
-  static const Regex patterns[] = {
-      Regex("(?:answer|option|choice)\\s*(?:is|:)?\\s*([A-Z])", true),
-      Regex("([A-Z])\\s*(?:is\\s*(?:the)?\\s*correct)", true),
-      Regex("final\\s*(?:answer|option)\\s*(?:is|:)?\\s*([A-Z])", true),
+  static const vime::core::Regex patterns[] = {
+      vime::core::Regex("(?:answer|option|choice)\\s*(?:is|:)?\\s*([A-Z])", {.ignore_case = true}),
+      vime::core::Regex("([A-Z])\\s*(?:is\\s*(?:the)?\\s*correct)", {.ignore_case = true}),
+      vime::core::Regex("final\\s*(?:answer|option)\\s*(?:is|:)?\\s*([A-Z])",
+                        {.ignore_case = true}),
   };
   for (const auto& p : patterns) {
     if (auto m = p.search(text)) {
@@ -52,7 +53,7 @@ std::optional<std::string> extract_letter(const std::string& response,
       if (valid.count(letter)) return letter;
     }
   }
-  static const Regex standalone("\\b([A-Z])\\b");
+  static const vime::core::Regex standalone("\\b([A-Z])\\b");
   auto candidates = standalone.findall(text);
   for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
     std::string letter = upper(*it);

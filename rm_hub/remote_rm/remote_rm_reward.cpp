@@ -12,7 +12,7 @@
 #include <thread>
 #include <vime/hooks.hpp>
 
-#include "remote_rm/http_post.hpp"
+#include "vime/http/fetch.hpp"
 
 namespace {
 
@@ -34,19 +34,21 @@ vime::Json reward(const vime::Args& args, const vime::Sample& sample) {
   payload["prompt"] = sample.prompt;
   payload["response"] = sample.response;
   payload["label"] = sample.label;
-  const std::string body = payload.dump();
+  vime::http::Request request = vime::http::Request::post_json(url, payload, timeout_s);
+  request.connect_timeout_s = 0;  // the attempt's timeout covers connecting (aiohttp's total)
 
   thread_local std::mt19937 rng{std::random_device{}()};
   std::string last_error;
   for (int attempt = 0; attempt < std::max(1, max_retries); ++attempt) {
-    try {
-      auto response = vime::rm::http_post_json(url, body, timeout_s);
-      if (response.status >= 400) {
-        throw std::runtime_error("HTTP " + std::to_string(response.status));
+    const vime::http::Response response = vime::http::fetch(request);
+    if (!response.error.empty() || response.status >= 400) {
+      last_error = response.describe();
+    } else {
+      try {
+        return vime::Json::parse(response.body, "the reply of " + url);
+      } catch (const vime::Error& e) {
+        last_error = e.what();
       }
-      return vime::Json::parse(response.body, "the reply of " + url);
-    } catch (const std::exception& e) {
-      last_error = e.what();
     }
     if (attempt + 1 >= max_retries) break;
     double backoff = std::min(std::pow(2.0, attempt), 30.0) +

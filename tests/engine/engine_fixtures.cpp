@@ -3,23 +3,14 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include "common/model_presets.hpp"
+
 namespace vime::test {
 
 std::unique_ptr<Model> tiny_engine_model(at::ScalarType dtype, const at::Device& device,
                                          int64_t max_positions, uint64_t seed) {
-  ModelConfig c;
-  c.model_type = "qwen3";
-  c.qk_norm = true;
-  c.vocab_size = c.padded_vocab_size = 151936;
-  c.hidden_size = 64;
-  c.intermediate_size = 128;
-  c.num_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 16;
-  c.rope_theta = 1000000.0;
-  c.max_position_embeddings = max_positions;
-  auto model = std::make_unique<Model>(c, dtype, device, seed);
+  auto model =
+      std::make_unique<Model>(presets::tiny_qwen3_real_vocab(max_positions), dtype, device, seed);
   at::NoGradGuard no_grad;
   for (auto& [name, t] : model->named_parameters())
     if (name == "lm_head.weight") t.mul_(40.0);

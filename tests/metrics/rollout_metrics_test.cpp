@@ -4,6 +4,7 @@
 
 #include "metrics/metric_goldens.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/core/python_float.hpp"
 #include "vime/metrics/python_format.hpp"
 
 using Catch::Detail::Approx;
@@ -33,7 +34,7 @@ TEST_CASE("str(round(x, 1)) and repr(x) spelled as CPython does", "[metrics]") {
   }
   for (const Json& c : g.at("repr").as_array()) {
     INFO(c.dump());
-    CHECK(vime::metrics::python_float_repr(c.at("x").as_double()) == c.at("repr").as_string());
+    CHECK(vime::core::python_float_repr(c.at("x").as_double()) == c.at("repr").as_string());
   }
   CHECK(vime::metrics::python_str_round(Json(1), 1) == "1");  // an int stays an int
   CHECK(vime::metrics::python_str_round(Json(true), 1) == "1");

@@ -29,12 +29,12 @@ ArithTaskOptions small_task(const fs::path& out) {
   o.problems.ops = "+-*";
   o.problems.num_train = 2000;
   o.problems.num_test = 200;
-  o.hidden_size = 32;
-  o.num_layers = 1;
-  o.num_attention_heads = 2;
-  o.num_key_value_heads = 1;
-  o.head_dim = 16;
-  o.intermediate_size = 64;
+  o.model.hidden_size = 32;
+  o.model.num_layers = 1;
+  o.model.num_attention_heads = 2;
+  o.model.num_key_value_heads = 1;
+  o.model.head_dim = 16;
+  o.model.intermediate_size = 64;
   return o;
 }
 

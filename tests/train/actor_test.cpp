@@ -6,27 +6,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/model_presets.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/train/critic.hpp"
 
 namespace {
 
-vime::ModelConfig tiny_config() {
-  vime::ModelConfig c;
-  c.model_type = "qwen3";
-  c.vocab_size = 40;
-  c.padded_vocab_size = 64;
-  c.hidden_size = 32;
-  c.intermediate_size = 64;
-  c.num_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 8;
-  c.qk_norm = true;
-  c.tie_word_embeddings = true;
-  return c;
-}
+vime::ModelConfig tiny_config() { return vime::presets::micro_qwen3(); }
 
 vime::Args args_of(std::vector<std::string> tokens) { return vime::core::parse_args(tokens); }
 

@@ -16,7 +16,7 @@
 #include <chrono>
 #include <thread>
 
-#include "bench/model_presets.hpp"
+#include "common/model_presets.hpp"
 #include "loop/metrics_file.hpp"
 #include "loop/tiny_task.hpp"
 #include "support/test_support.hpp"
@@ -94,7 +94,7 @@ TEST_CASE("weight_sync: a Qwen3-shaped bf16 model crosses NCCL to a receiver pro
   if (engine_gpu() == 0) vime::bench::nccl_as_separate_host("vime-test-trainer");
   ReceiverProcess receiver("qwen3-0.6b");
   const at::Device device("cuda:0");
-  vime::Model model(vime::bench::preset("qwen3-0.6b"), at::kBFloat16, device, 1);
+  vime::Model model(vime::presets::qwen3_0_6b(), at::kBFloat16, device, 1);
   const Json before = receiver.checksums().at("checksums");
   const Json trainer = vime::bench::weight_checksums(model.hf_tensors());
   REQUIRE(before.size() == trainer.size());

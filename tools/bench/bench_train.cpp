@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "model_presets.hpp"
+#include "common/model_presets.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     }
   }
   const at::Device device(device_name);
-  const auto config = vime::bench::preset(model_name);
+  const auto config = vime::presets::by_name(model_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   vime::Model model(config, dtype, device, 1);
   model.set_recompute({recompute, 0});

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "bench/model_presets.hpp"
+#include "common/model_presets.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/model/model.hpp"
 
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   }
   const at::Device device(device_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
-  const auto config = vime::bench::preset(model_name);
+  const auto config = vime::presets::by_name(model_name);
   vime::Model model(config, dtype, device, 1);
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);

@@ -63,22 +63,22 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
       {"--num-test",
        [&](const std::string& v) { o.problems.num_test = parse_int("--num-test", v, 1, kBig); }},
       {"--hidden-size",
-       [&](const std::string& v) { o.hidden_size = parse_int("--hidden-size", v, 8, 8192); }},
+       [&](const std::string& v) { o.model.hidden_size = parse_int("--hidden-size", v, 8, 8192); }},
       {"--num-layers",
-       [&](const std::string& v) { o.num_layers = parse_int("--num-layers", v, 1, 128); }},
+       [&](const std::string& v) { o.model.num_layers = parse_int("--num-layers", v, 1, 128); }},
       {"--num-attention-heads",
        [&](const std::string& v) {
-         o.num_attention_heads = parse_int("--num-attention-heads", v, 1, 256);
+         o.model.num_attention_heads = parse_int("--num-attention-heads", v, 1, 256);
        }},
       {"--num-key-value-heads",
        [&](const std::string& v) {
-         o.num_key_value_heads = parse_int("--num-key-value-heads", v, 1, 256);
+         o.model.num_key_value_heads = parse_int("--num-key-value-heads", v, 1, 256);
        }},
       {"--head-dim",
-       [&](const std::string& v) { o.head_dim = parse_int("--head-dim", v, 2, 512); }},
+       [&](const std::string& v) { o.model.head_dim = parse_int("--head-dim", v, 2, 512); }},
       {"--intermediate-size",
        [&](const std::string& v) {
-         o.intermediate_size = parse_int("--intermediate-size", v, 8, 65536);
+         o.model.intermediate_size = parse_int("--intermediate-size", v, 8, 65536);
        }},
       {"--model-seed",
        [&](const std::string& v) { o.model_seed = parse_int("--model-seed", v, 0, kBig); }},
@@ -104,8 +104,8 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
     it->second(value);
   }
   if (o.out.empty()) throw UsageError("--out DIR is required");
-  if (o.head_dim % 2 != 0) throw UsageError("--head-dim must be even (rotary embedding)");
-  if (o.num_attention_heads % o.num_key_value_heads != 0) {
+  if (o.model.head_dim % 2 != 0) throw UsageError("--head-dim must be even (rotary embedding)");
+  if (o.model.num_attention_heads % o.model.num_key_value_heads != 0) {
     throw UsageError("--num-attention-heads must be a multiple of --num-key-value-heads");
   }
   check_spec(o.problems);
@@ -113,21 +113,10 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
 }
 
 ModelConfig arith_model_config(const ArithTaskOptions& options, int64_t vocab_size) {
-  ModelConfig c;
-  c.model_type = "qwen3";
-  c.vocab_size = vocab_size;
-  c.padded_vocab_size = pad_vocab_size(vocab_size, 128);
-  c.hidden_size = options.hidden_size;
-  c.intermediate_size = options.intermediate_size;
-  c.num_layers = options.num_layers;
-  c.num_attention_heads = options.num_attention_heads;
-  c.num_key_value_heads = options.num_key_value_heads;
-  c.head_dim = options.head_dim;
-  c.qk_norm = true;
-  c.tie_word_embeddings = true;
-  c.rope_theta = 10000.0;
-  c.max_position_embeddings = 512;
-  return c;
+  presets::Qwen3Shape shape = options.model;
+  shape.vocab_size = vocab_size;
+  shape.padded_vocab_size = pad_vocab_size(vocab_size, 128);
+  return presets::qwen3_config(shape);
 }
 
 std::vector<std::string> write_arith_task(const ArithTaskOptions& options) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arith_problems.hpp"
+#include "common/model_presets.hpp"
 #include "vime/model/model_config.hpp"
 
 namespace vime::quickstart {
@@ -15,12 +16,15 @@ namespace vime::quickstart {
 struct ArithTaskOptions {
   std::filesystem::path out;
   ArithSpec problems;
-  int64_t hidden_size = 128;
-  int64_t num_layers = 4;
-  int64_t num_attention_heads = 4;
-  int64_t num_key_value_heads = 2;
-  int64_t head_dim = 32;
-  int64_t intermediate_size = 384;
+  // The vocabulary sizes come from the tokenizer (arith_model_config).
+  presets::Qwen3Shape model{.hidden_size = 128,
+                            .intermediate_size = 384,
+                            .num_layers = 4,
+                            .num_attention_heads = 4,
+                            .num_key_value_heads = 2,
+                            .head_dim = 32,
+                            .rope_theta = 10000.0,
+                            .max_position_embeddings = 512};
   uint64_t model_seed = 1234;
 };
 

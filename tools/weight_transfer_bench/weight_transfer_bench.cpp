@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/model_presets.hpp"
+#include "common/model_presets.hpp"
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
 #include "vime/http/net.hpp"
@@ -61,7 +61,7 @@ bool has_flag(int argc, char** argv, const std::string& name) {
 
 int run_receiver(int argc, char** argv) {
   const int port = std::stoi(flag(argc, argv, "--port", "0"));
-  const auto config = vime::bench::preset(flag(argc, argv, "--model", "qwen3-0.6b"));
+  const auto config = vime::presets::by_name(flag(argc, argv, "--model", "qwen3-0.6b"));
   const uint64_t seed = std::stoull(flag(argc, argv, "--seed", "2"));
   const at::Device device("cuda:0");
   vime::Model model(config, at::kBFloat16, device, seed);
@@ -237,7 +237,7 @@ int run_bench(int argc, char** argv) {
       }
     } reap{pid};
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
-    vime::Model model(vime::bench::preset(model_name), at::kBFloat16, device, 1);
+    vime::Model model(vime::presets::by_name(model_name), at::kBFloat16, device, 1);
     const auto tensors = model.hf_tensors();
     std::vector<TensorMeta> metas;
     for (const auto& [name, t] : tensors) {

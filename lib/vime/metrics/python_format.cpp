@@ -1,50 +1,13 @@
 #include "vime/metrics/python_format.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
+#include "vime/core/python_float.hpp"
 #include "vime/error.hpp"
 
 namespace vime::metrics {
-
-std::string python_float_repr(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
-
-  // Shortest round-trip digits in scientific form: "-1.2345e+02".
-  char buffer[64];
-  auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
-  std::string text(buffer, result.ptr);
-  const bool negative = text[0] == '-';
-  if (negative) text.erase(0, 1);
-  const size_t e = text.find('e');
-  const int exponent = std::atoi(text.c_str() + e + 1);
-  std::string digits = text.substr(0, e);
-  if (digits.size() > 1) digits.erase(1, 1);  // drop the '.'
-
-  std::string out;
-  if (exponent >= -4 && exponent < 16) {
-    if (exponent < 0) {
-      out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
-    } else if (static_cast<size_t>(exponent) + 1 >= digits.size()) {
-      out = digits + std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0') + ".0";
-    } else {
-      out = digits.substr(0, static_cast<size_t>(exponent) + 1) + "." +
-            digits.substr(static_cast<size_t>(exponent) + 1);
-    }
-  } else {
-    out = digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
-    char exp_text[16];
-    std::snprintf(exp_text, sizeof exp_text, "e%c%02d", exponent < 0 ? '-' : '+',
-                  std::abs(exponent));
-    out += exp_text;
-  }
-  return negative ? "-" + out : out;
-}
 
 double python_round(double value, int ndigits) {
   if (!std::isfinite(value)) return value;
@@ -58,7 +21,7 @@ std::string python_str_round(const Json& number, int ndigits) {
   if (number.is_int()) return std::to_string(number.as_int());
   if (!number.is_number())
     throw Error(std::string("expected a number to round, got ") + number.type_name());
-  return python_float_repr(python_round(number.as_double(), ndigits));
+  return core::python_float_repr(python_round(number.as_double(), ndigits));
 }
 
 }  // namespace vime::metrics

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "vime/tokenizer/onig_compat.hpp"
 #include "vime/tokenizer/pre_tokenizer.hpp"
 
 namespace vime::tokenizer {
@@ -45,11 +46,11 @@ class StripDecoder : public Decoder {  // removes up to `start`/`stop` copies of
 class ReplaceDecoder : public Decoder {
  public:
   ReplaceDecoder(const std::string& regex, std::string content)
-      : regex_(regex), content_(std::move(content)) {}
+      : regex_(oniguruma_regex(regex)), content_(std::move(content)) {}
   void decode_chain(std::vector<std::string>& tokens) const override;
 
  private:
-  Regex regex_;
+  core::Regex regex_;
   std::string content_;
 };
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vime/tokenizer/regex.hpp"
+#include "vime/tokenizer/onig_compat.hpp"
 #include "vime/tokenizer/unicode.hpp"
 
 namespace vime::tokenizer {
@@ -50,11 +50,11 @@ class StripAccentsNormalizer : public Normalizer {  // drops combining marks (af
 class ReplaceNormalizer : public Normalizer {  // every match of a literal or regex pattern
  public:
   ReplaceNormalizer(const std::string& regex, std::string content)
-      : regex_(regex), content_(std::move(content)) {}
+      : regex_(oniguruma_regex(regex)), content_(std::move(content)) {}
   std::string normalize(std::string_view text) const override;
 
  private:
-  Regex regex_;
+  core::Regex regex_;
   std::string content_;
 };
 

@@ -1,7 +1,5 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "vime/tokenizer/onig_compat.hpp"
 
-#include <pcre2.h>
 #include <utf8proc.h>
 
 #include <cstdio>
@@ -10,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "vime/error.hpp"
 #include "vime/tokenizer/unicode.hpp"
 
 namespace vime::tokenizer {
@@ -22,14 +21,8 @@ using Ranges = std::vector<std::pair<char32_t, char32_t>>;
 const std::map<std::string, Ranges>& newer_characters() {
   static const std::map<std::string, Ranges> by_category = [] {
     std::map<std::string, Ranges> result;
-    int error = 0;
-    PCRE2_SIZE offset = 0;
-    const std::string probe = "\\A\\p{Cn}\\z";
-    pcre2_code* cn = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(probe.data()), probe.size(),
-                                   PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
-    if (cn == nullptr) return result;
-    pcre2_jit_compile(cn, PCRE2_JIT_COMPLETE);
-    pcre2_match_data* data = pcre2_match_data_create(1, nullptr);
+    // A code point PCRE2 reads as unassigned.
+    const core::Regex unassigned("\\A\\p{Cn}\\z", {.assume_valid_utf8 = true});
     std::string utf8;
     for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
       if (cp >= 0xD800 && cp <= 0xDFFF) continue;
@@ -37,10 +30,7 @@ const std::map<std::string, Ranges>& newer_characters() {
       if (category == UTF8PROC_CATEGORY_CN || category == UTF8PROC_CATEGORY_CO) continue;
       utf8.clear();
       append_utf8(utf8, cp);
-      if (pcre2_match(cn, reinterpret_cast<PCRE2_SPTR>(utf8.data()), utf8.size(), 0, 0, data,
-                      nullptr) < 0) {
-        continue;  // PCRE2 knows it
-      }
+      if (!unassigned.matches_anywhere(utf8)) continue;  // PCRE2 knows it
       Ranges& ranges = result[utf8proc_category_string(static_cast<utf8proc_int32_t>(cp))];
       if (!ranges.empty() && ranges.back().second + 1 == cp) {
         ranges.back().second = cp;
@@ -48,8 +38,6 @@ const std::map<std::string, Ranges>& newer_characters() {
         ranges.emplace_back(cp, cp);
       }
     }
-    pcre2_match_data_free(data);
-    pcre2_code_free(cn);
     return result;
   }();
   return by_category;
@@ -92,6 +80,21 @@ std::string newer_ranges(const std::string& name) {
 }
 
 }  // namespace
+
+core::Regex oniguruma_regex(const std::string& pattern) {
+  const std::string rewritten = pcre2_pattern_for_oniguruma(pattern);
+  if (rewritten != pattern) {
+    try {
+      return core::Regex(rewritten, {.assume_valid_utf8 = true});
+    } catch (const Error&) {  // PCRE2 cannot take the rewrite: the pattern as written
+    }
+  }
+  try {
+    return core::Regex(pattern, {.assume_valid_utf8 = true});
+  } catch (const Error& e) {
+    throw Error("tokenizer: the pre-tokenizer " + std::string(e.what()));
+  }
+}
 
 std::string pcre2_pattern_for_oniguruma(const std::string& pattern) {
   std::string out;

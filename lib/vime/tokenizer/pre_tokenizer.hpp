@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "vime/tokenizer/function_ref.hpp"
-#include "vime/tokenizer/regex.hpp"
+#include "vime/tokenizer/onig_compat.hpp"
 
 namespace vime::tokenizer {
 
@@ -26,11 +26,11 @@ enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWith
 class SplitPreTokenizer : public PreTokenizer {
  public:
   SplitPreTokenizer(const std::string& regex, SplitBehavior behavior, bool invert)
-      : regex_(regex), behavior_(behavior), invert_(invert) {}
+      : regex_(oniguruma_regex(regex)), behavior_(behavior), invert_(invert) {}
   void split(std::string_view text, bool first, PieceSink emit) const override;
 
  private:
-  Regex regex_;
+  core::Regex regex_;
   SplitBehavior behavior_;
   bool invert_;
 };

@@ -3,10 +3,10 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "vime/core/regex.hpp"
 #include "vime/error.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
 #include "vime/tokenizer/read_file.hpp"
-#include "vime/tokenizer/regex.hpp"
 
 namespace vime::tokenizer {
 namespace {
@@ -54,7 +54,8 @@ class Reader {
     if (const Value* regex = optional(p, "Regex"); regex && regex->IsString())
       return regex->GetString();
     if (const Value* literal = optional(p, "String"); literal && literal->IsString()) {
-      return Regex::escape(std::string_view(literal->GetString(), literal->GetStringLength()));
+      return core::Regex::escape(
+          std::string_view(literal->GetString(), literal->GetStringLength()));
     }
     fail(field + ".pattern", "expected {\"Regex\": ...} or {\"String\": ...}");
   }

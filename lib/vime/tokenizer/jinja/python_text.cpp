@@ -1,10 +1,10 @@
 #include "vime/tokenizer/jinja/python_text.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
+#include "vime/core/python_float.hpp"
 #include "vime/tokenizer/jinja/error.hpp"
 #include "vime/tokenizer/jinja/utf8.hpp"
 #include "vime/tokenizer/jinja/value.hpp"
@@ -86,7 +86,7 @@ void dump_string(std::string_view s, bool ensure_ascii, std::string& out) {
 std::string json_float(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  return float_repr(d);
+  return core::python_float_repr(d);
 }
 
 void dump_sequence(const List& items, const JsonDumpOptions& o, int depth, std::string& out) {
@@ -177,38 +177,6 @@ void dump(const Value& v, const JsonDumpOptions& o, int depth, std::string& out)
 }
 
 }  // namespace
-
-std::string float_repr(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  // Shortest round-trip digits, then Python's layout: fixed for 1e-4 <= |v| < 1e16, else exponent.
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);
-  bool negative = sci[0] == '-';
-  if (negative) sci.erase(0, 1);
-  size_t e = sci.find('e');
-  std::string digits = sci.substr(0, e);
-  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
-  int exponent = std::stoi(sci.substr(e + 1));
-  std::string out = negative ? "-" : "";
-  if (exponent >= -4 && exponent < 16) {
-    if (exponent < 0) {
-      out += "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
-    } else if (static_cast<size_t>(exponent) + 1 >= digits.size()) {
-      out += digits + std::string(exponent + 1 - digits.size(), '0') + ".0";
-    } else {
-      out += digits.substr(0, exponent + 1) + "." + digits.substr(exponent + 1);
-    }
-    return out;
-  }
-  out += digits.substr(0, 1);
-  if (digits.size() > 1) out += "." + digits.substr(1);
-  char exp_buf[16];
-  std::snprintf(exp_buf, sizeof exp_buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
-  return out + exp_buf;
-}
 
 std::string string_repr(std::string_view s) {
   bool has_single = s.find('\'') != std::string_view::npos;

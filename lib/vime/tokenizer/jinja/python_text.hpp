@@ -1,4 +1,4 @@
-// Text exactly as Python writes it: repr() of floats and strings, and json.dumps() with the options
+// Text exactly as Python writes it: repr() of strings, and json.dumps() with the options
 // transformers' tojson filter passes (ensure_ascii, indent, separators, sort_keys).
 #pragma once
 
@@ -10,8 +10,8 @@ namespace vime::tokenizer::jinja {
 
 class Value;
 
-std::string float_repr(double v);             // repr(1.0) == "1.0", repr(1e16) == "1e+16"
-std::string string_repr(std::string_view s);  // repr("it's") == "\"it's\""
+// repr("it's") == "\"it's\"". Floats: core::python_float_repr.
+std::string string_repr(std::string_view s);
 
 struct JsonDumpOptions {
   bool ensure_ascii = false;  // transformers' default (json.dumps' own is true)

@@ -10,6 +10,7 @@
 #include "vime/ckpt/model_io.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/atomic_file.hpp"
+#include "vime/rollout/reward_post_process.hpp"
 #include "vime/train/actor.hpp"
 
 namespace fs = std::filesystem;
@@ -29,6 +30,8 @@ vime::train::TrainBatch batch_for(int seed) {
     b.response_lengths.push_back(4);
     b.rewards.push_back(i % 2);
   }
+  // Post-processed as the rollout does for grpo with --n-samples-per-prompt 2.
+  b.rewards = vime::rollout::normalize_group_rewards(b.rewards, 2, true);
   return b;
 }
 

@@ -83,7 +83,6 @@ TEST_CASE("train data becomes the actor's batch; empty responses are dropped", "
   CHECK(converted.dropped_empty == 1);
   const auto& b = converted.batch;
   REQUIRE(b.size() == 2);
-  CHECK(b.rewards_post_processed);
   CHECK(b.tokens[1] == std::vector<int64_t>{7, 8, 9});
   CHECK(b.loss_masks[0] == std::vector<float>{1, 0});
   CHECK(b.rewards == std::vector<double>{0.5, -0.5});

@@ -9,6 +9,7 @@
 #include "common/model_presets.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/rollout/reward_post_process.hpp"
 #include "vime/train/critic.hpp"
 
 namespace {
@@ -61,6 +62,8 @@ TEST_CASE("GRPO: at rollout 0 actor and reference agree, ppo_kl is 0 and the mod
   vime::train::SingleRank rank;
   vime::train::Actor actor(args, model, &ref, rank);
   auto batch = counting_batch(4);
+  // The actor takes post-processed rewards: grpo's group normalisation, as the rollout does it.
+  batch.rewards = vime::rollout::normalize_group_rewards(batch.rewards, 4, true);
   auto actor_lp = actor.compute_log_probs(model, batch);
   auto ref_lp = actor.compute_log_probs(ref, batch);
   for (size_t i = 0; i < actor_lp.size(); ++i) CHECK(actor_lp[i].equal(ref_lp[i]));
@@ -102,10 +105,7 @@ TEST_CASE("PPO: the critic's values feed GAE and its value loss falls", "[train]
   for (int rollout = 0; rollout < 15; ++rollout) {
     auto old_values = critic.compute_values(batch);
     REQUIRE(old_values[0].numel() == 6);
-    batch.values.clear();
-    for (const auto& v : old_values) {
-      batch.values.emplace_back(v.data_ptr<float>(), v.data_ptr<float>() + v.numel());
-    }
+    batch.values = old_values;
     actor.train(rollout, batch);
     // returns = A + V, with R at the last position and γ = 1: returns[-1] = R.
     CHECK(actor.returns()[0][-1].item<double>() == Approx(batch.rewards[0]).margin(1e-5));

@@ -26,6 +26,7 @@
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
+#include "vime/rollout/reward_post_process.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
 #include "vime/train/actor.hpp"
 
@@ -254,6 +255,8 @@ int main(int argc, char** argv) try {
         b.rewards.push_back(r);
         reward_sum += r;
       }
+      // The actor takes post-processed rewards: grpo's group normalisation, as the rollout does it.
+      b.rewards = vime::rollout::normalize_group_rewards(b.rewards, static_cast<size_t>(n), true);
       auto m = actor.train(rollout, b);
       train_s += since(t0);
       double acc = rollout % every == 0 ? accuracy(*model, *tok, test, eos) : -1;

@@ -7,7 +7,6 @@ namespace vime::loop {
 ConvertedBatch to_train_batch(const TrainData& data) {
   ConvertedBatch out;
   auto& b = out.batch;
-  b.rewards_post_processed = true;
   const bool has_logprobs = !data.rollout_log_probs.empty();
   for (size_t i = 0; i < data.tokens.size(); ++i) {
     const int64_t response = data.response_lengths.at(i);

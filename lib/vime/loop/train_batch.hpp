@@ -12,8 +12,7 @@ struct ConvertedBatch {
   int64_t dropped_empty = 0;  // samples without a response token (nothing to train on)
 };
 
-// Rewards are the post-processed ones (the manager normalised them), so the actor uses them as
-// they are.
+// Rewards are the post-processed ones (the manager normalised them), as the actor takes them.
 ConvertedBatch to_train_batch(const TrainData& data);
 
 Metrics train_data_metrics(const TrainData& data);

@@ -161,11 +161,7 @@ int run_training(const Args& given_args, std::ostream& console) {
       auto scope = timer.scope("train");
       if (critic) {
         old_values = critic->compute_values(converted.batch);
-        for (const auto& v : old_values) {
-          auto cpu = v.to(at::kCPU).to(at::kFloat).contiguous();
-          converted.batch.values.emplace_back(cpu.data_ptr<float>(),
-                                              cpu.data_ptr<float>() + cpu.numel());
-        }
+        converted.batch.values = old_values;  // on the device, for the actor's GAE
       }
       std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
       actor.set_step_callback([&](int64_t done, int64_t total) {

@@ -1,6 +1,7 @@
-// The actor's training of one rollout (slime's MegatronTrainRayActor.train): log-probs of the
-// actor and the reference model, rewards -> advantages, then the optimizer steps of the rollout,
-// each over this rank's micro-batches. Runs on one data-parallel rank of N; gradients meet in the
+// The actor's training of one rollout (slime's MegatronTrainRayActor.train): per-sample data on the
+// device, log-probs of the reference model and the old policy, compute_advantages_and_returns, the
+// rollout-data postprocess hook, then the optimizer steps of the rollout, each over this rank's
+// micro-batches through loss_function. Runs on one data-parallel rank of N; gradients meet in the
 // GradReducer.
 #pragma once
 
@@ -16,31 +17,20 @@
 #include "vime/args.hpp"
 #include "vime/metrics/phase_timer.hpp"
 #include "vime/model/model.hpp"
+#include "vime/train/dp_schedule.hpp"
 #include "vime/train/grad_reducer.hpp"
 #include "vime/train/optimizer.hpp"
+#include "vime/train/rollout_tensors.hpp"
+#include "vime/train/train_context.hpp"
 
 namespace vime::train {
-
-// The train data of one rollout, one entry per sample (slime's rollout_data).
-struct TrainBatch {
-  std::vector<std::vector<int64_t>> tokens;  // prompt + response
-  std::vector<int64_t> response_lengths;
-  std::vector<std::vector<float>> loss_masks;  // [response_length] each; empty: all ones
-  std::vector<double> rewards;                 // one per sample
-  // True when `rewards` are already group-normalised (the rollout manager's reward post-process);
-  // else the actor normalises raw rewards as --advantage-estimator asks.
-  bool rewards_post_processed = false;
-  std::vector<std::vector<float>> rollout_log_probs;  // optional, [response_length] each
-  std::vector<int64_t> rollout_ids;                   // optional: samples of one rollout id
-  std::vector<std::vector<float>> values;             // PPO: critic values, [response_length]
-  size_t size() const { return tokens.size(); }
-};
 
 using Metrics = std::map<std::string, double>;
 
 class Actor {
  public:
-  // `ref_model` may be null (no KL to a reference). The actor keeps references to both models.
+  // `ref_model` may be null (no KL to a reference). The actor keeps references to `args` (its
+  // plugins receive them) and to both models.
   Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer);
   ~Actor();
 
@@ -74,12 +64,29 @@ class Actor {
   Model& model() { return model_; }
 
  private:
+  // The steps of train(), in order.
+  void compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensors& data,
+                                     size_t num_steps);
+  void run_rollout_data_postprocess(int64_t rollout_id, RolloutTensors& data);
+  void log_rollout_data(const RolloutTensors& data);
+  Metrics train_steps(int64_t rollout_id, const TrainBatch& batch, const RolloutTensors& data,
+                      const std::vector<StepPlan>& plans);
+  // One optimizer step; its loss metrics (train/<name>, summed over ranks) go into `metrics`.
+  struct StepOutcome {
+    StepResult result;
+    double lr = 0;  // the learning rate it stepped with
+  };
+  StepOutcome train_step(int64_t rollout_id, const TrainBatch& batch, const RolloutTensors& data,
+                         const StepPlan& plan, Metrics& metrics,
+                         std::vector<at::Tensor>& first_step_log_probs);
+
   // Null without a timer.
   std::unique_ptr<metrics::PhaseTimer::Scope> scoped_timer(const char* phase);
 
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  TrainContext ctx_;
   Model& model_;
+  Model* ref_model_;
+  GradReducer& reducer_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrScheduler> lr_scheduler_;
   std::vector<Metrics> step_metrics_;

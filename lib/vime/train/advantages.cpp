@@ -6,31 +6,9 @@
 #include <numeric>
 
 #include "vime/error.hpp"
+#include "vime/train/loss.hpp"
 
 namespace vime::train {
-
-std::vector<double> normalize_group_rewards(const std::vector<double>& rewards,
-                                            int64_t n_samples_per_prompt, bool divide_by_std) {
-  const auto n = static_cast<int64_t>(rewards.size());
-  const int64_t group = n_samples_per_prompt > 0 && n % n_samples_per_prompt == 0
-                            ? n_samples_per_prompt
-                            : std::max<int64_t>(n, 1);
-  std::vector<double> out(rewards.size());
-  for (int64_t begin = 0; begin < n; begin += group) {
-    double mean = 0;
-    for (int64_t i = begin; i < begin + group; ++i) mean += rewards[i];
-    mean /= static_cast<double>(group);
-    double sq = 0;
-    for (int64_t i = begin; i < begin + group; ++i) sq += (rewards[i] - mean) * (rewards[i] - mean);
-    // torch.std is unbiased; a group of one has std NaN in torch, slime's samples never do.
-    const double std_unbiased = group > 1 ? std::sqrt(sq / static_cast<double>(group - 1)) : 0.0;
-    for (int64_t i = begin; i < begin + group; ++i) {
-      out[i] = rewards[i] - mean;
-      if (divide_by_std) out[i] /= std_unbiased + 1e-6;
-    }
-  }
-  return out;
-}
 
 at::Tensor discounted_returns(const at::Tensor& rewards, double gamma, int64_t chunk) {
   auto r = rewards.dim() == 1 ? rewards.unsqueeze(0) : rewards;  // [B, T]
@@ -129,6 +107,81 @@ std::vector<at::Tensor> whiten_advantages(const std::vector<at::Tensor>& advanta
     start += adv.numel();
   }
   return out;
+}
+
+namespace {
+
+// -kl_coef·KL(old || ref) enters the reward of ppo and reinforce++ only; elsewhere the KL is 0.
+at::Tensor reward_kl(const AdvantageOptions& options, const RolloutTensors& data, size_t i) {
+  if (options.has_kl_in_reward() && !data.ref_log_probs.empty()) {
+    const auto& old = data.log_probs.empty() ? data.ref_log_probs[i] : data.log_probs[i];
+    return approx_kl(old, data.ref_log_probs[i], options.kl_type);
+  }
+  return at::zeros({data.response_lengths[i]}, data.loss_masks[i].options());
+}
+
+AdvantagesAndReturns estimate(const AdvantageOptions& options, const RolloutTensors& data,
+                              size_t i) {
+  const double reward = data.rewards[i];
+  switch (options.estimator) {
+    case AdvantageEstimator::kGrpo:
+    case AdvantageEstimator::kGspo:
+    case AdvantageEstimator::kCispo: {
+      auto a = at::full({data.response_lengths[i]}, reward, data.loss_masks[i].options());
+      return {a, a};
+    }
+    case AdvantageEstimator::kReinforcePlusPlus:
+      return reinforce_plus_plus(reward_kl(options, data, i), data.loss_masks[i], reward,
+                                 options.kl_coef, options.gamma);
+    case AdvantageEstimator::kReinforcePlusPlusBaseline:
+      return reinforce_plus_plus_baseline(reward_kl(options, data, i), reward, options.kl_coef);
+    case AdvantageEstimator::kPpo:
+      return ppo_advantages(reward_kl(options, data, i), data.values[i], reward, options.kl_coef,
+                            options.gamma, options.lambd);
+  }
+  throw Error("unknown advantage estimator");
+}
+
+void estimate_all(const AdvantageOptions& options, RolloutTensors& data) {
+  const size_t n = data.size();
+  if (data.rewards.size() != n) {
+    throw Error("train data: the policy loss needs one reward per sample");
+  }
+  if (options.estimator == AdvantageEstimator::kPpo && data.values.size() != n) {
+    throw Error("--advantage-estimator ppo needs critic values in the train data");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    auto ar = estimate(options, data, i);
+    data.advantages.push_back(ar.advantages.to(at::kFloat));
+    data.returns.push_back(ar.returns.to(at::kFloat));
+  }
+}
+
+void run_custom_advantage(const TrainContext& ctx, RolloutTensors& data) {
+  const auto& plugin = ctx.plugins.custom_advantage;
+  RolloutData rd = data.to_rollout_data();
+  plugin(ctx.args, rd);
+  if (rd["advantages"].size() != data.size()) {
+    throw Error(plugin.description() + " must set one \"advantages\" per sample");
+  }
+  data.advantages = rd["advantages"];
+  data.returns = rd.count("returns") ? rd["returns"] : rd["advantages"];
+}
+
+}  // namespace
+
+void compute_advantages_and_returns(const TrainContext& ctx, RolloutTensors& data) {
+  const auto& options = ctx.options.advantages;
+  data.advantages.clear();
+  data.returns.clear();
+  if (ctx.plugins.custom_advantage) {
+    run_custom_advantage(ctx, data);
+  } else {
+    estimate_all(options, data);
+  }
+  if (options.normalize_advantages) {
+    data.advantages = whiten_advantages(data.advantages, data.loss_masks);
+  }
 }
 
 }  // namespace vime::train

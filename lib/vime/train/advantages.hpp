@@ -1,6 +1,8 @@
-// Advantage estimators and returns (spec §4; slime/utils/ppo_utils.py, ray/rollout.py): reward
-// normalization per prompt group, GRPO/GSPO/CISPO, REINFORCE++ (and its baseline variant), PPO's
-// GAE, advantage whitening. Per-sample tensors are [response_length] fp32.
+// Advantage estimators and returns (spec §4; slime/utils/ppo_utils.py, backends/megatron_utils/
+// loss.py): slime's compute_advantages_and_returns over a rollout, and its parts: GRPO/GSPO/CISPO,
+// REINFORCE++ (and its baseline variant), PPO's GAE, advantage whitening. Per-sample tensors are
+// [response_length] fp32. Rewards arrive group-normalised by the rollout (rollout/
+// reward_post_process).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -9,12 +11,16 @@
 #include <utility>
 #include <vector>
 
+#include "vime/train/rollout_tensors.hpp"
+#include "vime/train/train_context.hpp"
+
 namespace vime::train {
 
-// slime's _post_process_rewards: reshape to (-1, n_samples_per_prompt) when the count allows,
-// else one group; subtract the group mean; with `divide_by_std` divide by (unbiased std + 1e-6).
-std::vector<double> normalize_group_rewards(const std::vector<double>& rewards,
-                                            int64_t n_samples_per_prompt, bool divide_by_std);
+// slime's compute_advantages_and_returns: data.advantages and data.returns for every sample, from
+// data.rewards, the KL(old || ref) in the reward (ppo, reinforce++; old is data.log_probs, else
+// data.ref_log_probs) and PPO's data.values; or, with --custom-advantage-function-path, whatever
+// the plugin sets. Then --normalize-advantages whitens them.
+void compute_advantages_and_returns(const TrainContext& ctx, RolloutTensors& data);
 
 // G_t = Σ_k γ^k r_{t+k} over the last dim, as a chunked scan (chunks of `chunk` steps, each a
 // small triangular matmul). rewards: [T] or [B, T].

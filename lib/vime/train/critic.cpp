@@ -11,7 +11,7 @@
 namespace vime::train {
 
 Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed)
-    : args_(args), trunk_(trunk), reducer_(reducer) {
+    : options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   value_head_ = at::normal(0.0, 0.02, {1, trunk.config().hidden_size}, gen,
                            at::TensorOptions().dtype(at::kFloat))
@@ -26,48 +26,41 @@ Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t se
 
 Critic::~Critic() = default;
 
-at::Tensor Critic::values_of(const PackedBatch& packed) {
-  return at::linear(trunk_.forward_hidden(packed), value_head_).to(at::kFloat).squeeze(-1);
-}
-
-namespace {
-
-std::vector<at::Tensor> split_values(const at::Tensor& values, const TrainBatch& batch,
-                                     const MicroBatch& mb) {
-  std::vector<at::Tensor> out;
+at::Tensor Critic::response_values_of(const PackedBatch& packed,
+                                      const std::vector<int64_t>& total_lengths,
+                                      const std::vector<int64_t>& response_lengths) {
+  auto values = at::linear(trunk_.forward_hidden(packed), value_head_).to(at::kFloat).squeeze(-1);
+  std::vector<at::Tensor> parts;
   int64_t start = 0;
-  for (auto s : mb) {
-    const auto total = static_cast<int64_t>(batch.tokens[s].size());
-    out.push_back(response_values(values.narrow(0, start, total).unsqueeze(-1), total,
-                                  batch.response_lengths[s]));
-    start += total;
+  for (size_t i = 0; i < total_lengths.size(); ++i) {
+    parts.push_back(response_values(values.narrow(0, start, total_lengths[i]).unsqueeze(-1),
+                                    total_lengths[i], response_lengths[i]));
+    start += total_lengths[i];
   }
-  return out;
+  return at::cat(parts);
 }
-
-std::vector<int64_t> lengths_of(const TrainBatch& batch) {
-  std::vector<int64_t> lengths;
-  for (const auto& t : batch.tokens) lengths.push_back(static_cast<int64_t>(t.size()));
-  return lengths;
-}
-
-PackedBatch pack(const TrainBatch& batch, const MicroBatch& mb, const at::Device& device) {
-  std::vector<std::vector<int64_t>> sequences;
-  for (auto s : mb) sequences.push_back(batch.tokens[s]);
-  return PackedBatch::pack(sequences, device);
-}
-
-}  // namespace
 
 std::vector<at::Tensor> Critic::compute_values(const TrainBatch& batch) {
   at::NoGradGuard no_grad;
-  std::vector<int64_t> all(batch.size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-  const int64_t max_tokens = args_.get_optional_int("max_tokens_per_gpu").value_or(1 << 30);
+  std::vector<int64_t> all, lengths;
+  for (const auto& t : batch.tokens) {
+    all.push_back(static_cast<int64_t>(lengths.size()));
+    lengths.push_back(static_cast<int64_t>(t.size()));
+  }
+  const int64_t max_tokens = options_.batching.max_tokens_per_gpu.value_or(1 << 30);
   std::vector<at::Tensor> out(batch.size());
-  for (const auto& mb : first_fit(all, lengths_of(batch), max_tokens)) {
-    auto values = split_values(values_of(pack(batch, mb, trunk_.device())), batch, mb);
-    for (size_t i = 0; i < mb.size(); ++i) out[mb[i]] = values[i];
+  for (const auto& mb : first_fit(all, lengths, max_tokens)) {
+    std::vector<int64_t> totals, responses;
+    for (auto s : mb) {
+      totals.push_back(lengths[s]);
+      responses.push_back(batch.response_lengths[s]);
+    }
+    auto values = response_values_of(pack_samples(batch, mb, trunk_.device()), totals, responses);
+    int64_t start = 0;
+    for (size_t i = 0; i < mb.size(); ++i) {
+      out[mb[i]] = values.narrow(0, start, responses[i]);
+      start += responses[i];
+    }
   }
   return out;
 }
@@ -77,57 +70,46 @@ Metrics Critic::train(const TrainBatch& batch, const std::vector<at::Tensor>& ol
   if (old_values.size() != batch.size() || returns.size() != batch.size()) {
     throw Error("critic: old values and returns are needed for every sample");
   }
-  DpScheduleConfig schedule;
-  schedule.dp_size = reducer_.world_size();
-  schedule.global_batch_size =
-      args_.get_optional_int("global_batch_size").value_or(static_cast<int64_t>(batch.size()));
-  if (args_.get_bool("use_dynamic_batch_size") && args_.is_set("max_tokens_per_gpu")) {
-    schedule.max_tokens_per_gpu = args_.get_int("max_tokens_per_gpu");
-  }
-  schedule.micro_batch_size = args_.get_int("micro_batch_size");
-  const double value_clip = args_.get_double("value_clip");
-  const auto dp = static_cast<double>(reducer_.world_size());
+  auto data = RolloutTensors::from(batch, trunk_.device());
+  data.values = old_values;
+  data.returns.clear();
+  for (const auto& r : returns) data.returns.push_back(r.to(trunk_.device()));
+  // The value loss averages each sample over its own tokens.
+  data.rollout_mask_sums = data.mask_sums;
+  const auto n = static_cast<int64_t>(batch.size());
+  auto plans = plan_steps(data.total_lengths, batch.rollout_ids,
+                          options_.batching.schedule(n, reducer_.world_size()));
   Metrics totals;
-  auto plans = plan_steps(lengths_of(batch), batch.rollout_ids, schedule);
   for (const auto& plan : plans) {
-    optimizer_->zero_grad();
-    const double scale = dp / static_cast<double>(plan.samples.size());
-    double loss_sum = 0, clipfrac_sum = 0;
-    for (const auto& mb : plan.per_rank[reducer_.rank()]) {
-      auto values = at::cat(split_values(values_of(pack(batch, mb, trunk_.device())), batch, mb));
-      std::vector<at::Tensor> masks, old_parts, return_parts;
-      std::vector<int64_t> responses;
-      for (auto s : mb) {
-        masks.push_back(s < static_cast<int64_t>(batch.loss_masks.size()) &&
-                                !batch.loss_masks[s].empty()
-                            ? at::tensor(batch.loss_masks[s]).to(trunk_.device())
-                            : at::ones({batch.response_lengths[s]},
-                                       at::TensorOptions().device(trunk_.device())));
-        old_parts.push_back(old_values[s]);
-        return_parts.push_back(returns[s].to(trunk_.device()));
-        responses.push_back(batch.response_lengths[s]);
-      }
-      auto ssm =
-          sum_of_sample_mean(responses, masks, {}, args_.get_bool("calculate_per_token_loss"));
-      auto out = value_loss(values, at::cat(old_parts), at::cat(return_parts), value_clip);
-      auto loss = ssm(out.loss);
-      (loss * scale).backward();
-      optimizer_->accumulate_grads();
-      loss_sum += loss.item<double>() * scale / dp;
-      clipfrac_sum += ssm(out.clipfrac).item<double>() * scale / dp;
-    }
-    auto grads = optimizer_->main_grads();
-    reducer_.all_reduce_mean(grads);
-    auto result = optimizer_->step(lr_scheduler_->lr());
-    lr_scheduler_->step();
-    totals["critic/value_loss"] += reducer_.all_reduce_sum(loss_sum);
-    totals["critic/value_clipfrac"] += reducer_.all_reduce_sum(clipfrac_sum);
-    totals["critic/grad_norm"] = result.grad_norm;
+    totals["critic/grad_norm"] = train_step(batch, data, plan, totals).grad_norm;
   }
   for (auto& [name, value] : totals) {
     if (name != "critic/grad_norm") value /= static_cast<double>(std::max<size_t>(plans.size(), 1));
   }
   return totals;
+}
+
+StepResult Critic::train_step(const TrainBatch& batch, const RolloutTensors& data,
+                              const StepPlan& plan, Metrics& totals) {
+  optimizer_->zero_grad();
+  const auto dp = static_cast<double>(reducer_.world_size());
+  const double scale = dp / static_cast<double>(plan.samples.size());
+  Metrics sums{{"value_loss", 0.0}, {"value_clipfrac", 0.0}};
+  for (const auto& mb : plan.per_rank[reducer_.rank()]) {
+    auto lb = LossBatch::of(batch, data, mb, trunk_.device());
+    auto values = response_values_of(lb.packed, lb.total_lengths, lb.response_lengths);
+    auto out = value_loss_function(options_.value_clip, lb, values,
+                                   sum_of_sample_mean(lb, options_.calculate_per_token_loss));
+    (out.loss * scale).backward();
+    optimizer_->accumulate_grads();
+    for (const auto& [name, value] : out.metrics) sums[name] += value.item<double>() * scale / dp;
+  }
+  auto grads = optimizer_->main_grads();
+  reducer_.all_reduce_mean(grads);
+  auto result = optimizer_->step(lr_scheduler_->lr());
+  lr_scheduler_->step();
+  for (const auto& [name, value] : sums) totals["critic/" + name] += reducer_.all_reduce_sum(value);
+  return result;
 }
 
 }  // namespace vime::train

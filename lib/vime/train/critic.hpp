@@ -13,7 +13,9 @@
 #include "vime/model/model.hpp"
 #include "vime/train/actor.hpp"
 #include "vime/train/grad_reducer.hpp"
+#include "vime/train/loss_batch.hpp"
 #include "vime/train/optimizer.hpp"
+#include "vime/train/train_options.hpp"
 
 namespace vime::train {
 
@@ -22,10 +24,11 @@ class Critic {
   Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed = 4321);
   ~Critic();
 
-  // Values of each sample's response tokens, [response_length] fp32 each, no grad.
+  // Values of each sample's response tokens, [response_length] fp32 each on the trunk's device, no
+  // grad (what TrainBatch::values takes to the actor).
   std::vector<at::Tensor> compute_values(const TrainBatch& batch);
-  // The optimizer steps of one rollout on the value loss; `old_values` from compute_values before
-  // training, `returns` from the actor (Actor::returns()).
+  // The optimizer steps of one rollout on value_loss_function; `old_values` from compute_values
+  // before training, `returns` from the actor (Actor::returns()).
   Metrics train(const TrainBatch& batch, const std::vector<at::Tensor>& old_values,
                 const std::vector<at::Tensor>& returns);
 
@@ -33,9 +36,15 @@ class Critic {
   Optimizer& optimizer() { return *optimizer_; }
 
  private:
-  at::Tensor values_of(const PackedBatch& packed);  // [total_tokens]
+  // Each response token's value, [Σ response_lengths] (differentiable).
+  at::Tensor response_values_of(const PackedBatch& packed,
+                                const std::vector<int64_t>& total_lengths,
+                                const std::vector<int64_t>& response_lengths);
+  // One optimizer step; adds value_loss and value_clipfrac (summed over ranks) to `totals`.
+  StepResult train_step(const TrainBatch& batch, const RolloutTensors& data, const StepPlan& plan,
+                        Metrics& totals);
 
-  const Args& args_;
+  TrainOptions options_;
   Model& trunk_;
   GradReducer& reducer_;
   at::Tensor value_head_;

@@ -30,6 +30,17 @@ std::vector<MicroBatch> first_fit(const std::vector<int64_t>& samples,
   return bins;
 }
 
+std::vector<MicroBatch> fixed_size(const std::vector<int64_t>& samples, int64_t micro_batch_size) {
+  const auto size = static_cast<size_t>(std::max<int64_t>(micro_batch_size, 1));
+  std::vector<MicroBatch> bins;
+  for (size_t i = 0; i < samples.size(); i += size) {
+    bins.emplace_back(
+        samples.begin() + static_cast<std::ptrdiff_t>(i),
+        samples.begin() + static_cast<std::ptrdiff_t>(std::min(i + size, samples.size())));
+  }
+  return bins;
+}
+
 namespace {
 
 // Split the largest splittable bin in two until the count divides by dp.
@@ -83,17 +94,10 @@ std::vector<StepPlan> plan_steps(const std::vector<int64_t>& sample_lengths,
       for (auto s : rollouts[r]) plan.samples.push_back(s);
     }
     // 2. Micro-batches.
-    std::vector<MicroBatch> bins;
-    if (config.max_tokens_per_gpu.has_value()) {
-      bins = first_fit(plan.samples, sample_lengths, *config.max_tokens_per_gpu);
-    } else {
-      const auto mbs = static_cast<size_t>(std::max<int64_t>(config.micro_batch_size, 1));
-      for (size_t i = 0; i < plan.samples.size(); i += mbs) {
-        bins.emplace_back(plan.samples.begin() + static_cast<std::ptrdiff_t>(i),
-                          plan.samples.begin() +
-                              static_cast<std::ptrdiff_t>(std::min(i + mbs, plan.samples.size())));
-      }
-    }
+    std::vector<MicroBatch> bins =
+        config.max_tokens_per_gpu.has_value()
+            ? first_fit(plan.samples, sample_lengths, *config.max_tokens_per_gpu)
+            : fixed_size(plan.samples, config.micro_batch_size);
     // 3. A count divisible by dp; 4. round-robin over ranks.
     make_divisible(bins, sample_lengths, config.dp_size);
     plan.per_rank.resize(config.dp_size);

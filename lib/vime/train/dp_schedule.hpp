@@ -35,5 +35,7 @@ std::vector<StepPlan> plan_steps(const std::vector<int64_t>& sample_lengths,
 // of its own).
 std::vector<MicroBatch> first_fit(const std::vector<int64_t>& samples,
                                   const std::vector<int64_t>& sample_lengths, int64_t max_tokens);
+// `samples` in order, cut into micro-batches of `micro_batch_size` (at least 1) samples.
+std::vector<MicroBatch> fixed_size(const std::vector<int64_t>& samples, int64_t micro_batch_size);
 
 }  // namespace vime::train

@@ -45,14 +45,6 @@ at::Tensor opsm_mask(const at::Tensor& advantages, const at::Tensor& sequence_kl
   return at::logical_not(at::logical_and(advantages<0, sequence_kl> delta)).to(at::kFloat);
 }
 
-KlType parse_kl_type(const std::string& name) {
-  if (name == "k1") return KlType::kK1;
-  if (name == "k2") return KlType::kK2;
-  if (name == "k3") return KlType::kK3;
-  if (name == "low_var_kl") return KlType::kLowVarKl;
-  throw UsageError("--kl-loss-type " + name + ": expected k1, k2, k3 or low_var_kl");
-}
-
 at::Tensor approx_kl(const at::Tensor& log_probs, const at::Tensor& base_log_probs, KlType type) {
   auto delta = log_probs.to(at::kFloat) - base_log_probs.to(at::kFloat);
   switch (type) {
@@ -142,6 +134,117 @@ SumOfSampleMean sum_of_sample_mean(const std::vector<int64_t>& response_lengths,
   }
   auto w = weights.empty() ? at::zeros({0}) : at::cat(weights);
   return [w](const at::Tensor& x) { return (x * w.to(x.device())).sum(); };
+}
+
+SumOfSampleMean sum_of_sample_mean(const LossBatch& batch, bool calculate_per_token_loss) {
+  return sum_of_sample_mean(batch.response_lengths, batch.split(batch.loss_masks),
+                            batch.rollout_mask_sums, calculate_per_token_loss);
+}
+
+namespace {
+
+using MetricTensors = std::map<std::string, at::Tensor>;
+
+// --use-tis: pg_loss reweighted by the built-in TIS or --custom-tis-function-path; its per-token
+// metrics go into `metrics`.
+at::Tensor apply_tis(const TrainContext& ctx, const LossBatch& batch, const at::Tensor& old,
+                     const at::Tensor& pg_loss, const SumOfSampleMean& ssm,
+                     MetricTensors& metrics) {
+  TisInputs in;
+  in.pg_loss = pg_loss;
+  in.train_log_probs = batch.split(old.detach());
+  in.rollout_log_probs = batch.split(batch.rollout_log_probs);
+  in.loss_masks = batch.split(batch.loss_masks);
+  in.total_lengths = batch.total_lengths;
+  in.response_lengths = batch.response_lengths;
+  const auto& o = ctx.options.policy_loss;
+  auto tis = ctx.plugins.custom_tis ? ctx.plugins.custom_tis(ctx.args, in)
+                                    : vanilla_tis(in, o.tis_clip_low, o.tis_clip);
+  for (auto& [name, parts] : tis.metrics) metrics[name] = ssm(at::cat(parts));
+  return tis.pg_loss;
+}
+
+// --use-kl-loss: KL(actor || ref) per token, weighted by the actor/old ratio when unbiased.
+at::Tensor kl_loss_per_token(const PolicyLossOptions& o, const at::Tensor& log_probs,
+                             const at::Tensor& old, const at::Tensor& ref_log_probs) {
+  auto kl = approx_kl(log_probs, ref_log_probs, o.kl_loss_type);
+  if (o.use_unbiased_kl) kl = kl * (log_probs - old).exp();
+  return kl;
+}
+
+}  // namespace
+
+LossOutput policy_loss_function(const TrainContext& ctx, const LossBatch& batch,
+                                const ForwardOutput& forward, const SumOfSampleMean& ssm) {
+  const auto& o = ctx.options.policy_loss;
+  const auto& lp = forward.response.log_probs;
+  const auto old = batch.log_probs.defined() ? batch.log_probs : lp.detach();
+  const auto& adv = batch.advantages;
+  const auto masks = batch.split(batch.loss_masks);
+  auto ppo_kl = old - lp;
+  auto kl_for_clip = o.use_sequence_kl ? sequence_mean_kl(ppo_kl, masks) : ppo_kl;
+  PerTokenLoss pg =
+      o.use_cispo ? cispo_loss(kl_for_clip, lp, adv, o.eps_clip, o.eps_clip_high)
+                  : ppo_policy_loss(kl_for_clip, adv, o.eps_clip, o.eps_clip_high, o.eps_clip_c);
+  auto pg_loss = pg.loss;
+  MetricTensors metrics;
+  if (o.use_opsm) {
+    pg_loss = pg_loss * opsm_mask(adv, sequence_mean_kl(ppo_kl.detach(), masks), o.opsm_delta);
+  }
+  if (o.use_tis) pg_loss = apply_tis(ctx, batch, old, pg_loss, ssm, metrics);
+  const auto& reducer = ctx.plugins.custom_pg_loss_reducer;
+  SumOfSampleMean pg_reducer = reducer ? reducer(batch.total_lengths, batch.response_lengths, masks,
+                                                 ctx.options.calculate_per_token_loss)
+                                       : ssm;
+  auto pg_value = pg_reducer(pg_loss);
+  auto entropy_value = ssm(forward.response.entropy);
+  auto loss = pg_value - o.entropy_coef * entropy_value;
+  metrics["pg_loss"] = pg_value;
+  metrics["entropy_loss"] = entropy_value;
+  metrics["pg_clipfrac"] = ssm(pg.clipfrac);
+  metrics["ppo_kl"] = ssm(ppo_kl);
+  if (batch.rollout_log_probs.defined()) {
+    metrics["train_rollout_logprob_abs_diff"] = ssm((lp.detach() - batch.rollout_log_probs).abs());
+  }
+  if (o.use_kl_loss) {
+    auto kl_value = ssm(kl_loss_per_token(o, lp, old, batch.ref_log_probs));
+    loss = loss + o.kl_loss_coef * kl_value;
+    metrics["kl_loss"] = kl_value;
+  }
+  metrics["loss"] = loss;
+  return {loss, std::move(metrics)};
+}
+
+LossOutput sft_loss_function(const ForwardOutput& forward, const SumOfSampleMean& ssm) {
+  auto loss = -ssm(forward.response.log_probs);
+  return {loss, {{"loss", loss}}};
+}
+
+LossOutput custom_loss_function(const TrainContext& ctx, const LossBatch& batch,
+                                const ForwardOutput& forward, const SumOfSampleMean& ssm) {
+  auto out = ctx.plugins.custom_loss(ctx.args, batch.to_rollout_data(), forward.logits, ssm);
+  out.metrics["loss"] = out.loss;
+  return out;
+}
+
+LossOutput loss_function(const TrainContext& ctx, const LossBatch& batch,
+                         const ForwardOutput& forward, const SumOfSampleMean& ssm) {
+  switch (ctx.options.loss_type) {
+    case LossType::kSftLoss:
+      return sft_loss_function(forward, ssm);
+    case LossType::kCustomLoss:
+      return custom_loss_function(ctx, batch, forward, ssm);
+    case LossType::kPolicyLoss:
+      break;
+  }
+  return policy_loss_function(ctx, batch, forward, ssm);
+}
+
+LossOutput value_loss_function(double value_clip, const LossBatch& batch, const at::Tensor& values,
+                               const SumOfSampleMean& ssm) {
+  auto out = value_loss(values, batch.values, batch.returns, value_clip);
+  auto loss = ssm(out.loss);
+  return {loss, {{"value_loss", loss}, {"value_clipfrac", ssm(out.clipfrac)}}};
 }
 
 }  // namespace vime::train

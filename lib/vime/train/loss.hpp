@@ -1,5 +1,7 @@
-// slime's losses (spec §4; slime/utils/ppo_utils.py, backends/megatron_utils/loss.py) as pure
-// tensor functions over the response tokens of a micro-batch, flattened to [num_tokens].
+// slime's losses (spec §4; slime/utils/ppo_utils.py, backends/megatron_utils/loss.py): the loss
+// functions of a micro-batch (policy_loss_function, sft_loss_function, value_loss_function, a
+// custom loss, and loss_function, which picks the actor's by --loss-type), and the pure tensor
+// functions they are made of, over the response tokens of a micro-batch flattened to [num_tokens].
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -9,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "vime/train/log_probs.hpp"
+#include "vime/train/loss_batch.hpp"
+#include "vime/train/train_context.hpp"
+#include "vime/train/train_options.hpp"
 #include "vime/train_hooks.hpp"
 
 namespace vime::train {
@@ -31,8 +37,6 @@ at::Tensor sequence_mean_kl(const at::Tensor& ppo_kl, const std::vector<at::Tens
 // OPSM: 0 where A < 0 and s_i > delta, else 1.
 at::Tensor opsm_mask(const at::Tensor& advantages, const at::Tensor& sequence_kl, double delta);
 
-enum class KlType { kK1, kK2, kK3, kLowVarKl };
-KlType parse_kl_type(const std::string& name);  // "k1" | "k2" | "k3" | "low_var_kl"
 // KL estimate per token with δ = log_probs − base; low_var_kl is clamped to ±10.
 at::Tensor approx_kl(const at::Tensor& log_probs, const at::Tensor& base_log_probs, KlType type);
 
@@ -57,5 +61,35 @@ SumOfSampleMean sum_of_sample_mean(const std::vector<int64_t>& response_lengths,
                                    const std::vector<at::Tensor>& loss_masks,
                                    const std::vector<double>& rollout_mask_sums,
                                    bool calculate_per_token_loss);
+
+// slime's get_sum_of_sample_mean over a micro-batch (its rollout_mask_sums as denominators).
+SumOfSampleMean sum_of_sample_mean(const LossBatch& batch, bool calculate_per_token_loss);
+
+// What a loss reads from the model's forward over a micro-batch.
+struct ForwardOutput {
+  at::Tensor logits;       // [total_tokens, vocab] of the packed micro-batch
+  TokenLogProbs response;  // [Σ response_lengths]: each response token's log-prob and entropy
+};
+
+// The loss functions of one micro-batch. Each returns the scalar loss and the metrics to log as
+// train/<name> (reduced with `ssm`; "loss" among them).
+// PPO clip (CISPO for cispo; on the sequence-mean KL for gspo), OPSM, TIS (built-in or
+// --custom-tis-function-path), the pg-loss reducer (--custom-pg-loss-reducer-function-path), the
+// entropy bonus and --use-kl-loss. The old policy is batch.log_probs, else the forward's own
+// log-probs (detached).
+LossOutput policy_loss_function(const TrainContext& ctx, const LossBatch& batch,
+                                const ForwardOutput& forward, const SumOfSampleMean& ssm);
+// −mean(log-probs).
+LossOutput sft_loss_function(const ForwardOutput& forward, const SumOfSampleMean& ssm);
+// --custom-loss-function-path, given the batch as slime's dict (LossBatch::to_rollout_data).
+LossOutput custom_loss_function(const TrainContext& ctx, const LossBatch& batch,
+                                const ForwardOutput& forward, const SumOfSampleMean& ssm);
+// The actor's loss: one of the three above by --loss-type.
+LossOutput loss_function(const TrainContext& ctx, const LossBatch& batch,
+                         const ForwardOutput& forward, const SumOfSampleMean& ssm);
+// The critic's: value_loss of `values` against batch.returns, with batch.values as the old values;
+// metrics value_loss and value_clipfrac.
+LossOutput value_loss_function(double value_clip, const LossBatch& batch, const at::Tensor& values,
+                               const SumOfSampleMean& ssm);
 
 }  // namespace vime::train

@@ -113,7 +113,8 @@ TEST_CASE("--load falls back to --ref-load; HF dirs are checkpoints; --no-save-o
                     Catch::Contains("--no-load-optim"));
   CHECK_THROWS_WITH(vime::ckpt::resolve_checkpoint(dir.path() / "ckpt", 7),
                     Catch::Contains("iter_0000007") && Catch::Contains("--ckpt-step"));
-  auto should = args_of({"--save", "x", "--save-interval", "2"});
+  auto should =
+      vime::ckpt::CheckpointOptions::from(args_of({"--save", "x", "--save-interval", "2"}));
   CHECK_FALSE(vime::ckpt::should_save(should, 0, 5));
   CHECK(vime::ckpt::should_save(should, 1, 5));
   CHECK(vime::ckpt::should_save(should, 4, 5));

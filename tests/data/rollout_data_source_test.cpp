@@ -11,6 +11,7 @@
 
 using vime::Json;
 using vime::SampleGroup;
+using vime::data::DataOptions;
 using vime::data::DatasetOptions;
 using vime::data::DataSourceOptions;
 using vime::data::PromptDataset;
@@ -262,12 +263,13 @@ TEST_CASE("from_args wires the flags and --num-epoch derives --num-rollout", "[d
   REQUIRE(groups[0].size() == 4);
   auto perm = vime::data::python_shuffled_permutation(9, 7);
   CHECK(groups[0][0].prompt == Json(std::to_string(perm[0] + 1)));
-  CHECK(vime::data::resolve_num_rollout(args, source->size()) == 6);  // 3 x (9 // 4)
+  CHECK(vime::data::resolve_num_rollout(DataOptions::from(args), source->size()) ==
+        6);  // 3 x (9 // 4)
   args.set("num_rollout", Json(11), vime::ArgSource::kCommandLine);
-  CHECK(vime::data::resolve_num_rollout(args, source->size()) == 11);
+  CHECK(vime::data::resolve_num_rollout(DataOptions::from(args), source->size()) == 11);
   args.set("num_rollout", Json(nullptr), vime::ArgSource::kCommandLine);
   args.set("rollout_batch_size", Json(20), vime::ArgSource::kCommandLine);
-  CHECK_THROWS_WITH(vime::data::resolve_num_rollout(args, source->size()),
+  CHECK_THROWS_WITH(vime::data::resolve_num_rollout(DataOptions::from(args), source->size()),
                     Catch::Contains("fewer than --rollout-batch-size 20"));
 }
 

@@ -17,6 +17,9 @@ using vime::eval::load_eval_dataset_configs;
 namespace {
 
 vime::Args args(std::vector<std::string> flags) { return vime::core::parse_args(flags); }
+vime::eval::EvalOptions options(std::vector<std::string> flags) {
+  return vime::eval::EvalOptions::from(args(std::move(flags)));
+}
 
 const vime::eval::EvalDatasetConfig& by_name(const std::vector<vime::eval::EvalDatasetConfig>& c,
                                              const std::string& name) {
@@ -50,27 +53,27 @@ TEST_CASE("eval config resolves dataset > defaults > args", "[eval]") {
     - name: plain
       path: /d/plain.jsonl
 )");
-  auto configs = load_eval_dataset_configs(args({"--eval-config",
-                                                 yaml.string(),
-                                                 "--eval-temperature",
-                                                 "0.6",
-                                                 "--rollout-temperature",
-                                                 "1.0",
-                                                 "--rollout-top-k",
-                                                 "20",
-                                                 "--eval-max-response-len",
-                                                 "100",
-                                                 "--input-key",
-                                                 "prompt",
-                                                 "--eval-label-key",
-                                                 "answer",
-                                                 "--label-key",
-                                                 "label",
-                                                 "--rollout-stop",
-                                                 "</s>",
-                                                 "--eval-prompt-data",
-                                                 "ignored",
-                                                 "/x.jsonl"}));
+  auto configs = load_eval_dataset_configs(options({"--eval-config",
+                                                    yaml.string(),
+                                                    "--eval-temperature",
+                                                    "0.6",
+                                                    "--rollout-temperature",
+                                                    "1.0",
+                                                    "--rollout-top-k",
+                                                    "20",
+                                                    "--eval-max-response-len",
+                                                    "100",
+                                                    "--input-key",
+                                                    "prompt",
+                                                    "--eval-label-key",
+                                                    "answer",
+                                                    "--label-key",
+                                                    "label",
+                                                    "--rollout-stop",
+                                                    "</s>",
+                                                    "--eval-prompt-data",
+                                                    "ignored",
+                                                    "/x.jsonl"}));
   REQUIRE(configs.size() == 3);  // --eval-config wins over --eval-prompt-data
   const auto& aime = by_name(configs, "aime");
   CHECK(aime.rm_type == "deepscaler");          // dataset entry
@@ -98,25 +101,25 @@ TEST_CASE("a misspelled key in eval.defaults is an error naming it", "[eval]") {
   auto yaml = dir.write("eval.yaml",
                         "eval:\n  defaults: {temperture: 0.6}\n  datasets:\n"
                         "    - {name: a, path: /a.jsonl}\n");
-  CHECK_THROWS_AS(load_eval_dataset_configs(args({"--eval-config", yaml.string()})),
+  CHECK_THROWS_AS(load_eval_dataset_configs(options({"--eval-config", yaml.string()})),
                   vime::UsageError);
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--eval-config", yaml.string()})),
+  CHECK_THROWS_WITH(load_eval_dataset_configs(options({"--eval-config", yaml.string()})),
                     Catch::Contains("unknown key(s) in eval.defaults: temperture") &&
                         Catch::Contains("eval.yaml") && Catch::Contains("temperature"));
   auto entry = dir.write("entry.yaml", "eval:\n  datasets:\n    - {name: a, path: /a, topp: 1}\n");
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--eval-config", entry.string()})),
+  CHECK_THROWS_WITH(load_eval_dataset_configs(options({"--eval-config", entry.string()})),
                     Catch::Contains("unknown key 'topp'"));
   auto noname = dir.write("noname.yaml", "eval:\n  datasets:\n    - {path: /a.jsonl}\n");
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--eval-config", noname.string()})),
+  CHECK_THROWS_WITH(load_eval_dataset_configs(options({"--eval-config", noname.string()})),
                     Catch::Contains("`name`"));
   auto nopath = dir.write("nopath.yaml", "eval:\n  datasets:\n    b: {rm_type: math}\n");
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--eval-config", nopath.string()})),
+  CHECK_THROWS_WITH(load_eval_dataset_configs(options({"--eval-config", nopath.string()})),
                     Catch::Contains("dataset 'b' needs a 'path'"));
   auto badtype = dir.write("bad.yaml", "eval:\n  datasets:\n    c: {path: /c, top_k: high}\n");
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--eval-config", badtype.string()})),
+  CHECK_THROWS_WITH(load_eval_dataset_configs(options({"--eval-config", badtype.string()})),
                     Catch::Contains("'top_k' must be an integer"));
   auto noeval = dir.write("noeval.yaml", "datasets: []\n");
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--eval-config", noeval.string()})),
+  CHECK_THROWS_WITH(load_eval_dataset_configs(options({"--eval-config", noeval.string()})),
                     Catch::Contains("top-level 'eval'"));
 }
 
@@ -125,22 +128,22 @@ TEST_CASE("datasets given as a mapping keyed by name, and --eval-prompt-data pai
   auto yaml = dir.write("eval.yaml",
                         "eval:\n  datasets:\n    math500: {path: /m.jsonl, rm_type: math}\n"
                         "    gsm: {path: /g.jsonl}\n");
-  auto configs = load_eval_dataset_configs(args({"--eval-config", yaml.string()}));
+  auto configs = load_eval_dataset_configs(options({"--eval-config", yaml.string()}));
   REQUIRE(configs.size() == 2);
   CHECK(by_name(configs, "math500").path == "/m.jsonl");
 
   auto pairs = load_eval_dataset_configs(
-      args({"--eval-prompt-data", "aime", "/a.jsonl", "gpqa", "/g.jsonl@[0:200]",
-            "--n-samples-per-eval-prompt", "4", "--eval-top-p", "0.7"}));
+      options({"--eval-prompt-data", "aime", "/a.jsonl", "gpqa", "/g.jsonl@[0:200]",
+               "--n-samples-per-eval-prompt", "4", "--eval-top-p", "0.7"}));
   REQUIRE(pairs.size() == 2);
   CHECK(pairs[1].name == "gpqa");
   CHECK(pairs[1].path == "/g.jsonl@[0:200]");
   CHECK(pairs[1].n_samples_per_eval_prompt == 4);
   CHECK(*pairs[1].top_p == Approx(0.7));
-  auto bare = load_eval_dataset_configs(args({"--eval-prompt-data", "/only.jsonl"}));
+  auto bare = load_eval_dataset_configs(options({"--eval-prompt-data", "/only.jsonl"}));
   REQUIRE(bare.size() == 1);
   CHECK(bare[0].name == "aime");  // slime names a bare path aime
-  CHECK(load_eval_dataset_configs(args({})).empty());
+  CHECK(load_eval_dataset_configs(options({})).empty());
 }
 
 TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
@@ -155,7 +158,7 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
             R"({"prompt": [{"role": "user", "content": "AIME?"}], "label": "42"})"
             "\n");
   auto configs = load_eval_dataset_configs(
-      args({"--dataset", "gsm8k", "aime", "--dataset-path", dir.path().string()}));
+      options({"--dataset", "gsm8k", "aime", "--dataset-path", dir.path().string()}));
   REQUIRE(configs.size() == 2);
   const auto& g = by_name(configs, "gsm8k");
   CHECK(g.rm_type == "math");
@@ -165,12 +168,12 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
   CHECK(a.rm_type == "deepscaler");
   CHECK(a.n_samples_per_eval_prompt == 16);
   auto fewer =
-      load_eval_dataset_configs(args({"--dataset", "aime", "--dataset-path", dir.path().string(),
-                                      "--n-samples-per-eval-prompt", "2"}));
+      load_eval_dataset_configs(options({"--dataset", "aime", "--dataset-path", dir.path().string(),
+                                         "--n-samples-per-eval-prompt", "2"}));
   CHECK(fewer[0].n_samples_per_eval_prompt == 2);  // the flag beats the preset's 16
 
   // The samples an eval rollout gets.
-  auto groups = vime::eval::load_eval_samples(args({}), g);
+  auto groups = vime::eval::load_eval_samples(options({}), g);
   REQUIRE(groups.size() == 2);
   REQUIRE(groups[0].size() == 1);
   CHECK(groups[0][0].prompt ==
@@ -179,7 +182,7 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
   CHECK(groups[0][0].label == Json("7"));
   CHECK(groups[1][0].label == Json("1,000"));
   CHECK(groups[1][0].metadata.at("rm_type") == Json("math"));
-  auto aime_groups = vime::eval::load_eval_samples(args({}), a);
+  auto aime_groups = vime::eval::load_eval_samples(options({}), a);
   REQUIRE(aime_groups[0].size() == 16);
   CHECK(*aime_groups[0][15].index == 15);
   CHECK(*aime_groups[0][15].group_index == 0);
@@ -187,16 +190,18 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
 
   // $VIME_DATA, unknown names, and nowhere to look.
   ::setenv("VIME_DATA", dir.path().c_str(), 1);
-  CHECK(load_eval_dataset_configs(args({"--dataset", "gsm8k"}))[0].path == gsm.string());
+  CHECK(load_eval_dataset_configs(options({"--dataset", "gsm8k"}))[0].path == gsm.string());
   ::unsetenv("VIME_DATA");
   CHECK_THROWS_WITH(
-      load_eval_dataset_configs(args({"--dataset", "gsm8k"})),
+      load_eval_dataset_configs(options({"--dataset", "gsm8k"})),
       Catch::Contains("--dataset-path gsm8k_test.jsonl") && Catch::Contains("$VIME_DATA"));
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--dataset", "mmlu", "--dataset-path", "/x"})),
-                    Catch::Contains("unknown dataset; known: math, gsm8k, aime, gpqa"));
-  CHECK_THROWS_WITH(load_eval_dataset_configs(args({"--dataset", "aime", "--eval-prompt-data",
-                                                    "aime", "/a.jsonl", "--dataset-path", "/x"})),
-                    Catch::Contains("configured twice"));
+  CHECK_THROWS_WITH(
+      load_eval_dataset_configs(options({"--dataset", "mmlu", "--dataset-path", "/x"})),
+      Catch::Contains("unknown dataset; known: math, gsm8k, aime, gpqa"));
+  CHECK_THROWS_WITH(
+      load_eval_dataset_configs(options(
+          {"--dataset", "aime", "--eval-prompt-data", "aime", "/a.jsonl", "--dataset-path", "/x"})),
+      Catch::Contains("configured twice"));
 }
 
 TEST_CASE("eval results read rewards through --eval-reward-key, else --reward-key", "[eval]") {
@@ -205,17 +210,17 @@ TEST_CASE("eval results read rewards through --eval-reward-key, else --reward-ke
   samples[1].reward = Json(Json::Object{{"acc", Json(0)}, {"score", Json(-1.0)}});
   samples[2].reward = Json(Json::Object{{"acc", Json(true)}, {"score", Json(1.0)}});
   samples[1].status = vime::SampleStatus::kTruncated;
-  auto r = vime::eval::make_eval_result(args({"--reward-key", "score", "--eval-reward-key", "acc"}),
-                                        samples);
+  auto r = vime::eval::make_eval_result(
+      options({"--reward-key", "score", "--eval-reward-key", "acc"}), samples);
   CHECK(r.rewards == std::vector<double>{1, 0, 1});
   CHECK(r.truncated == std::vector<int32_t>{0, 1, 0});
   CHECK(r.samples.size() == 3);
-  CHECK(vime::eval::make_eval_result(args({"--reward-key", "score"}), samples).rewards ==
+  CHECK(vime::eval::make_eval_result(options({"--reward-key", "score"}), samples).rewards ==
         std::vector<double>{0.5, -1.0, 1.0});
-  CHECK_THROWS_WITH(vime::eval::make_eval_result(args({}), samples),
+  CHECK_THROWS_WITH(vime::eval::make_eval_result(options({}), samples),
                     Catch::Contains("not a number") && Catch::Contains("--eval-reward-key"));
   samples[2].reward = Json(Json::Object{{"score", Json(1.0)}});
-  CHECK_THROWS_WITH(vime::eval::make_eval_result(args({"--eval-reward-key", "acc"}), samples),
+  CHECK_THROWS_WITH(vime::eval::make_eval_result(options({"--eval-reward-key", "acc"}), samples),
                     Catch::Contains("no key 'acc'"));
 }
 

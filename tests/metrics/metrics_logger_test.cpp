@@ -29,6 +29,9 @@ using vime::metrics::make_metrics_logger;
 namespace {
 
 vime::Args args(std::vector<std::string> flags) { return vime::core::parse_args(flags); }
+vime::metrics::MetricsLoggerOptions logger_options(std::vector<std::string> flags) {
+  return vime::metrics::MetricsLoggerOptions::from(args(std::move(flags)));
+}
 
 std::vector<std::string> read_lines(const fs::path& path) {
   std::ifstream in(path);
@@ -85,9 +88,9 @@ TEST_CASE("slime's log(metrics, step_key) takes the step from the metrics", "[me
 
 TEST_CASE("the JSONL file is --metrics-jsonl, else metrics.jsonl under --save", "[metrics_log]") {
   using vime::metrics::metrics_jsonl_path;
-  CHECK_FALSE(metrics_jsonl_path(args({})));
-  CHECK(metrics_jsonl_path(args({"--save", "/ckpt"})) == fs::path("/ckpt/metrics.jsonl"));
-  CHECK(metrics_jsonl_path(args({"--save", "/ckpt", "--metrics-jsonl", "/m.jsonl"})) ==
+  CHECK_FALSE(metrics_jsonl_path(logger_options({})));
+  CHECK(metrics_jsonl_path(logger_options({"--save", "/ckpt"})) == fs::path("/ckpt/metrics.jsonl"));
+  CHECK(metrics_jsonl_path(logger_options({"--save", "/ckpt", "--metrics-jsonl", "/m.jsonl"})) ==
         fs::path("/m.jsonl"));
 
   vime::test::TempDir dir;

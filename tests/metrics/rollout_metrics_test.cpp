@@ -15,7 +15,9 @@ using vime::metrics::zero_std_metrics;
 
 namespace {
 
-vime::Args args(std::vector<std::string> flags = {}) { return vime::core::parse_args(flags); }
+vime::metrics::SampleMetricsOptions options(std::vector<std::string> flags = {}) {
+  return vime::metrics::SampleMetricsOptions::from(vime::core::parse_args(flags));
+}
 
 Sample sample(std::optional<int64_t> group, Json reward) {
   Sample s;
@@ -68,7 +70,7 @@ TEST_CASE("response length statistics and repetition follow numpy and zlib", "[m
 
 // slime's tests/test_rollout_metrics.py zero-std cases.
 TEST_CASE("zero_std counts groups of equal numeric rewards like slime", "[metrics]") {
-  auto a = args();
+  auto a = options();
   CHECK(zero_std_metrics(a, {sample(0, nullptr), sample(0, nullptr)}).empty());
   Json payload = Json(Json::Object{{"meta_info", Json::object()}});
   CHECK(zero_std_metrics(a, {sample(0, payload), sample(1, payload)}).empty());
@@ -81,11 +83,12 @@ TEST_CASE("zero_std counts groups of equal numeric rewards like slime", "[metric
   auto ints = zero_std_metrics(a, {sample(1, 0), sample(1, 0), sample(2, 0), sample(2, 0),
                                    sample(3, 0.25), sample(3, 0.25)});
   CHECK(ints == vime::Metrics{{"zero_std/count_0", 2}, {"zero_std/count_0.2", 1}});
-  CHECK(zero_std_metrics(args({"--advantage-estimator", "ppo"}), {sample(1, 0), sample(1, 0)})
+  CHECK(zero_std_metrics(options({"--advantage-estimator", "ppo"}), {sample(1, 0), sample(1, 0)})
             .empty());
   // --reward-key reads the value inside dict rewards.
   Json scored = Json(Json::Object{{"score", Json(-1.0)}});
-  CHECK(zero_std_metrics(args({"--reward-key", "score"}), {sample(5, scored), sample(5, scored)}) ==
+  CHECK(zero_std_metrics(options({"--reward-key", "score"}),
+                         {sample(5, scored), sample(5, scored)}) ==
         vime::Metrics{{"zero_std/count_-1.0", 1}});
 }
 
@@ -100,7 +103,7 @@ TEST_CASE("rollout metrics carry slime's names and values", "[metrics]") {
                                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // effective length 2
   samples[2].status = vime::SampleStatus::kTruncated;
   samples[3].response = std::string(5000, 'a') + std::string(6000, 'b');
-  auto m = compute_rollout_metrics(args(), samples);
+  auto m = compute_rollout_metrics(options(), samples);
   CHECK(m.at("rollout/response_len/mean") == Approx((10 + 2 + 30 + 40) / 4.0));
   CHECK(m.at("rollout/response_len/median") == Approx(20.0));
   CHECK(m.at("rollout/response_len/max") == 40);
@@ -109,7 +112,7 @@ TEST_CASE("rollout metrics carry slime's names and values", "[metrics]") {
   CHECK(m.at("rollout/truncated_ratio") == Approx(0.25));
   CHECK(m.at("rollout/repetition_frac") == Approx(0.25));
   CHECK(m.size() == 7);
-  CHECK(compute_rollout_metrics(args(), {}).empty());
+  CHECK(compute_rollout_metrics(options(), {}).empty());
 }
 
 TEST_CASE("eval and passrate metrics", "[metrics]") {
@@ -118,14 +121,15 @@ TEST_CASE("eval and passrate metrics", "[metrics]") {
   r.truncated = {0, 1, 0, 0, 0, 0, 0, 0};
   r.samples.resize(8);
   for (int i = 0; i < 8; ++i) r.samples[i].response_length = i;
-  auto m = vime::metrics::eval_dataset_metrics(args({"--log-passrate"}), "aime", r, 4);
+  auto m = vime::metrics::eval_dataset_metrics(options({"--log-passrate"}), "aime", r, 4);
   CHECK(m.at("eval/aime") == Approx(0.5));
   CHECK(m.at("eval/aime-truncated_ratio") == Approx(0.125));
   CHECK(m.at("eval/aime/response_len/mean") == Approx(3.5));
   CHECK(m.at("eval/aime-pass@1") == Approx((0.25 + 0.75) / 2));
   CHECK(m.at("eval/aime-pass@4") == Approx(1.0));
-  CHECK(vime::metrics::eval_dataset_metrics(args(), "aime", r, 4).count("eval/aime-pass@1") == 0);
+  CHECK(vime::metrics::eval_dataset_metrics(options(), "aime", r, 4).count("eval/aime-pass@1") ==
+        0);
   auto p = vime::metrics::rollout_pass_rate_metrics(
-      args({"--log-passrate", "--n-samples-per-prompt", "4"}), {1, 0, 0, 0});
+      options({"--log-passrate", "--n-samples-per-prompt", "4"}), {1, 0, 0, 0});
   CHECK(p.at("passrate/pass@2") == Approx(0.5));
 }

@@ -179,6 +179,9 @@ fs::path only_event_file(const fs::path& dir) {
 }
 
 vime::Args args(std::vector<std::string> flags) { return vime::core::parse_args(flags); }
+vime::metrics::MetricsLoggerOptions logger_options(std::vector<std::string> flags) {
+  return vime::metrics::MetricsLoggerOptions::from(args(std::move(flags)));
+}
 
 }  // namespace
 
@@ -272,19 +275,19 @@ TEST_CASE(
     "the TensorBoard directory follows --tensorboard-dir, $TENSORBOARD_DIR, then slime's default",
     "[metrics_log]") {
   using vime::metrics::tensorboard_dir;
-  CHECK_FALSE(tensorboard_dir(args({}), "/env/tb"));  // off without --use-tensorboard
-  CHECK(tensorboard_dir(args({"--tensorboard-dir", "/flag/tb"}), "/env/tb") ==
+  CHECK_FALSE(tensorboard_dir(logger_options({}), "/env/tb"));  // off without --use-tensorboard
+  CHECK(tensorboard_dir(logger_options({"--tensorboard-dir", "/flag/tb"}), "/env/tb") ==
         fs::path("/flag/tb"));
-  CHECK(tensorboard_dir(
-            args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
-            "/env/tb") == fs::path("/env/tb"));
-  CHECK(tensorboard_dir(
-            args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
-            nullptr) == fs::path("tensorboard_log/p/e"));
-  CHECK(tensorboard_dir(
-            args({"--use-tensorboard", "--tb-project-name", "p", "--tb-experiment-name", "e"}),
-            "") == fs::path("tensorboard_log/p/e"));
-  const auto no_dir = args({"--use-tensorboard", "--tb-project-name", "p"});
+  CHECK(tensorboard_dir(logger_options({"--use-tensorboard", "--tb-project-name", "p",
+                                        "--tb-experiment-name", "e"}),
+                        "/env/tb") == fs::path("/env/tb"));
+  CHECK(tensorboard_dir(logger_options({"--use-tensorboard", "--tb-project-name", "p",
+                                        "--tb-experiment-name", "e"}),
+                        nullptr) == fs::path("tensorboard_log/p/e"));
+  CHECK(tensorboard_dir(logger_options({"--use-tensorboard", "--tb-project-name", "p",
+                                        "--tb-experiment-name", "e"}),
+                        "") == fs::path("tensorboard_log/p/e"));
+  const auto no_dir = logger_options({"--use-tensorboard", "--tb-project-name", "p"});
   CHECK_THROWS_AS(tensorboard_dir(no_dir, nullptr), vime::UsageError);
   CHECK_THROWS_WITH(tensorboard_dir(no_dir, nullptr),
                     Catch::Matchers::Contains("--tb-experiment-name") &&

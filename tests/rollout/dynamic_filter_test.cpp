@@ -23,6 +23,10 @@ std::vector<vime::Sample> group(std::vector<Json> rewards) {
 
 vime::Args args(std::vector<std::string> flags = {}) { return vime::core::parse_args(flags); }
 
+vime::rollout::DynamicFilter load_dynamic_filter(const vime::Args& a) {
+  return vime::rollout::load_dynamic_filter(a, vime::rollout::RolloutOptions::from(a));
+}
+
 // The real filter_hub .so, loaded the way --dynamic-sampling-filter-path loads it.
 vime::plugin::PluginFunction<PluginKind::kDynamicFilter> builtin(const std::string& name) {
   return vime::plugin::load_plugin<PluginKind::kDynamicFilter>(
@@ -91,13 +95,13 @@ TEST_CASE("filter_hub's check_reward_nonzero_std plugins behave like slime's",
 }
 
 TEST_CASE("--dynamic-sampling-filter-path loads built-ins and user plugins", "[rollout][filter]") {
-  CHECK_FALSE(vime::rollout::load_dynamic_filter(args()));
-  auto filter = vime::rollout::load_dynamic_filter(
+  CHECK_FALSE(load_dynamic_filter(args()));
+  auto filter = load_dynamic_filter(
       args({"--dynamic-sampling-filter-path", "check_reward_nonzero_std_with_fallback"}));
   REQUIRE(filter);
   CHECK(filter(group({1, 1})).keep_when_insufficient);
   CHECK(vime::rollout::resolve_dynamic_filter_spec("/x/libmine.so:f") == "/x/libmine.so:f");
-  CHECK_THROWS_AS(vime::rollout::load_dynamic_filter(
-                      args({"--dynamic-sampling-filter-path", "/nonexistent/libf.so"})),
-                  vime::UsageError);
+  CHECK_THROWS_AS(
+      load_dynamic_filter(args({"--dynamic-sampling-filter-path", "/nonexistent/libf.so"})),
+      vime::UsageError);
 }

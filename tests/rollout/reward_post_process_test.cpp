@@ -9,7 +9,6 @@
 using Catch::Detail::Approx;
 using vime::Json;
 using vime::rollout::normalize_group_rewards;
-using vime::rollout::post_process_rewards;
 
 namespace {
 
@@ -25,6 +24,17 @@ void check_all(const std::vector<double>& got, const std::vector<double>& expect
 }
 
 vime::Args args(std::vector<std::string> flags) { return vime::core::parse_args(flags); }
+
+vime::RewardPostProcessOutput post_process_rewards(const vime::Args& a,
+                                                   const std::vector<vime::Sample>& samples) {
+  return vime::rollout::post_process_rewards(a, vime::rollout::RewardPostProcessOptions::from(a),
+                                             samples);
+}
+
+vime::rollout::RewardPostProcessor load_reward_post_processor(const vime::Args& a) {
+  return vime::rollout::load_reward_post_processor(
+      a, vime::rollout::RewardPostProcessOptions::from(a));
+}
 
 }  // namespace
 
@@ -83,20 +93,20 @@ TEST_CASE("post_process_rewards follows --advantage-estimator and the normalisat
 
 TEST_CASE("--custom-reward-post-process-path replaces group normalisation", "[rollout]") {
   auto samples = with_rewards({1, 0, 0.5, 1});
-  auto builtin = vime::rollout::load_reward_post_processor(
+  auto builtin = load_reward_post_processor(
       args({"--n-samples-per-prompt", "2", "--rollout-batch-size", "2"}));
   check_all(builtin(samples).rewards, {0.707106, -0.707106, -0.707106, 0.707106});
 
   const std::string lib = vime::test::plugin_path("rollout_plugins");
-  auto custom = vime::rollout::load_reward_post_processor(
+  auto custom = load_reward_post_processor(
       args({"--custom-reward-post-process-path", lib + ":relative_to_best"}));
   auto out = custom(samples);
   check_all(out.raw_rewards, {1, 0, 0.5, 1});
   check_all(out.rewards, {0, -1, -0.5, 0});
-  auto broken = vime::rollout::load_reward_post_processor(
-      args({"--custom-reward-post-process-path", lib + ":too_few"}));
+  auto broken =
+      load_reward_post_processor(args({"--custom-reward-post-process-path", lib + ":too_few"}));
   CHECK_THROWS_WITH(broken(samples), Catch::Contains("1 raw rewards and 1 rewards for 4 samples"));
-  CHECK_THROWS_AS(vime::rollout::load_reward_post_processor(
-                      args({"--custom-reward-post-process-path", "/none/libx.so"})),
-                  vime::UsageError);
+  CHECK_THROWS_AS(
+      load_reward_post_processor(args({"--custom-reward-post-process-path", "/none/libx.so"})),
+      vime::UsageError);
 }

@@ -48,12 +48,13 @@ TEST_CASE("default generate: prompt ids, max_new_tokens, seeds, finish reasons",
       qwen3().apply_chat_template(chat.prompt, Json(), true, Json::object());
   CHECK(vime::rollout::prompt_input_ids(qwen3(), chat) == qwen3().encode(rendered));
 
-  vime::rollout::GroupGenerator generator(args, engine, qwen3());
+  const auto options = vime::rollout::RolloutOptions::from(args);
+  vime::rollout::GroupGenerator generator(args, options, engine, qwen3());
   Sample plain;
   plain.prompt = "What is 1+2? [ALL_RIGHT]";
   plain.label = "3";
   auto groups =
-      generator.run({{plain, plain}}, vime::rollout::rollout_sampling_params(args), false, 0);
+      generator.run({{plain, plain}}, vime::rollout::rollout_sampling_params(options), false, 0);
   auto requests = engine.requests();
   REQUIRE(requests.size() == 2);
   std::vector<int64_t> seeds{*requests[0].sampling_params.seed, *requests[1].sampling_params.seed};
@@ -74,7 +75,7 @@ TEST_CASE("default generate: prompt ids, max_new_tokens, seeds, finish reasons",
   // A sample that already has the whole budget: TRUNCATED without a request.
   Sample full = groups[0][0];
   full.status = SampleStatus::kAborted;
-  auto again = generator.run({{full}}, vime::rollout::rollout_sampling_params(args), false, 0);
+  auto again = generator.run({{full}}, vime::rollout::rollout_sampling_params(options), false, 0);
   CHECK(engine.num_requests == 2);
   CHECK(again[0][0].status == SampleStatus::kTruncated);
 }

@@ -76,7 +76,9 @@ TEST_CASE("train-data conversion follows slime's _convert_samples_to_train_data"
   samples[2].status = SampleStatus::kTruncated;
   samples[2].metadata["source_name"] = "gsm8k";
   auto data = vime::rollout::convert_samples_to_train_data(
-      args, samples, vime::rollout::load_reward_post_processor(args));
+      args, samples,
+      vime::rollout::load_reward_post_processor(
+          args, vime::rollout::RewardPostProcessOptions::from(args)));
   CHECK(data.rewards == std::vector<double>{0, 0.25, 0.5});
   CHECK(data.raw_reward == std::vector<double>{9, 10, 11});
   CHECK(data.loss_masks == std::vector<std::vector<int32_t>>{{1, 0}, {0, 0}, {1, 1}});
@@ -89,7 +91,9 @@ TEST_CASE("train-data conversion follows slime's _convert_samples_to_train_data"
   CHECK(data.rollout_log_probs.empty());
   samples[2].loss_mask = std::vector<int32_t>{1};
   CHECK_THROWS_WITH(vime::rollout::convert_samples_to_train_data(
-                        args, samples, vime::rollout::load_reward_post_processor(args)),
+                        args, samples,
+                        vime::rollout::load_reward_post_processor(
+                            args, vime::rollout::RewardPostProcessOptions::from(args))),
                     Catch::Contains("loss_mask has 1 entries"));
 }
 

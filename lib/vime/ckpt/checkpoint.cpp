@@ -95,9 +95,9 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
   write_text_file_atomic(save_dir / kTracker, std::to_string(state.iteration) + "\n");
 }
 
-bool should_save(const Args& args, int64_t rollout_id, int64_t num_rollouts) {
-  if (!args.is_set("save") || !args.is_set("save_interval")) return false;
-  const int64_t interval = args.get_int("save_interval");
+bool should_save(const CheckpointOptions& options, int64_t rollout_id, int64_t num_rollouts) {
+  if (!options.save || !options.save_interval) return false;
+  const int64_t interval = *options.save_interval;
   return (interval > 0 && (rollout_id + 1) % interval == 0) || rollout_id + 1 == num_rollouts;
 }
 
@@ -193,15 +193,15 @@ TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, O
 
 ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimizer,
                                LrScheduler& lr_scheduler) {
+  const CheckpointOptions options = CheckpointOptions::from(args);
   ResumeResult result;
-  const auto step = args.get_optional_int("ckpt_step");
   std::optional<ResolvedCheckpoint> from_load;
-  if (args.is_set("load")) from_load = resolve_checkpoint(args.get_string("load"), step);
+  if (options.load) from_load = resolve_checkpoint(*options.load, options.ckpt_step);
   if (from_load.has_value()) {
-    const bool finetune = args.get_bool("finetune") || from_load->is_hf;
-    const bool load_optim = !finetune && !args.get_bool("no_load_optim");
+    const bool finetune = options.finetune || from_load->is_hf;
+    const bool load_optim = !finetune && !options.no_load_optim;
     result.state = load_checkpoint(*from_load, model, load_optim ? &optimizer : nullptr,
-                                   !finetune && !args.get_bool("no_load_rng"));
+                                   !finetune && !options.no_load_rng);
     if (!load_optim) optimizer.sync_masters_from_params();
     result.is_loaded = true;
     result.is_resumed = !finetune;
@@ -213,12 +213,10 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
     }
     return result;
   }
-  if (args.is_set("ref_load")) {
-    auto ref =
-        resolve_checkpoint(args.get_string("ref_load"), args.get_optional_int("ref_ckpt_step"));
+  if (options.ref_load) {
+    auto ref = resolve_checkpoint(*options.ref_load, options.ref_ckpt_step);
     if (!ref.has_value()) {
-      throw UsageError("--ref-load " + args.get_string("ref_load") +
-                       ": no checkpoint or HF model there");
+      throw UsageError("--ref-load " + *options.ref_load + ": no checkpoint or HF model there");
     }
     load_checkpoint(*ref, model, nullptr, false);
     optimizer.sync_masters_from_params();

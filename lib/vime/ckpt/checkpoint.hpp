@@ -16,6 +16,7 @@
 #include <string>
 
 #include "vime/args.hpp"
+#include "vime/ckpt/checkpoint_options.hpp"
 #include "vime/json.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/optimizer.hpp"
@@ -44,7 +45,7 @@ void save_checkpoint(const std::filesystem::path& save_dir, const Model& model,
 
 // slime's --save-interval: save after rollout `rollout_id` when (id + 1) % interval == 0, and
 // after the last rollout.
-bool should_save(const Args& args, int64_t rollout_id, int64_t num_rollouts);
+bool should_save(const CheckpointOptions& options, int64_t rollout_id, int64_t num_rollouts);
 
 // Where a --load / --ref-load path points: an HF dir, an iter_NNNNNNN dir, or a save dir whose
 // tracker file (or `step`, from --ckpt-step) names the iteration. nullopt when nothing is there.

@@ -34,9 +34,11 @@ class PluginDataSource : public DataSource {
 
 std::unique_ptr<DataSource> make_data_source(const Args& args, PromptRenderer renderer,
                                              TokenCounter count_tokens) {
-  auto spec = args.get_optional_string("data_source_path");
+  const DataOptions options = DataOptions::from(args);
+  const auto& spec = options.data_source_path;
   if (!spec)
-    return RolloutDataSource::from_args(args, std::move(renderer), std::move(count_tokens));
+    return RolloutDataSource::from_options(args, options, std::move(renderer),
+                                           std::move(count_tokens));
   auto factory =
       plugin::load_plugin<PluginKind::kDataSource>(*spec, "--data-source-path", "data_source");
   std::unique_ptr<DataSource> inner = factory(args);

@@ -4,7 +4,6 @@
 #include <iostream>
 #include <numeric>
 
-#include "vime/args.hpp"
 #include "vime/data/python_random.hpp"
 #include "vime/error.hpp"
 
@@ -54,20 +53,6 @@ Json read_tools(const Json& row, const DatasetOptions& options) {
 }
 
 }  // namespace
-
-DatasetOptions DatasetOptions::from_args(const Args& args) {
-  DatasetOptions o;
-  o.input_key = args.get_string("input_key");
-  o.label_key = args.get_optional_string("label_key");
-  o.metadata_key = args.get_string("metadata_key");
-  o.tool_key = args.get_optional_string("tool_key");
-  o.apply_chat_template = args.get_bool("apply_chat_template");
-  if (args.is_set("apply_chat_template_kwargs"))
-    o.apply_chat_template_kwargs = args.get("apply_chat_template_kwargs");
-  o.max_prompt_tokens = args.get_optional_int("rollout_max_prompt_len");
-  o.seed = args.get_int("rollout_seed");
-  return o;
-}
 
 PromptDataset::PromptDataset(std::string_view spec, DatasetOptions options, PromptRenderer renderer,
                              TokenCounter count_tokens)

@@ -83,25 +83,31 @@ RolloutDataSource::RolloutDataSource(std::shared_ptr<PromptDataset> dataset,
 std::unique_ptr<RolloutDataSource> RolloutDataSource::from_args(const Args& args,
                                                                 PromptRenderer renderer,
                                                                 TokenCounter count_tokens) {
+  return from_options(args, DataOptions::from(args), std::move(renderer), std::move(count_tokens));
+}
+
+std::unique_ptr<RolloutDataSource> RolloutDataSource::from_options(const Args& args,
+                                                                   const DataOptions& data,
+                                                                   PromptRenderer renderer,
+                                                                   TokenCounter count_tokens) {
   std::shared_ptr<PromptDataset> dataset;
-  if (args.get_bool("rollout_global_dataset") && args.is_set("prompt_data")) {
-    dataset = std::make_shared<PromptDataset>(args.get_string("prompt_data"),
-                                              DatasetOptions::from_args(args), std::move(renderer),
+  if (data.prompt_data) {
+    dataset = std::make_shared<PromptDataset>(*data.prompt_data, data.dataset, std::move(renderer),
                                               std::move(count_tokens));
   }
   DataSourceOptions options;
-  options.n_samples_per_prompt = args.get_int("n_samples_per_prompt");
-  options.shuffle = args.get_bool("rollout_shuffle");
-  if (auto save = args.get_optional_string("save")) options.save_dir = *save;
-  if (auto load = args.get_optional_string("load")) options.load_dir = *load;
-  if (auto path = args.get_optional_string("buffer_filter_path")) {
-    auto fn = plugin::load_plugin<PluginKind::kBufferFilter>(*path, "--buffer-filter-path",
-                                                             "buffer_filter");
+  options.n_samples_per_prompt = data.n_samples_per_prompt;
+  options.shuffle = data.shuffle;
+  if (data.save) options.save_dir = *data.save;
+  if (data.load) options.load_dir = *data.load;
+  if (data.buffer_filter_path) {
+    auto fn = plugin::load_plugin<PluginKind::kBufferFilter>(
+        *data.buffer_filter_path, "--buffer-filter-path", "buffer_filter");
     options.buffer_filter = [fn, args](std::optional<int64_t> rollout_id,
                                        std::vector<SampleGroup>& buffer, int64_t num_groups) {
       return fn(args, rollout_id, buffer, num_groups);
     };
-  } else if (args.has("buffer_sort_by_staleness") && args.get_bool("buffer_sort_by_staleness")) {
+  } else if (data.buffer_sort_by_staleness) {
     options.buffer_filter = pop_oldest;
   }
   return std::make_unique<RolloutDataSource>(std::move(dataset), std::move(options));
@@ -277,11 +283,12 @@ void RolloutDataSource::load(std::optional<int64_t> rollout_id) {
   load_state_dict(Json::parse(read_text(path), path.string()), path.string());
 }
 
-int64_t resolve_num_rollout(const Args& args, int64_t num_prompts_per_epoch) {
-  if (auto num_rollout = args.get_optional_int("num_rollout")) return *num_rollout;
-  auto num_epoch = args.get_optional_int("num_epoch");
+int64_t resolve_num_rollout(const DataOptions& options, int64_t num_prompts_per_epoch) {
+  if (options.num_rollout) return *options.num_rollout;
+  const auto num_epoch = options.num_epoch;
   if (!num_epoch) throw UsageError("one of --num-rollout and --num-epoch is required");
-  const int64_t batch = args.get_int("rollout_batch_size");
+  if (!options.rollout_batch_size) throw UsageError("--num-epoch needs --rollout-batch-size");
+  const int64_t batch = *options.rollout_batch_size;
   const int64_t per_epoch = batch > 0 ? num_prompts_per_epoch / batch : 0;
   if (per_epoch == 0)
     throw UsageError("--num-epoch " + std::to_string(*num_epoch) + ": one epoch has " +

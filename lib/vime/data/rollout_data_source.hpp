@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "vime/data/data_options.hpp"
 #include "vime/data/prompt_dataset.hpp"
 #include "vime/json.hpp"
 #include "vime/rollout_types.hpp"
@@ -46,6 +47,10 @@ class RolloutDataSource : public DataSource {
   static std::unique_ptr<RolloutDataSource> from_args(const Args& args,
                                                       PromptRenderer renderer = {},
                                                       TokenCounter count_tokens = {});
+  // The same from options already read; `args` goes to the --buffer-filter-path plugin.
+  static std::unique_ptr<RolloutDataSource> from_options(const Args& args, const DataOptions& data,
+                                                         PromptRenderer renderer = {},
+                                                         TokenCounter count_tokens = {});
 
   std::vector<SampleGroup> get_samples(int64_t num_groups) override;
   void add_samples(std::vector<SampleGroup> groups) override;
@@ -84,6 +89,6 @@ class RolloutDataSource : public DataSource {
 
 // --num-rollout, else --num-epoch x (prompts per epoch / --rollout-batch-size), as slime derives
 // it. Throws UsageError when neither is set or an epoch holds fewer prompts than one rollout.
-int64_t resolve_num_rollout(const Args& args, int64_t num_prompts_per_epoch);
+int64_t resolve_num_rollout(const DataOptions& options, int64_t num_prompts_per_epoch);
 
 }  // namespace vime::data

@@ -38,12 +38,11 @@ const DatasetPreset* find_dataset_preset(std::string_view name) {
   return nullptr;
 }
 
-std::vector<EvalDatasetConfig> dataset_preset_configs(const Args& args) {
+std::vector<EvalDatasetConfig> dataset_preset_configs(const EvalOptions& options) {
   std::vector<EvalDatasetConfig> out;
-  if (!args.has("dataset") || !args.is_set("dataset")) return out;
-  const auto names = args.get_string_list("dataset");
-  const auto paths =
-      args.has("dataset_path") ? args.get_string_list("dataset_path") : std::vector<std::string>{};
+  const auto& names = options.dataset_names;
+  if (names.empty()) return out;
+  const auto& paths = options.dataset_paths;
   if (!paths.empty() && paths.size() != names.size() && paths.size() != 1)
     throw UsageError("--dataset-path: give one path per --dataset name (" +
                      std::to_string(names.size()) + "), or one directory; got " +
@@ -79,7 +78,7 @@ std::vector<EvalDatasetConfig> dataset_preset_configs(const Args& args) {
     entry["input_key"] = std::string(preset->input_key);
     entry["label_key"] = std::string(preset->label_key);
     // The preset's sample count, unless --n-samples-per-eval-prompt was given.
-    if (args.source("n_samples_per_eval_prompt") == ArgSource::kDefault)
+    if (!options.n_samples_per_eval_prompt_given)
       entry["n_samples_per_eval_prompt"] = preset->n_samples_per_eval_prompt;
     if (!preset->prompt_template.empty())
       entry["prompt_template"] = std::string(preset->prompt_template);
@@ -87,7 +86,7 @@ std::vector<EvalDatasetConfig> dataset_preset_configs(const Args& args) {
       entry["label_transform"] = std::string(preset->label_transform);
     list.push_back(std::move(entry));
   }
-  return build_eval_dataset_configs(args, list, Json::object(), "--dataset");
+  return build_eval_dataset_configs(options, list, Json::object(), "--dataset");
 }
 
 }  // namespace vime::eval

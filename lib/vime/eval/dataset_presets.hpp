@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "vime/args.hpp"
 #include "vime/eval/eval_dataset_config.hpp"
 
 namespace vime::eval {
@@ -31,6 +30,6 @@ const DatasetPreset* find_dataset_preset(std::string_view name);
 // The eval datasets of --dataset NAME... (with --dataset-path PATH..., one per name, or
 // $VIME_DATA). Throws UsageError for an unknown name, a path count that does not match, or no
 // place to find the file.
-std::vector<EvalDatasetConfig> dataset_preset_configs(const Args& args);
+std::vector<EvalDatasetConfig> dataset_preset_configs(const EvalOptions& options);
 
 }  // namespace vime::eval

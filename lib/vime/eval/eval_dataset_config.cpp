@@ -10,43 +10,6 @@
 namespace vime::eval {
 namespace {
 
-// A field resolved as: dataset entry > eval.defaults > the first set flag of `arg_keys`.
-struct FieldSpec {
-  const char* name;
-  std::vector<const char*> arg_keys;
-};
-
-// slime's DATASET_RUNTIME_SPECS and DATASET_SAMPLE_SPECS.
-const std::vector<FieldSpec>& resolved_fields() {
-  static const std::vector<FieldSpec> specs = {
-      {"n_samples_per_eval_prompt", {"n_samples_per_eval_prompt", "n_samples_per_prompt"}},
-      {"temperature", {"eval_temperature", "rollout_temperature"}},
-      {"top_p", {"eval_top_p", "rollout_top_p"}},
-      {"top_k", {"eval_top_k", "rollout_top_k"}},
-      {"max_response_len", {"eval_max_response_len", "rollout_max_response_len"}},
-      {"min_eval_samples", {}},
-      {"stop", {"rollout_stop"}},
-      {"stop_token_ids", {"rollout_stop_token_ids"}},
-      {"min_new_tokens", {"eval_min_new_tokens"}},
-      {"input_key", {"eval_input_key", "input_key"}},
-      {"label_key", {"eval_label_key", "label_key"}},
-      {"tool_key", {"eval_tool_key", "tool_key"}},
-      {"metadata_key", {"metadata_key"}},
-      {"multimodal_keys", {"multimodal_keys"}},
-      {"apply_chat_template", {"apply_chat_template"}},
-      {"apply_chat_template_kwargs", {"apply_chat_template_kwargs"}},
-      {"chat_template_suffix_to_remove", {"chat_template_suffix_to_remove"}},
-      {"custom_rm_path", {"eval_custom_rm_path", "custom_rm_path"}},
-  };
-  return specs;
-}
-
-Json first_set_arg(const Args& args, const std::vector<const char*>& keys) {
-  for (const char* key : keys)
-    if (args.has(key) && args.is_set(key)) return args.get(key);
-  return nullptr;
-}
-
 std::optional<std::string> opt_string(const Json& fields, const char* key,
                                       const std::string& where) {
   const Json* v = fields.find(key);
@@ -197,7 +160,8 @@ Json ensure_dataset_list(const Json& datasets, std::string_view where) {
   throw UsageError(std::string(where) + ": eval.datasets must be either a list or a mapping");
 }
 
-std::vector<EvalDatasetConfig> build_eval_dataset_configs(const Args& args, const Json& datasets,
+std::vector<EvalDatasetConfig> build_eval_dataset_configs(const EvalOptions& options,
+                                                          const Json& datasets,
                                                           const Json& defaults,
                                                           std::string_view where) {
   const std::string w(where);
@@ -225,14 +189,14 @@ std::vector<EvalDatasetConfig> build_eval_dataset_configs(const Args& args, cons
                          ". Valid keys: " + joined(valid));
     }
     std::set<std::string> resolved;
-    for (const FieldSpec& spec : resolved_fields()) {
-      resolved.insert(spec.name);
-      if (entry.contains(spec.name)) continue;
-      if (const Json* d = defaults_object.find(spec.name)) {
-        fields[spec.name] = *d;
+    for (const auto& [name, flag_value] : options.flag_fields.as_object()) {
+      resolved.insert(name);
+      if (entry.contains(name)) continue;
+      if (const Json* d = defaults_object.find(name)) {
+        fields[name] = *d;
         continue;
       }
-      fields[spec.name] = first_set_arg(args, spec.arg_keys);
+      fields[name] = flag_value;
     }
     for (const auto& [key, value] : defaults_object.as_object())
       if (!resolved.count(key) && !fields.contains(key)) fields[key] = value;
@@ -241,10 +205,10 @@ std::vector<EvalDatasetConfig> build_eval_dataset_configs(const Args& args, cons
   return out;
 }
 
-std::vector<EvalDatasetConfig> load_eval_dataset_configs(const Args& args) {
+std::vector<EvalDatasetConfig> load_eval_dataset_configs(const EvalOptions& options) {
   std::vector<EvalDatasetConfig> configs;
-  if (args.is_set("eval_config")) {
-    const std::string path = args.get_string("eval_config");
+  if (options.eval_config) {
+    const std::string& path = *options.eval_config;
     Json config = core::load_yaml_file(path, "--eval-config");
     const std::string where = "--eval-config " + path;
     const Json* eval = config.is_object() ? config.find("eval") : nullptr;
@@ -252,10 +216,10 @@ std::vector<EvalDatasetConfig> load_eval_dataset_configs(const Args& args) {
       throw UsageError(where + ": expected a top-level 'eval' mapping with 'datasets'");
     const Json* defaults = eval->find("defaults");
     const Json* datasets = eval->find("datasets");
-    configs = build_eval_dataset_configs(args, datasets ? *datasets : Json(nullptr),
+    configs = build_eval_dataset_configs(options, datasets ? *datasets : Json(nullptr),
                                          defaults ? *defaults : Json(nullptr), where);
-  } else if (args.is_set("eval_prompt_data")) {
-    auto values = args.get_string_list("eval_prompt_data");
+  } else if (!options.eval_prompt_data.empty()) {
+    auto values = options.eval_prompt_data;
     if (values.size() == 1) values.insert(values.begin(), "aime");  // slime: a bare path is aime
     if (values.size() % 2 != 0)
       throw UsageError("--eval-prompt-data takes name path pairs, got " +
@@ -263,9 +227,9 @@ std::vector<EvalDatasetConfig> load_eval_dataset_configs(const Args& args) {
     Json list = Json::array();
     for (size_t i = 0; i < values.size(); i += 2)
       list.push_back(Json(Json::Object{{"name", Json(values[i])}, {"path", Json(values[i + 1])}}));
-    configs = build_eval_dataset_configs(args, list, Json::object(), "--eval-prompt-data");
+    configs = build_eval_dataset_configs(options, list, Json::object(), "--eval-prompt-data");
   }
-  for (EvalDatasetConfig& preset : dataset_preset_configs(args))
+  for (EvalDatasetConfig& preset : dataset_preset_configs(options))
     configs.push_back(std::move(preset));
 
   std::set<std::string> names;

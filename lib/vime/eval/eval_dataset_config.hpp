@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vime/args.hpp"
+#include "vime/eval/eval_options.hpp"
 #include "vime/json.hpp"
 
 namespace vime::eval {
@@ -55,14 +55,16 @@ const std::vector<std::string>& eval_dataset_field_names();
 // `where` names the file in errors.
 Json ensure_dataset_list(const Json& datasets, std::string_view where);
 
-// Resolves each raw entry against `defaults` and `args`. Throws UsageError naming `where` for an
-// unknown key in defaults or in an entry, a missing name/path, or a value of the wrong type.
-std::vector<EvalDatasetConfig> build_eval_dataset_configs(const Args& args, const Json& datasets,
+// Resolves each raw entry against `defaults` and the flags of `options`. Throws UsageError naming
+// `where` for an unknown key in defaults or in an entry, a missing name/path, or a value of the
+// wrong type.
+std::vector<EvalDatasetConfig> build_eval_dataset_configs(const EvalOptions& options,
+                                                          const Json& datasets,
                                                           const Json& defaults,
                                                           std::string_view where);
 
 // The eval datasets of a run: --eval-config if set, else --eval-prompt-data pairs; then the
 // --dataset presets. Empty when none is configured. Dataset names must be unique.
-std::vector<EvalDatasetConfig> load_eval_dataset_configs(const Args& args);
+std::vector<EvalDatasetConfig> load_eval_dataset_configs(const EvalOptions& options);
 
 }  // namespace vime::eval

@@ -4,9 +4,8 @@
 
 namespace vime::eval {
 
-EvalDatasetResult make_eval_result(const Args& args, std::vector<Sample> samples) {
-  std::optional<std::string> key = args.get_optional_string("eval_reward_key");
-  if (!key) key = args.get_optional_string("reward_key");
+EvalDatasetResult make_eval_result(const EvalOptions& options, std::vector<Sample> samples) {
+  const std::optional<std::string>& key = options.reward_key;
   EvalDatasetResult result;
   result.rewards.reserve(samples.size());
   for (const Sample& s : samples) {

@@ -4,12 +4,12 @@
 
 #include <vector>
 
-#include "vime/args.hpp"
+#include "vime/eval/eval_options.hpp"
 #include "vime/rollout_types.hpp"
 
 namespace vime::eval {
 
 // Throws vime::Error naming the sample when a reward is missing or is an object without the key.
-EvalDatasetResult make_eval_result(const Args& args, std::vector<Sample> samples);
+EvalDatasetResult make_eval_result(const EvalOptions& options, std::vector<Sample> samples);
 
 }  // namespace vime::eval

@@ -4,7 +4,8 @@
 
 namespace vime::eval {
 
-data::DatasetOptions eval_dataset_options(const Args& args, const EvalDatasetConfig& config) {
+data::DatasetOptions eval_dataset_options(const EvalOptions& options,
+                                          const EvalDatasetConfig& config) {
   data::DatasetOptions o;
   o.input_key = config.input_key.value_or("input");
   o.label_key = config.label_key;
@@ -13,8 +14,7 @@ data::DatasetOptions eval_dataset_options(const Args& args, const EvalDatasetCon
   o.apply_chat_template = config.apply_chat_template;
   o.apply_chat_template_kwargs = config.apply_chat_template_kwargs;
   o.prompt_template = config.prompt_template;
-  o.max_prompt_tokens = args.get_optional_int("eval_max_prompt_len");
-  if (!o.max_prompt_tokens) o.max_prompt_tokens = args.get_optional_int("rollout_max_prompt_len");
+  o.max_prompt_tokens = options.max_prompt_len;
   o.flag = "eval dataset '" + config.name + "'";
   return o;
 }
@@ -32,11 +32,12 @@ Json transform_label(const Json& label, std::string_view transform) {
   return Json(text.substr(first, last - first + 1));
 }
 
-std::vector<SampleGroup> load_eval_samples(const Args& args, const EvalDatasetConfig& config,
+std::vector<SampleGroup> load_eval_samples(const EvalOptions& options,
+                                           const EvalDatasetConfig& config,
                                            data::PromptRenderer renderer,
                                            data::TokenCounter count_tokens) {
-  data::PromptDataset dataset(config.path, eval_dataset_options(args, config), std::move(renderer),
-                              std::move(count_tokens));
+  data::PromptDataset dataset(config.path, eval_dataset_options(options, config),
+                              std::move(renderer), std::move(count_tokens));
   std::vector<SampleGroup> groups;
   groups.reserve(dataset.size());
   int64_t index = 0;

@@ -4,19 +4,21 @@
 
 #include <vector>
 
-#include "vime/args.hpp"
 #include "vime/data/prompt_dataset.hpp"
 #include "vime/eval/eval_dataset_config.hpp"
+#include "vime/eval/eval_options.hpp"
 #include "vime/rollout_types.hpp"
 
 namespace vime::eval {
 
 // Dataset options of `config` (keys, chat template, prompt template; the prompt-length limit of
 // --eval-max-prompt-len, else --rollout-max-prompt-len).
-data::DatasetOptions eval_dataset_options(const Args& args, const EvalDatasetConfig& config);
+data::DatasetOptions eval_dataset_options(const EvalOptions& options,
+                                          const EvalDatasetConfig& config);
 
 // group_index is the prompt's position in the file, index runs over all samples.
-std::vector<SampleGroup> load_eval_samples(const Args& args, const EvalDatasetConfig& config,
+std::vector<SampleGroup> load_eval_samples(const EvalOptions& options,
+                                           const EvalDatasetConfig& config,
                                            data::PromptRenderer renderer = {},
                                            data::TokenCounter count_tokens = {});
 

@@ -3,9 +3,13 @@
 namespace vime::metrics {
 
 int64_t compute_rollout_step(const Args& args, int64_t rollout_id) {
-  if (!args.get_bool("wandb_always_use_train_step")) return rollout_id;
-  return rollout_id * args.get_int("rollout_batch_size") * args.get_int("n_samples_per_prompt") /
-         args.get_int("global_batch_size");
+  return compute_rollout_step(RolloutStepOptions::from(args), rollout_id);
+}
+
+int64_t compute_rollout_step(const RolloutStepOptions& options, int64_t rollout_id) {
+  if (!options.use_train_step) return rollout_id;
+  return rollout_id * options.rollout_batch_size * options.n_samples_per_prompt /
+         options.global_batch_size;
 }
 
 int64_t compute_train_step(int64_t rollout_id, int64_t num_steps_per_rollout, int64_t step_id) {

@@ -51,24 +51,21 @@ void MetricsLogger::log(const Metrics& metrics, std::string_view step_key) {
   log(step_key, static_cast<int64_t>(it->second), metrics);
 }
 
-std::optional<std::filesystem::path> metrics_jsonl_path(const Args& args) {
-  if (auto path = args.get_optional_string("metrics_jsonl")) return std::filesystem::path(*path);
-  if (auto save = args.get_optional_string("save")) {
-    return std::filesystem::path(*save) / "metrics.jsonl";
-  }
+std::optional<std::filesystem::path> metrics_jsonl_path(const MetricsLoggerOptions& options) {
+  if (options.metrics_jsonl) return std::filesystem::path(*options.metrics_jsonl);
+  if (options.save) return std::filesystem::path(*options.save) / "metrics.jsonl";
   return std::nullopt;
 }
 
-std::optional<std::filesystem::path> tensorboard_dir(const Args& args,
+std::optional<std::filesystem::path> tensorboard_dir(const MetricsLoggerOptions& options,
                                                      const char* env_tensorboard_dir) {
-  auto flag_dir = args.get_optional_string("tensorboard_dir");
-  if (flag_dir) return std::filesystem::path(*flag_dir);
-  if (!args.get_bool("use_tensorboard")) return std::nullopt;
+  if (options.tensorboard_dir) return std::filesystem::path(*options.tensorboard_dir);
+  if (!options.use_tensorboard) return std::nullopt;
   if (env_tensorboard_dir != nullptr && *env_tensorboard_dir != '\0') {
     return std::filesystem::path(env_tensorboard_dir);
   }
-  auto project = args.get_optional_string("tb_project_name");
-  auto experiment = args.get_optional_string("tb_experiment_name");
+  const auto& project = options.tb_project_name;
+  const auto& experiment = options.tb_experiment_name;
   if (project && experiment)
     return std::filesystem::path("tensorboard_log") / *project / *experiment;
   throw UsageError(
@@ -78,8 +75,9 @@ std::optional<std::filesystem::path> tensorboard_dir(const Args& args,
 
 std::unique_ptr<MetricsLogger> make_metrics_logger(const Args& args, std::ostream* console,
                                                    WallClock clock) {
-  auto jsonl = metrics_jsonl_path(args);
-  auto tensorboard = tensorboard_dir(args, std::getenv("TENSORBOARD_DIR"));
+  const MetricsLoggerOptions options = MetricsLoggerOptions::from(args);
+  auto jsonl = metrics_jsonl_path(options);
+  auto tensorboard = tensorboard_dir(options, std::getenv("TENSORBOARD_DIR"));
   const double start_s = clock();
   auto logger = std::make_unique<MetricsLogger>(std::move(clock));
   if (console != nullptr) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vime/args.hpp"
+#include "vime/metrics/metrics_options.hpp"
 #include "vime/metrics/metrics_sink.hpp"
 #include "vime/rollout_types.hpp"
 
@@ -43,12 +44,12 @@ class MetricsLogger {
 };
 
 // --metrics-jsonl, else {--save}/metrics.jsonl when --save is set, else none.
-std::optional<std::filesystem::path> metrics_jsonl_path(const Args& args);
+std::optional<std::filesystem::path> metrics_jsonl_path(const MetricsLoggerOptions& options);
 // Where event files go, or none without --use-tensorboard / --tensorboard-dir: --tensorboard-dir,
 // else $TENSORBOARD_DIR (`env_tensorboard_dir`), else
 // tensorboard_log/{--tb-project-name}/{--tb-experiment-name} (slime's default). Throws
 // vime::UsageError when TensorBoard is on and none of them is given.
-std::optional<std::filesystem::path> tensorboard_dir(const Args& args,
+std::optional<std::filesystem::path> tensorboard_dir(const MetricsLoggerOptions& options,
                                                      const char* env_tensorboard_dir);
 
 // The logger of a run: a console sink on `console` (none when nullptr), the JSONL sink and the

@@ -4,9 +4,9 @@
 
 namespace vime::metrics {
 
-const Json& reward_json(const Args& args, const Sample& sample) {
-  if (args.has("reward_key") && args.is_set("reward_key") && sample.reward.is_object()) {
-    const std::string key = args.get_string("reward_key");
+const Json& reward_json(const std::optional<std::string>& reward_key, const Sample& sample) {
+  if (reward_key && sample.reward.is_object()) {
+    const std::string& key = *reward_key;
     const Json* value = sample.reward.find(key);
     if (value == nullptr)
       throw Error("--reward-key " + key + ": the reward has no key '" + key +
@@ -16,11 +16,11 @@ const Json& reward_json(const Args& args, const Sample& sample) {
   return sample.reward;
 }
 
-const Json* numeric_reward(const Args& args, const Sample& sample) {
+const Json* numeric_reward(const std::optional<std::string>& reward_key, const Sample& sample) {
   if (sample.reward.is_null()) return nullptr;
   if (sample.reward.is_object()) {
-    if (!(args.has("reward_key") && args.is_set("reward_key"))) return nullptr;
-    const Json* value = sample.reward.find(args.get_string("reward_key"));
+    if (!reward_key) return nullptr;
+    const Json* value = sample.reward.find(*reward_key);
     return value != nullptr && value->is_number() ? value : nullptr;
   }
   return sample.reward.is_number() || sample.reward.is_bool() ? &sample.reward : nullptr;

@@ -33,10 +33,6 @@ void add_statistics(Metrics& out, const std::string& prefix, const std::vector<d
 
 bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-bool flag_on(const Args& args, std::string_view key) {
-  return args.has(key) && args.is_set(key) && args.get_bool(key);
-}
-
 }  // namespace
 
 Statistics compute_statistics(const std::vector<double>& values) {
@@ -79,15 +75,16 @@ bool has_repetition(std::string_view utf8_text) {
   return compression_ratio(utf8_text.substr(start)) > kRepetitionRatio;
 }
 
-Metrics zero_std_metrics(const Args& args, const std::vector<Sample>& samples) {
+Metrics zero_std_metrics(const SampleMetricsOptions& options, const std::vector<Sample>& samples) {
   Metrics out;
-  if (args.get_string("advantage_estimator") == "ppo") return out;
+  if (!options.zero_std) return out;
   std::map<std::optional<int64_t>, std::vector<const Json*>> groups;
   std::vector<std::optional<int64_t>> order;
   for (const Sample& sample : samples) {
     auto [it, inserted] = groups.try_emplace(sample.group_index);
     if (inserted) order.push_back(sample.group_index);
-    if (const Json* reward = numeric_reward(args, sample)) it->second.push_back(reward);
+    if (const Json* reward = numeric_reward(options.reward_key, sample))
+      it->second.push_back(reward);
   }
   for (const auto& id : order) {
     const auto& rewards = groups[id];
@@ -101,8 +98,8 @@ Metrics zero_std_metrics(const Args& args, const std::vector<Sample>& samples) {
   return out;
 }
 
-Metrics compute_rollout_metrics(const Args& args, const std::vector<Sample>& samples,
-                                std::string_view prefix) {
+Metrics compute_rollout_metrics(const SampleMetricsOptions& options,
+                                const std::vector<Sample>& samples, std::string_view prefix) {
   Metrics out;
   if (samples.empty()) return out;
   std::vector<double> lengths;
@@ -114,13 +111,13 @@ Metrics compute_rollout_metrics(const Args& args, const std::vector<Sample>& sam
   }
   const std::string p(prefix);
   add_statistics(out, p + names::kResponseLenPrefix, lengths);
-  add_prefixed(out, prefix, zero_std_metrics(args, samples));
+  add_prefixed(out, prefix, zero_std_metrics(options, samples));
   out[p + names::kRepetitionFrac] = repeated / static_cast<double>(samples.size());
   out[p + names::kTruncatedRatio] = truncated / static_cast<double>(samples.size());
   return out;
 }
 
-Metrics eval_dataset_metrics(const Args& args, const std::string& name,
+Metrics eval_dataset_metrics(const SampleMetricsOptions& options, const std::string& name,
                              const EvalDatasetResult& result, size_t samples_per_prompt) {
   Metrics out;
   const std::string base = std::string(names::kEvalPrefix) + name;
@@ -140,17 +137,17 @@ Metrics eval_dataset_metrics(const Args& args, const std::string& name,
       lengths.push_back(static_cast<double>(s.effective_response_length()));
     add_statistics(out, base + "/" + names::kResponseLenPrefix, lengths);
   }
-  if (flag_on(args, "log_passrate"))
+  if (options.log_passrate)
     add_prefixed(out, base + "-", compute_pass_rate(result.rewards, samples_per_prompt));
   return out;
 }
 
-Metrics rollout_pass_rate_metrics(const Args& args, const std::vector<double>& raw_rewards) {
-  if (!flag_on(args, "log_passrate")) return {};
+Metrics rollout_pass_rate_metrics(const SampleMetricsOptions& options,
+                                  const std::vector<double>& raw_rewards) {
+  if (!options.log_passrate) return {};
   Metrics out;
-  add_prefixed(
-      out, names::kPassRatePrefix,
-      compute_pass_rate(raw_rewards, static_cast<size_t>(args.get_int("n_samples_per_prompt"))));
+  add_prefixed(out, names::kPassRatePrefix,
+               compute_pass_rate(raw_rewards, static_cast<size_t>(options.n_samples_per_prompt)));
   return out;
 }
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vime/args.hpp"
+#include "vime/metrics/metrics_options.hpp"
 #include "vime/rollout_types.hpp"
 #include "vime/sample.hpp"
 
@@ -27,21 +27,23 @@ bool has_repetition(std::string_view utf8_text);
 
 // zero_std/count_{str(round(r, 1))}: groups (by group_index) whose numeric rewards are all equal.
 // None or dict rewards are left out; nothing for --advantage-estimator ppo.
-Metrics zero_std_metrics(const Args& args, const std::vector<Sample>& samples);
+Metrics zero_std_metrics(const SampleMetricsOptions& options, const std::vector<Sample>& samples);
 
 // response_len/{mean,median,max,min} (effective lengths), zero_std/*, repetition_frac and
 // truncated_ratio, each key prefixed with `prefix` ("rollout/"). Empty for no samples.
-Metrics compute_rollout_metrics(const Args& args, const std::vector<Sample>& samples,
+Metrics compute_rollout_metrics(const SampleMetricsOptions& options,
+                                const std::vector<Sample>& samples,
                                 std::string_view prefix = "rollout/");
 
 // For one eval dataset: eval/{name} (mean reward), eval/{name}-truncated_ratio,
 // eval/{name}/response_len/*, ..., and eval/{name}-pass@{k} with --log-passrate over groups of
 // `samples_per_prompt`.
-Metrics eval_dataset_metrics(const Args& args, const std::string& name,
+Metrics eval_dataset_metrics(const SampleMetricsOptions& options, const std::string& name,
                              const EvalDatasetResult& result, size_t samples_per_prompt);
 
 // passrate/pass@{k} of a rollout's raw rewards (groups of --n-samples-per-prompt), with
 // --log-passrate.
-Metrics rollout_pass_rate_metrics(const Args& args, const std::vector<double>& raw_rewards);
+Metrics rollout_pass_rate_metrics(const SampleMetricsOptions& options,
+                                  const std::vector<double>& raw_rewards);
 
 }  // namespace vime::metrics

@@ -139,28 +139,6 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
   }
 };
 
-RecomputeOptions RecomputeOptions::from_args(const Args& args) {
-  RecomputeOptions options;
-  if (!args.is_set("recompute_granularity")) {
-    if (args.get_bool("recompute_activations")) {
-      throw UsageError(
-          "--recompute-activations (selective recompute) is not supported; use "
-          "--recompute-granularity full");
-    }
-    return options;
-  }
-  const std::string granularity = args.get_string("recompute_granularity");
-  if (granularity != "full") {
-    throw UsageError("--recompute-granularity " + granularity +
-                     " is not supported; vime recomputes whole layers (full)");
-  }
-  options.enabled = true;
-  const bool is_block =
-      args.is_set("recompute_method") && args.get_string("recompute_method") == "block";
-  if (is_block) options.num_layers = args.get_optional_int("recompute_num_layers").value_or(0);
-  return options;
-}
-
 PackedBatch PackedBatch::pack(const std::vector<std::vector<int64_t>>& sequences,
                               const at::Device& device) {
   PackedBatch b;

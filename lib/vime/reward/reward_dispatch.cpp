@@ -18,17 +18,15 @@ std::string trim(std::string s) {
   return s;
 }
 
-bool flag_set(const Args& args, std::string_view key) { return args.has(key) && args.is_set(key); }
-
 // slime: (metadata.get("rm_type") or args.rm_type or "").strip()
-std::string rm_type_of(const Args& args, const Sample& sample) {
+std::string rm_type_of(const RewardOptions& options, const Sample& sample) {
   if (sample.metadata.is_object()) {
     if (const Json* t = sample.metadata.find("rm_type");
         t && t->is_string() && !t->as_string().empty()) {
       return trim(t->as_string());
     }
   }
-  return flag_set(args, "rm_type") ? trim(args.get_string("rm_type")) : std::string();
+  return options.rm_type;
 }
 
 // math_utils.extract_answer: the content of the last \boxed{...}, or nothing.
@@ -55,11 +53,11 @@ const std::vector<std::string>& builtin_rm_types() {
   return types;
 }
 
-RewardDispatcher::RewardDispatcher(const Args& args) : args_(args) {
-  if (!flag_set(args, "custom_rm_path")) return;
-  const std::string spec = args.get_string("custom_rm_path");
-  const bool group = flag_set(args, "group_rm") && args.get_bool("group_rm");
-  if (group) {
+RewardDispatcher::RewardDispatcher(const Args& args)
+    : args_(args), options_(RewardOptions::from(args)) {
+  if (!options_.custom_rm_path) return;
+  const std::string& spec = *options_.custom_rm_path;
+  if (options_.group_rm) {
     group_fn_ =
         plugin::load_plugin<PluginKind::kGroupReward>(spec, "--custom-rm-path", "group_reward");
   } else {
@@ -112,7 +110,7 @@ Json RewardDispatcher::reward(const Sample& sample) {
     if (rewards.size() != 1) throw Error("--custom-rm-path group reward returned the wrong count");
     return rewards[0];
   }
-  std::string type = rm_type_of(args_, sample);
+  std::string type = rm_type_of(options_, sample);
   if (type.empty()) {
     throw UsageError(
         "no reward model: set --rm-type (math, dapo, ...), a sample's metadata "

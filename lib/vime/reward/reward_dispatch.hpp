@@ -18,6 +18,7 @@
 #include "vime/hooks.hpp"
 #include "vime/json.hpp"
 #include "vime/plugin/plugin_loader.hpp"
+#include "vime/reward/reward_options.hpp"
 #include "vime/sample.hpp"
 
 namespace vime::reward {
@@ -41,7 +42,8 @@ class RewardDispatcher {
   plugin::PluginFunction<PluginKind::kReward> builtin(const std::string& type);
   plugin::PluginFunction<PluginKind::kReward> custom(const std::string& spec);
 
-  const Args args_;  // a copy: the dispatcher may outlive the caller's Args
+  const Args args_;  // a copy for the plugins: the dispatcher may outlive the caller's Args
+  const RewardOptions options_;
   plugin::PluginFunction<PluginKind::kReward> custom_fn_;
   plugin::PluginFunction<PluginKind::kGroupReward> group_fn_;
   std::mutex mutex_;

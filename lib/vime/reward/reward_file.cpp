@@ -47,9 +47,10 @@ Sample sample_from(const Json& obj, const std::string& where) {
 }
 
 // The number training would use: the reward itself, or reward[--reward-key].
-std::optional<double> reward_value(const Args& args, const Json& reward, std::string& error) {
-  if (args.has("reward_key") && args.is_set("reward_key")) {
-    const std::string key = args.get_string("reward_key");
+std::optional<double> reward_value(const std::optional<std::string>& reward_key, const Json& reward,
+                                   std::string& error) {
+  if (reward_key) {
+    const std::string& key = *reward_key;
     const Json* v = reward.is_object() ? reward.find(key) : nullptr;
     if (v == nullptr || !(v->is_number() || v->is_bool())) {
       error = "the reward " + reward.dump() + " has no number under --reward-key " + key;
@@ -62,7 +63,8 @@ std::optional<double> reward_value(const Args& args, const Json& reward, std::st
   return std::nullopt;
 }
 
-void write_atomically(const std::string& path, const std::vector<Line>& lines, const Args& args) {
+void write_atomically(const std::string& path, const std::vector<Line>& lines,
+                      const std::optional<std::string>& reward_key) {
   std::optional<AtomicFile> out;
   try {
     out.emplace(path);
@@ -74,8 +76,8 @@ void write_atomically(const std::string& path, const std::vector<Line>& lines, c
     Json obj = *line.object;
     obj["reward"] = *line.reward;
     std::string error;
-    if (args.has("reward_key") && args.is_set("reward_key")) {
-      obj["reward_value"] = *reward_value(args, *line.reward, error);
+    if (reward_key) {
+      obj["reward_value"] = *reward_value(reward_key, *line.reward, error);
     }
     const std::string text = obj.dump() + "\n";
     out->write(text.data(), text.size());
@@ -89,6 +91,7 @@ RewardFileReport grade_file(const Args& args, const RewardFileOptions& options) 
   std::ifstream in(options.input, std::ios::binary);
   if (!in) throw UsageError("--input " + options.input + ": cannot open it (does it exist?)");
   RewardDispatcher dispatcher(args);
+  const std::optional<std::string> reward_key = RewardOptions::from(args).reward_key;
 
   std::vector<Line> lines;
   RewardFileReport report;
@@ -167,7 +170,7 @@ RewardFileReport grade_file(const Args& args, const RewardFileOptions& options) 
   for (auto& line : lines) {
     if (line.reward) {
       std::string error;
-      auto value = reward_value(args, *line.reward, error);
+      auto value = reward_value(reward_key, *line.reward, error);
       if (!error.empty()) {
         line.reward.reset();
         line.error = error;
@@ -182,11 +185,11 @@ RewardFileReport grade_file(const Args& args, const RewardFileOptions& options) 
     if (!line.reward) report.bad.push_back({line.number, line.error});
   }
   if (report.graded == 0 && !lines.empty()) {
-    write_atomically(options.output, lines, args);
+    write_atomically(options.output, lines, reward_key);
     throw Error("--input " + options.input + ": no line could be graded; line " +
                 std::to_string(report.bad.front().line) + ": " + report.bad.front().reason);
   }
-  write_atomically(options.output, lines, args);
+  write_atomically(options.output, lines, reward_key);
   return report;
 }
 

@@ -20,29 +20,29 @@ bool optional_bool(const Json& fields, std::string_view key, bool fallback) {
 
 }  // namespace
 
-SamplingParams rollout_sampling_params(const Args& args) {
+SamplingParams rollout_sampling_params(const RolloutOptions& options) {
   SamplingParams p;
-  p.temperature = args.get_double("rollout_temperature");
-  p.top_p = args.get_double("rollout_top_p");
-  p.top_k = args.get_int("rollout_top_k");
-  auto max_len = args.get_optional_int("rollout_max_response_len");
-  if (!max_len) throw UsageError("--rollout-max-response-len is required to generate rollouts");
-  p.max_new_tokens = *max_len;
-  p.stop = args.get_string_list("rollout_stop");
-  p.stop_token_ids = to_int32(args.get_int_list("rollout_stop_token_ids"));
-  p.skip_special_tokens = args.get_bool("rollout_skip_special_tokens");
+  p.temperature = options.temperature;
+  p.top_p = options.top_p;
+  p.top_k = options.top_k;
+  if (!options.max_response_len)
+    throw UsageError("--rollout-max-response-len is required to generate rollouts");
+  p.max_new_tokens = *options.max_response_len;
+  p.stop = options.stop;
+  p.stop_token_ids = to_int32(options.stop_token_ids);
+  p.skip_special_tokens = options.skip_special_tokens;
   p.no_stop_trim = true;
   p.spaces_between_special_tokens = false;
   return p;
 }
 
-SamplingParams eval_sampling_params(const Args& args, const eval::EvalDatasetConfig& config) {
+SamplingParams eval_sampling_params(const RolloutOptions& options,
+                                    const eval::EvalDatasetConfig& config) {
   SamplingParams p;
-  p.temperature = config.temperature.value_or(args.get_double("rollout_temperature"));
-  p.top_p = config.top_p.value_or(args.get_double("rollout_top_p"));
-  p.top_k = config.top_k.value_or(args.get_int("rollout_top_k"));
-  auto max_len = config.max_response_len ? config.max_response_len
-                                         : args.get_optional_int("rollout_max_response_len");
+  p.temperature = config.temperature.value_or(options.temperature);
+  p.top_p = config.top_p.value_or(options.top_p);
+  p.top_k = config.top_k.value_or(options.top_k);
+  auto max_len = config.max_response_len ? config.max_response_len : options.max_response_len;
   if (!max_len)
     throw UsageError("eval dataset " + config.name +
                      ": no max_response_len (set --eval-max-response-len or "
@@ -51,8 +51,8 @@ SamplingParams eval_sampling_params(const Args& args, const eval::EvalDatasetCon
   p.min_new_tokens = config.min_new_tokens.value_or(0);
   p.stop = config.stop;
   p.stop_token_ids = to_int32(config.stop_token_ids);
-  p.skip_special_tokens = optional_bool(config.fields, "skip_special_tokens",
-                                        args.get_bool("rollout_skip_special_tokens"));
+  p.skip_special_tokens =
+      optional_bool(config.fields, "skip_special_tokens", options.skip_special_tokens);
   p.no_stop_trim = optional_bool(config.fields, "no_stop_trim", true);
   if (const Json* penalty = config.fields.find("repetition_penalty");
       penalty && penalty->is_number())
@@ -85,7 +85,8 @@ std::string new_session_id() {
   return text;
 }
 
-Sample default_generate(GenerateContext& ctx, Sample sample, const SamplingParams& params) {
+Sample default_generate(GenerateContext& ctx, Sample sample, const SamplingParams& params,
+                        bool mask_earlier_tokens) {
   GenerateRequest request;
   request.input_ids = prompt_input_ids(ctx.tokenizer, sample);
   request.sampling_params = params;
@@ -104,8 +105,7 @@ Sample default_generate(GenerateContext& ctx, Sample sample, const SamplingParam
 
   GenerateResponse response = ctx.engine.generate(request);
 
-  if (ctx.args.get_bool("partial_rollout") &&
-      ctx.args.get_bool("mask_offpolicy_in_partial_rollout") && sample.response_length > 0)
+  if (mask_earlier_tokens && sample.response_length > 0)
     sample.loss_mask = std::vector<int32_t>(static_cast<size_t>(sample.response_length), 0);
   std::vector<float> log_probs = response.output_log_probs;
   if (log_probs.size() != response.output_ids.size())

@@ -41,21 +41,25 @@ int64_t first_index(const SampleGroup& group) {
 
 }  // namespace
 
-DefaultRollout::DefaultRollout(const Args& args, GroupGenerator& generator)
-    : args_(args), generator_(generator), dynamic_filter_(load_dynamic_filter(args)) {
-  if (auto spec = args.get_optional_string("rollout_sample_filter_path"))
+DefaultRollout::DefaultRollout(const Args& args, const RolloutOptions& options,
+                               GroupGenerator& generator)
+    : args_(args),
+      options_(options),
+      generator_(generator),
+      dynamic_filter_(load_dynamic_filter(args, options)) {
+  if (const auto& spec = options.sample_filter_path)
     sample_filter_ = plugin::load_plugin<PluginKind::kSampleFilter>(
         *spec, "--rollout-sample-filter-path", "sample_filter");
-  if (auto spec = args.get_optional_string("rollout_all_samples_process_path"))
+  if (const auto& spec = options.all_samples_process_path)
     all_samples_process_ = plugin::load_plugin<PluginKind::kAllSamplesProcess>(
         *spec, "--rollout-all-samples-process-path", "all_samples_process");
 }
 
 RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& data_source) {
-  const int64_t target = args_.get_int("rollout_batch_size");
-  const int64_t over_sampling = args_.get_optional_int("over_sampling_batch_size").value_or(target);
-  const SamplingParams params = rollout_sampling_params(args_);
-  const int64_t n = args_.get_int("n_samples_per_prompt");
+  const int64_t target = options_.batch_size();
+  const int64_t over_sampling = options_.over_sampling_batch_size.value_or(target);
+  const SamplingParams params = rollout_sampling_params(options_);
+  const int64_t n = options_.n_samples_per_prompt;
   auto progress =
       metrics::console_progress("rollout " + std::to_string(rollout_id), "samples", target * n);
 
@@ -110,7 +114,7 @@ RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& da
   if (in_flight > 0) generator_.abort();
   for (; in_flight > 0; --in_flight) aborted.push_back(done.pop());
   generator_.clear_abort();
-  if (args_.get_bool("partial_rollout") && !aborted.empty()) {
+  if (options_.partial_rollout && !aborted.empty()) {
     for (SampleGroup& group : aborted)
       for (Sample& s : group)
         if (!s.response.empty() && !s.metadata.contains("start_rollout_id"))

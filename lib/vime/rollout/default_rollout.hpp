@@ -11,13 +11,14 @@
 #include "vime/plugin/plugin_loader.hpp"
 #include "vime/rollout/dynamic_filter.hpp"
 #include "vime/rollout/group_generator.hpp"
+#include "vime/rollout/rollout_options.hpp"
 
 namespace vime::rollout {
 
 class DefaultRollout {
  public:
-  // Loads the dynamic filter, sample filter and all-samples plugins now.
-  DefaultRollout(const Args& args, GroupGenerator& generator);
+  // Loads the dynamic filter, sample filter and all-samples plugins now; `args` goes to them.
+  DefaultRollout(const Args& args, const RolloutOptions& options, GroupGenerator& generator);
 
   // Groups sorted by the index of their first sample; metrics hold the
   // rollout/dynamic_filter/drop_{reason} counts.
@@ -25,6 +26,7 @@ class DefaultRollout {
 
  private:
   const Args& args_;
+  const RolloutOptions& options_;
   GroupGenerator& generator_;
   DynamicFilter dynamic_filter_;
   plugin::PluginFunction<PluginKind::kSampleFilter> sample_filter_;

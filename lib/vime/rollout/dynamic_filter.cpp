@@ -41,8 +41,8 @@ std::string resolve_dynamic_filter_spec(std::string_view text) {
   return std::string(text);
 }
 
-DynamicFilter load_dynamic_filter(const Args& args) {
-  auto spec = args.get_optional_string("dynamic_sampling_filter_path");
+DynamicFilter load_dynamic_filter(const Args& args, const RolloutOptions& options) {
+  const auto& spec = options.dynamic_sampling_filter_path;
   if (!spec) return {};
   auto fn = plugin::load_plugin<PluginKind::kDynamicFilter>(
       resolve_dynamic_filter_spec(*spec), "--dynamic-sampling-filter-path", "dynamic_filter");

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "vime/args.hpp"
+#include "vime/rollout/rollout_options.hpp"
 #include "vime/rollout_types.hpp"
 
 namespace vime::rollout {
@@ -38,6 +39,6 @@ std::string resolve_dynamic_filter_spec(std::string_view text);
 using DynamicFilter = std::function<DynamicFilterOutput(const std::vector<Sample>& group)>;
 // The filter of --dynamic-sampling-filter-path bound to `args`; empty when the flag is unset.
 // Throws UsageError (naming the flag) when the plugin cannot be loaded.
-DynamicFilter load_dynamic_filter(const Args& args);
+DynamicFilter load_dynamic_filter(const Args& args, const RolloutOptions& options);
 
 }  // namespace vime::rollout

@@ -9,9 +9,14 @@
 
 namespace vime::rollout {
 
-EvalRunner::EvalRunner(const Args& args, GroupGenerator& generator, const Tokenizer& tokenizer,
+EvalRunner::EvalRunner(const RolloutOptions& options, const eval::EvalOptions& eval_options,
+                       GroupGenerator& generator, const Tokenizer& tokenizer,
                        std::vector<eval::EvalDatasetConfig> datasets)
-    : args_(args), generator_(generator), tokenizer_(tokenizer), datasets_(std::move(datasets)) {}
+    : options_(options),
+      eval_options_(eval_options),
+      generator_(generator),
+      tokenizer_(tokenizer),
+      datasets_(std::move(datasets)) {}
 
 std::map<std::string, size_t> EvalRunner::samples_per_prompt() const {
   std::map<std::string, size_t> out;
@@ -26,12 +31,13 @@ RolloutFnEvalOutput EvalRunner::run(int64_t rollout_id) {
     auto it = loaded_.find(config.name);
     if (it == loaded_.end())
       it = loaded_
-               .emplace(config.name, eval::load_eval_samples(
-                                         args_, config, data::chat_template_renderer(tokenizer_),
-                                         data::token_counter(tokenizer_)))
+               .emplace(config.name,
+                        eval::load_eval_samples(eval_options_, config,
+                                                data::chat_template_renderer(tokenizer_),
+                                                data::token_counter(tokenizer_)))
                .first;
     std::vector<SampleGroup> groups =
-        generator_.run(it->second, eval_sampling_params(args_, config), true, rollout_id);
+        generator_.run(it->second, eval_sampling_params(options_, config), true, rollout_id);
     std::vector<Sample> samples;
     for (SampleGroup& group : groups)
       for (Sample& s : group) {
@@ -42,7 +48,7 @@ RolloutFnEvalOutput EvalRunner::run(int64_t rollout_id) {
     std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
       return a.index.value_or(-1) < b.index.value_or(-1);
     });
-    out.data[config.name] = eval::make_eval_result(args_, std::move(samples));
+    out.data[config.name] = eval::make_eval_result(eval_options_, std::move(samples));
   }
   return out;
 }

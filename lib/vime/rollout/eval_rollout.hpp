@@ -7,17 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "vime/args.hpp"
 #include "vime/eval/eval_dataset_config.hpp"
+#include "vime/eval/eval_options.hpp"
 #include "vime/rollout/group_generator.hpp"
+#include "vime/rollout/rollout_options.hpp"
 #include "vime/tokenizer.hpp"
 
 namespace vime::rollout {
 
 class EvalRunner {
  public:
-  // The datasets are read on first use and kept.
-  EvalRunner(const Args& args, GroupGenerator& generator, const Tokenizer& tokenizer,
+  // The datasets are read on first use and kept. The options must outlive the runner.
+  EvalRunner(const RolloutOptions& options, const eval::EvalOptions& eval_options,
+             GroupGenerator& generator, const Tokenizer& tokenizer,
              std::vector<eval::EvalDatasetConfig> datasets);
 
   // One EvalDatasetResult per dataset, samples sorted by index.
@@ -26,7 +28,8 @@ class EvalRunner {
   std::map<std::string, size_t> samples_per_prompt() const;
 
  private:
-  const Args& args_;
+  const RolloutOptions& options_;
+  const eval::EvalOptions& eval_options_;
   GroupGenerator& generator_;
   const Tokenizer& tokenizer_;
   std::vector<eval::EvalDatasetConfig> datasets_;

@@ -17,13 +17,13 @@ struct GroupGenerator::GroupState {
   std::atomic<size_t> remaining{0};
 };
 
-int64_t concurrency_cap(const Args& args) {
+int64_t concurrency_cap(const RolloutOptions& options) {
   int64_t engines = 1;
-  if (auto gpus = args.get_optional_int("rollout_num_gpus"); gpus && *gpus > 0) {
-    const int64_t per_engine = std::max<int64_t>(args.get_int("rollout_num_gpus_per_engine"), 1);
+  if (const auto& gpus = options.rollout_num_gpus; gpus && *gpus > 0) {
+    const int64_t per_engine = std::max<int64_t>(options.rollout_num_gpus_per_engine, 1);
     engines = std::max<int64_t>(*gpus / per_engine, 1);
   }
-  return std::max<int64_t>(args.get_int("vllm_server_concurrency"), 1) * engines;
+  return std::max<int64_t>(options.vllm_server_concurrency, 1) * engines;
 }
 
 void mark_failed(Sample& sample, const std::string& category, const std::string& error) {
@@ -34,15 +34,15 @@ void mark_failed(Sample& sample, const std::string& category, const std::string&
   sample.remove_sample = true;
 }
 
-GroupGenerator::GroupGenerator(const Args& args, EngineClient& engine, const Tokenizer& tokenizer,
-                               size_t max_threads)
-    : args_(args), engine_(engine), tokenizer_(tokenizer), rewards_(args) {
-  if (auto spec = args_.get_optional_string("custom_generate_function_path"))
-    generate_plugin(*spec);
-  for (const std::string& spec : args_.get_string_list("rollout_sample_hook_path"))
+GroupGenerator::GroupGenerator(const Args& args, const RolloutOptions& options,
+                               EngineClient& engine, const Tokenizer& tokenizer, size_t max_threads)
+    : args_(args), options_(options), engine_(engine), tokenizer_(tokenizer), rewards_(args) {
+  if (options_.custom_generate_function_path)
+    generate_plugin(*options_.custom_generate_function_path);
+  for (const std::string& spec : options_.sample_hook_paths)
     sample_hooks_.push_back(plugin::load_plugin<PluginKind::kSampleHook>(
         spec, "--rollout-sample-hook-path", "sample_hook"));
-  const auto cap = static_cast<size_t>(concurrency_cap(args_));
+  const auto cap = static_cast<size_t>(concurrency_cap(options_));
   pool_ = std::make_unique<WorkerPool>(std::min(cap, max_threads));
 }
 
@@ -64,9 +64,11 @@ void GroupGenerator::generate_one(Sample& sample, const SamplingParams& params, 
                                   std::optional<int64_t> rollout_id) {
   GenerateContext ctx{args_, engine_, tokenizer_, evaluation, rollout_id};
   std::string spec = sample.generate_function_path;
-  if (spec.empty()) spec = args_.get_optional_string("custom_generate_function_path").value_or("");
+  if (spec.empty()) spec = options_.custom_generate_function_path.value_or("");
   if (spec.empty()) {
-    sample = default_generate(ctx, std::move(sample), params);
+    sample =
+        default_generate(ctx, std::move(sample), params,
+                         options_.partial_rollout && options_.mask_offpolicy_in_partial_rollout);
   } else {
     auto fn = generate_plugin(spec);
     sample = fn(ctx, std::move(sample), params);
@@ -93,15 +95,14 @@ void GroupGenerator::run_sample(const std::shared_ptr<GroupState>& state, size_t
       } else {
         SamplingParams params = state->params;
         // slime's sampling_seed = rollout_seed + the sample's place in its group.
-        if (args_.get_bool("vllm_enable_deterministic_inference"))
-          params.seed = args_.get_int("rollout_seed") + static_cast<int64_t>(i);
+        if (options_.sampling_seed) params.seed = *options_.sampling_seed + static_cast<int64_t>(i);
         generate_one(sample, params, state->evaluation, state->rollout_id);
         stage = "sample_hook";
         for (const auto& hook : sample_hooks_)
           if (auto replaced = hook(args_, sample, state->rollout_id, state->evaluation))
             sample = std::move(*replaced);
         stage = "reward";
-        const bool group_rm = args_.get_bool("group_rm") && !state->evaluation;
+        const bool group_rm = options_.group_rm && !state->evaluation;
         if (!group_rm && sample.reward.is_null() && sample.status != SampleStatus::kAborted &&
             sample.status != SampleStatus::kFailed)
           sample.reward = rewards_.reward(sample);
@@ -111,7 +112,7 @@ void GroupGenerator::run_sample(const std::shared_ptr<GroupState>& state, size_t
     }
   }
   if (--state->remaining != 0) return;
-  if (args_.get_bool("group_rm") && !state->evaluation && !aborted_) {
+  if (options_.group_rm && !state->evaluation && !aborted_) {
     std::vector<size_t> todo;
     SampleGroup to_grade;
     for (size_t j = 0; j < state->group.size(); ++j) {

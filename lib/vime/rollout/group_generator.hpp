@@ -24,20 +24,22 @@
 #include "vime/hooks.hpp"
 #include "vime/plugin/plugin_loader.hpp"
 #include "vime/reward/reward_dispatch.hpp"
+#include "vime/rollout/rollout_options.hpp"
 #include "vime/rollout/worker_pool.hpp"
 #include "vime/tokenizer.hpp"
 
 namespace vime::rollout {
 
 // --vllm-server-concurrency x max(1, --rollout-num-gpus / --rollout-num-gpus-per-engine).
-int64_t concurrency_cap(const Args& args);
+int64_t concurrency_cap(const RolloutOptions& options);
 
 class GroupGenerator {
  public:
   // Loads --custom-generate-function-path, the sample hooks and the reward plugins now, so a bad
   // plugin fails before any request. At most `max_threads` workers however high the cap is.
-  GroupGenerator(const Args& args, EngineClient& engine, const Tokenizer& tokenizer,
-                 size_t max_threads = 256);
+  // `args` goes to the plugins (generate, sample hooks, reward).
+  GroupGenerator(const Args& args, const RolloutOptions& options, EngineClient& engine,
+                 const Tokenizer& tokenizer, size_t max_threads = 256);
   ~GroupGenerator();
 
   using GroupDone = std::function<void(SampleGroup group)>;
@@ -63,6 +65,7 @@ class GroupGenerator {
   plugin::PluginFunction<PluginKind::kGenerate> generate_plugin(const std::string& spec);
 
   const Args args_;
+  const RolloutOptions options_;
   EngineClient& engine_;
   const Tokenizer& tokenizer_;
   reward::RewardDispatcher rewards_;

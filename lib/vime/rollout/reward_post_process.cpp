@@ -9,12 +9,6 @@ namespace {
 
 constexpr double kStdEpsilon = 1e-6;
 
-bool estimator_is_one_of(const std::string& estimator, std::initializer_list<const char*> names) {
-  for (const char* name : names)
-    if (estimator == name) return true;
-  return false;
-}
-
 }  // namespace
 
 std::vector<double> normalize_group_rewards(const std::vector<double>& rewards, size_t group_size,
@@ -41,31 +35,27 @@ std::vector<double> normalize_group_rewards(const std::vector<double>& rewards, 
   return out;
 }
 
-RewardPostProcessOutput post_process_rewards(const Args& args, const std::vector<Sample>& samples) {
+RewardPostProcessOutput post_process_rewards(const Args& args,
+                                             const RewardPostProcessOptions& options,
+                                             const std::vector<Sample>& samples) {
   RewardPostProcessOutput out;
   out.raw_rewards.reserve(samples.size());
   for (const Sample& sample : samples) out.raw_rewards.push_back(sample.get_reward_value(args));
-
-  const std::string estimator = args.get_string("advantage_estimator");
-  const bool normalize =
-      args.get_bool("rewards_normalization") &&
-      estimator_is_one_of(estimator, {"grpo", "gspo", "cispo", "reinforce_plus_plus_baseline"});
-  if (!normalize) {
+  if (!options.normalize) {
     out.rewards = out.raw_rewards;
     return out;
   }
-  const bool divide_by_std = estimator_is_one_of(estimator, {"grpo", "gspo", "cispo"}) &&
-                             args.get_bool("grpo_std_normalization");
-  const auto n = static_cast<size_t>(args.get_int("n_samples_per_prompt"));
-  const auto rollout_batch_size = args.get_optional_int("rollout_batch_size");
+  const auto n = static_cast<size_t>(options.n_samples_per_prompt);
+  const auto& rollout_batch_size = options.rollout_batch_size;
   const bool full_batch =
       rollout_batch_size && samples.size() == n * static_cast<size_t>(*rollout_batch_size);
-  out.rewards = normalize_group_rewards(out.raw_rewards, full_batch ? n : 0, divide_by_std);
+  out.rewards = normalize_group_rewards(out.raw_rewards, full_batch ? n : 0, options.divide_by_std);
   return out;
 }
 
-RewardPostProcessor load_reward_post_processor(const Args& args) {
-  if (auto spec = args.get_optional_string("custom_reward_post_process_path")) {
+RewardPostProcessor load_reward_post_processor(const Args& args,
+                                               const RewardPostProcessOptions& options) {
+  if (const auto& spec = options.custom_path) {
     auto fn = plugin::load_plugin<PluginKind::kRewardPostProcess>(
         *spec, "--custom-reward-post-process-path", "reward_post_process");
     return [fn, args](const std::vector<Sample>& samples) {
@@ -78,7 +68,9 @@ RewardPostProcessor load_reward_post_processor(const Args& args) {
       return out;
     };
   }
-  return [args](const std::vector<Sample>& samples) { return post_process_rewards(args, samples); };
+  return [args, options](const std::vector<Sample>& samples) {
+    return post_process_rewards(args, options, samples);
+  };
 }
 
 }  // namespace vime::rollout

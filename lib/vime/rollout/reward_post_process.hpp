@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vime/hooks.hpp"
+#include "vime/rollout/rollout_options.hpp"
 
 namespace vime::rollout {
 
@@ -19,15 +20,19 @@ namespace vime::rollout {
 std::vector<double> normalize_group_rewards(const std::vector<double>& rewards, size_t group_size,
                                             bool divide_by_std);
 
-// raw = each sample's reward value (--reward-key applied); rewards = raw normalised as above when
-// --advantage-estimator asks for it, else raw. Groups are --n-samples-per-prompt samples when the
-// count is n_samples_per_prompt x rollout_batch_size, else the whole batch, as in slime.
-RewardPostProcessOutput post_process_rewards(const Args& args, const std::vector<Sample>& samples);
+// raw = each sample's reward value (get_reward_value(args): --reward-key applied); rewards = raw
+// normalised as above when `options` ask for it, else raw. Groups are --n-samples-per-prompt
+// samples when the count is n_samples_per_prompt x rollout_batch_size, else the whole batch, as in
+// slime.
+RewardPostProcessOutput post_process_rewards(const Args& args,
+                                             const RewardPostProcessOptions& options,
+                                             const std::vector<Sample>& samples);
 
 using RewardPostProcessor =
     std::function<RewardPostProcessOutput(const std::vector<Sample>& samples)>;
 // --custom-reward-post-process-path bound to `args` when set (it replaces group normalisation),
 // else post_process_rewards. Throws UsageError naming the flag when the plugin cannot be loaded.
-RewardPostProcessor load_reward_post_processor(const Args& args);
+RewardPostProcessor load_reward_post_processor(const Args& args,
+                                               const RewardPostProcessOptions& options);
 
 }  // namespace vime::rollout

@@ -4,6 +4,7 @@
 
 #include "vime/metrics/python_format.hpp"
 #include "vime/metrics/reward_value.hpp"
+#include "vime/reward/reward_options.hpp"
 
 namespace vime::rollout {
 
@@ -23,7 +24,10 @@ DynamicFilterOutput check_reward_nonzero_std(const Args& args, const std::vector
   DynamicFilterOutput out;
   out.keep = std_unbiased > 1e-6;  // false for NaN
   if (!out.keep && !group.empty())
-    out.reason = "zero_std_" + metrics::python_str_round(metrics::reward_json(args, group[0]), 1);
+    out.reason =
+        "zero_std_" +
+        metrics::python_str_round(
+            metrics::reward_json(reward::RewardOptions::from(args).reward_key, group[0]), 1);
   return out;
 }
 

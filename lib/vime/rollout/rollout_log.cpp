@@ -6,9 +6,11 @@
 
 namespace vime::rollout {
 
-Metrics train_rollout_metrics(const Args& args, const std::vector<Sample>& samples,
-                              const Metrics& extra, double rollout_time_s) {
-  Metrics out = metrics::compute_rollout_metrics(args, samples);
+Metrics train_rollout_metrics(const RolloutOptions& options,
+                              const metrics::SampleMetricsOptions& metrics_options,
+                              const std::vector<Sample>& samples, const Metrics& extra,
+                              double rollout_time_s) {
+  Metrics out = metrics::compute_rollout_metrics(metrics_options, samples);
   for (const auto& [key, value] : extra) out[key] = value;
   double tokens = 0, effective = 0, longest = 0, longest_effective = 0;
   double cached = 0, prompt_tokens = 0;
@@ -31,8 +33,8 @@ Metrics train_rollout_metrics(const Args& args, const std::vector<Sample>& sampl
   }
   out["perf/rollout_time"] = rollout_time_s;
   if (rollout_time_s > 0) {
-    const double gpus = static_cast<double>(
-        std::max<int64_t>(args.get_optional_int("rollout_num_gpus").value_or(1), 1));
+    const double gpus =
+        static_cast<double>(std::max<int64_t>(options.rollout_num_gpus.value_or(1), 1));
     out["perf/tokens_per_gpu_per_sec"] = tokens / rollout_time_s / gpus;
     out["perf/effective_tokens_per_gpu_per_sec"] = effective / rollout_time_s / gpus;
     out["perf/longest_sample_tokens_per_sec"] = longest / rollout_time_s;
@@ -41,14 +43,15 @@ Metrics train_rollout_metrics(const Args& args, const std::vector<Sample>& sampl
   return out;
 }
 
-Metrics eval_rollout_metrics(const Args& args, const RolloutFnEvalOutput& output,
+Metrics eval_rollout_metrics(const metrics::SampleMetricsOptions& metrics_options,
+                             const RolloutFnEvalOutput& output,
                              const std::map<std::string, size_t>& samples_per_prompt) {
   Metrics out;
   for (const auto& [name, result] : output.data) {
     if (result.samples.empty()) continue;
     auto it = samples_per_prompt.find(name);
     const size_t n = it == samples_per_prompt.end() ? 1 : it->second;
-    for (const auto& [key, value] : metrics::eval_dataset_metrics(args, name, result, n))
+    for (const auto& [key, value] : metrics::eval_dataset_metrics(metrics_options, name, result, n))
       out[key] = value;
   }
   for (const auto& [key, value] : output.metrics) out[key] = value;

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "vime/args.hpp"
+#include "vime/metrics/metrics_options.hpp"
+#include "vime/rollout/rollout_options.hpp"
 #include "vime/rollout_types.hpp"
 
 namespace vime::rollout {
@@ -15,10 +16,13 @@ namespace vime::rollout {
 // counts of FAILED samples, rollout/prefix_cache_hit_rate and avg_cached_tokens_per_sample,
 // perf/rollout_time, perf/{,effective_}tokens_per_gpu_per_sec (response tokens over
 // max(1, --rollout-num-gpus)) and perf/longest_{,effective_}sample_tokens_per_sec.
-Metrics train_rollout_metrics(const Args& args, const std::vector<Sample>& samples,
-                              const Metrics& extra, double rollout_time_s);
+Metrics train_rollout_metrics(const RolloutOptions& options,
+                              const metrics::SampleMetricsOptions& metrics_options,
+                              const std::vector<Sample>& samples, const Metrics& extra,
+                              double rollout_time_s);
 // eval_dataset_metrics for each dataset (groups of its n_samples_per_eval_prompt) plus `extra`.
-Metrics eval_rollout_metrics(const Args& args, const RolloutFnEvalOutput& output,
+Metrics eval_rollout_metrics(const metrics::SampleMetricsOptions& metrics_options,
+                             const RolloutFnEvalOutput& output,
                              const std::map<std::string, size_t>& samples_per_prompt);
 
 }  // namespace vime::rollout

@@ -6,7 +6,9 @@
 #include "vime/error.hpp"
 #include "vime/eval/dataset_presets.hpp"
 #include "vime/eval/eval_dataset_config.hpp"
+#include "vime/eval/eval_options.hpp"
 #include "vime/hooks.hpp"
+#include "vime/metrics/metrics_options.hpp"
 #include "vime/plugin/plugin_loader.hpp"
 #include "vime/rollout/debug_rollout_data.hpp"
 #include "vime/rollout/default_generate.hpp"
@@ -14,6 +16,7 @@
 #include "vime/rollout/eval_rollout.hpp"
 #include "vime/rollout/group_generator.hpp"
 #include "vime/rollout/rollout_log.hpp"
+#include "vime/rollout/rollout_options.hpp"
 #include "vime/rollout/sft_rollout.hpp"
 #include "vime/rollout/train_data.hpp"
 
@@ -41,7 +44,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 struct RolloutManager::Impl {
-  const Args args;
+  const Args args;  // for the plugins
+  const RolloutOptions options;
+  const eval::EvalOptions eval_options;
+  const metrics::SampleMetricsOptions metrics_options;
   EngineClient& engine;
   const Tokenizer& tokenizer;
   DataSource& data_source;
@@ -55,46 +61,52 @@ struct RolloutManager::Impl {
   plugin::PluginFunction<PluginKind::kEvalRolloutLog> eval_log;
 
   Impl(const Args& a, EngineClient& e, const Tokenizer& t, DataSource& d)
-      : args(a), engine(e), tokenizer(t), data_source(d), generator(args, engine, tokenizer) {
-    auto rollout_name = args.get_optional_string("rollout_function_path");
+      : args(a),
+        options(RolloutOptions::from(args)),
+        eval_options(eval::EvalOptions::from(args)),
+        metrics_options(metrics::SampleMetricsOptions::from(args)),
+        engine(e),
+        tokenizer(t),
+        data_source(d),
+        generator(args, options, engine, tokenizer) {
+    const auto& rollout_name = options.rollout_function_path;
     sft = rollout_name && is_sft_rollout_name(*rollout_name);
     if (!sft && is_default_rollout_name(rollout_name)) {
-      default_rollout = std::make_unique<DefaultRollout>(args, generator);
+      default_rollout = std::make_unique<DefaultRollout>(args, options, generator);
     } else if (!sft) {
       rollout_fn = plugin::load_plugin<PluginKind::kRollout>(
           *rollout_name, "--rollout-function-path", "generate_rollout");
     }
-    if (auto eval_name = args.get_optional_string("eval_function_path");
+    if (const auto& eval_name = options.eval_function_path;
         eval_name && !is_default_rollout_name(eval_name)) {
       eval_fn = plugin::load_plugin<PluginKind::kRollout>(*eval_name, "--eval-function-path",
                                                           "generate_rollout");
-    } else if (!eval_name && rollout_fn) {
+    } else if (!options.eval_function_path && rollout_fn) {
       eval_fn = rollout_fn;  // slime: --eval-function-path defaults to the rollout function
     }
     if (!eval_fn) {
-      std::vector<eval::EvalDatasetConfig> datasets = eval::load_eval_dataset_configs(args);
-      eval_rollout =
-          std::make_unique<rollout::EvalRunner>(args, generator, tokenizer, std::move(datasets));
+      std::vector<eval::EvalDatasetConfig> datasets = eval::load_eval_dataset_configs(eval_options);
+      eval_rollout = std::make_unique<rollout::EvalRunner>(options, eval_options, generator,
+                                                           tokenizer, std::move(datasets));
     }
-    convert = load_train_data_converter(args);
-    if (auto spec = args.get_optional_string("custom_rollout_log_function_path"))
+    convert = load_train_data_converter(args, options);
+    if (const auto& spec = options.rollout_log_path)
       rollout_log = plugin::load_plugin<PluginKind::kRolloutLog>(
           *spec, "--custom-rollout-log-function-path", "rollout_log");
-    if (auto spec = args.get_optional_string("custom_eval_rollout_log_function_path"))
+    if (const auto& spec = options.eval_rollout_log_path)
       eval_log = plugin::load_plugin<PluginKind::kEvalRolloutLog>(
           *spec, "--custom-eval-rollout-log-function-path", "eval_rollout_log");
   }
 
   RolloutContext context(bool evaluation, int64_t rollout_id) {
     RolloutContext ctx{args, engine, tokenizer, evaluation, {}, {}};
-    if (args.is_set("rollout_max_response_len"))
-      ctx.sampling_params = rollout_sampling_params(args);
+    if (options.max_response_len) ctx.sampling_params = rollout_sampling_params(options);
     if (evaluation) {
       SamplingParams& p = ctx.sampling_params;
-      p.temperature = args.get_optional_double("eval_temperature").value_or(p.temperature);
-      p.top_p = args.get_optional_double("eval_top_p").value_or(p.top_p);
-      p.top_k = args.get_optional_int("eval_top_k").value_or(p.top_k);
-      p.max_new_tokens = args.get_optional_int("eval_max_response_len").value_or(p.max_new_tokens);
+      p.temperature = options.eval_temperature.value_or(p.temperature);
+      p.top_p = options.eval_top_p.value_or(p.top_p);
+      p.top_k = options.eval_top_k.value_or(p.top_k);
+      p.max_new_tokens = options.eval_max_response_len.value_or(p.max_new_tokens);
     }
     ctx.generate_groups = [this, evaluation, rollout_id](std::vector<SampleGroup> groups,
                                                          const SamplingParams& params) {
@@ -111,10 +123,7 @@ struct RolloutManager::Impl {
 
   RolloutFnTrainOutput run_train(int64_t rollout_id) {
     if (default_rollout) return default_rollout->generate(rollout_id, data_source);
-    if (sft) {
-      RolloutContext ctx = context(false, rollout_id);
-      return sft_rollout(ctx, rollout_id, data_source);
-    }
+    if (sft) return sft_rollout(tokenizer, data_source, options.batch_size());
     RolloutFnOutput out = call_plugin(rollout_fn, rollout_id, false);
     if (auto* train = std::get_if<RolloutFnTrainOutput>(&out)) return std::move(*train);
     throw Error("--rollout-function-path " + rollout_fn.description() +
@@ -133,23 +142,24 @@ TrainRollout RolloutManager::generate(int64_t rollout_id) {
   const auto start = std::chrono::steady_clock::now();
   TrainRollout out;
   Metrics extra;
-  if (auto load = m.args.get_optional_string("load_debug_rollout_data")) {
+  if (const auto& load = m.options.load_debug_rollout_data) {
     out.samples =
         load_debug_rollout_data(debug_rollout_data_path(*load, std::to_string(rollout_id)));
-    if (auto ratio = m.args.get_optional_double("load_debug_rollout_data_subsample"))
+    if (const auto& ratio = m.options.load_debug_rollout_data_subsample)
       out.samples = subsample_debug_rollout_data(std::move(out.samples), *ratio);
   } else {
     RolloutFnTrainOutput result = m.run_train(rollout_id);
     extra = std::move(result.metrics);
     out.samples = flatten(std::move(result.samples));
-    if (auto save = m.args.get_optional_string("save_debug_rollout_data"))
+    if (const auto& save = m.options.save_debug_rollout_data)
       save_debug_rollout_data(debug_rollout_data_path(*save, std::to_string(rollout_id)),
                               rollout_id, out.samples);
   }
   const double rollout_time = seconds_since(start);
   out.data = m.convert(out.samples);
   if (!m.rollout_log || !m.rollout_log(rollout_id, m.args, out.samples, extra, rollout_time))
-    out.metrics = train_rollout_metrics(m.args, out.samples, extra, rollout_time);
+    out.metrics =
+        train_rollout_metrics(m.options, m.metrics_options, out.samples, extra, rollout_time);
   return out;
 }
 
@@ -168,7 +178,7 @@ EvalRollout RolloutManager::eval(int64_t rollout_id) {
     out.output = m.eval_rollout->run(rollout_id);
     samples_per_prompt = m.eval_rollout->samples_per_prompt();
   }
-  if (auto save = m.args.get_optional_string("save_debug_rollout_data")) {
+  if (const auto& save = m.options.save_debug_rollout_data) {
     std::vector<Sample> all;
     for (const auto& [name, result] : out.output.data)
       all.insert(all.end(), result.samples.begin(), result.samples.end());
@@ -176,7 +186,7 @@ EvalRollout RolloutManager::eval(int64_t rollout_id) {
                             rollout_id, all);
   }
   if (!m.eval_log || !m.eval_log(rollout_id, m.args, out.output, out.output.metrics))
-    out.metrics = eval_rollout_metrics(m.args, out.output, samples_per_prompt);
+    out.metrics = eval_rollout_metrics(m.metrics_options, out.output, samples_per_prompt);
   return out;
 }
 

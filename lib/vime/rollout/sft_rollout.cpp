@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "vime/args.hpp"
 #include "vime/error.hpp"
 
 namespace vime::rollout {
@@ -88,12 +87,12 @@ void make_sft_sample(const Tokenizer& tokenizer, Sample& sample) {
   sample.status = SampleStatus::kCompleted;
 }
 
-RolloutFnTrainOutput sft_rollout(RolloutContext& ctx, int64_t rollout_id, DataSource& data_source) {
-  (void)rollout_id;
+RolloutFnTrainOutput sft_rollout(const Tokenizer& tokenizer, DataSource& data_source,
+                                 int64_t num_groups) {
   RolloutFnTrainOutput out;
-  out.samples = data_source.get_samples(ctx.args.get_int("rollout_batch_size"));
+  out.samples = data_source.get_samples(num_groups);
   for (SampleGroup& group : out.samples)
-    for (Sample& sample : group) make_sft_sample(ctx.tokenizer, sample);
+    for (Sample& sample : group) make_sft_sample(tokenizer, sample);
   return out;
 }
 

@@ -6,7 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include "vime/rollout_context.hpp"
 #include "vime/rollout_types.hpp"
 #include "vime/tokenizer.hpp"
 
@@ -25,11 +24,12 @@ struct SftTokens {
 // when the chat template does not render a message as such a prefix/suffix.
 SftTokens sft_chat_tokens(const Tokenizer& tokenizer, const Json& messages, const Json& tools);
 
-// Takes --rollout-batch-size groups from the data source. A message-list prompt goes through
-// sft_chat_tokens; a string prompt with a string label becomes prompt + label + EOS with the mask
-// on label + EOS. response_length runs from the first trained token to the end, loss_mask is its
-// tail, reward 0, status COMPLETED.
-RolloutFnTrainOutput sft_rollout(RolloutContext& ctx, int64_t rollout_id, DataSource& data_source);
+// Takes `num_groups` (--rollout-batch-size) groups from the data source. A message-list prompt goes
+// through sft_chat_tokens; a string prompt with a string label becomes prompt + label + EOS with
+// the mask on label + EOS. response_length runs from the first trained token to the end, loss_mask
+// is its tail, reward 0, status COMPLETED.
+RolloutFnTrainOutput sft_rollout(const Tokenizer& tokenizer, DataSource& data_source,
+                                 int64_t num_groups);
 // One sample as above (for tests and plugins).
 void make_sft_sample(const Tokenizer& tokenizer, Sample& sample);
 

@@ -87,8 +87,8 @@ TrainData convert_samples_to_train_data(const Args& args, const std::vector<Samp
   return data;
 }
 
-TrainDataConverter load_train_data_converter(const Args& args) {
-  if (auto spec = args.get_optional_string("custom_convert_samples_to_train_data_path")) {
+TrainDataConverter load_train_data_converter(const Args& args, const RolloutOptions& options) {
+  if (const auto& spec = options.convert_samples_to_train_data_path) {
     auto fn = plugin::load_plugin<PluginKind::kConvertSamples>(
         *spec, "--custom-convert-samples-to-train-data-path", "convert_samples_to_train_data");
     return [fn, args](const std::vector<Sample>& samples) {
@@ -97,7 +97,7 @@ TrainDataConverter load_train_data_converter(const Args& args) {
       return data;
     };
   }
-  auto post_process = load_reward_post_processor(args);
+  auto post_process = load_reward_post_processor(args, options.reward_post_process);
   return [args, post_process](const std::vector<Sample>& samples) {
     return convert_samples_to_train_data(args, samples, post_process);
   };

@@ -25,8 +25,8 @@ TrainData convert_samples_to_train_data(const Args& args, const std::vector<Samp
 void complete_train_data(TrainData& data, const std::vector<Sample>& samples);
 
 using TrainDataConverter = std::function<TrainData(const std::vector<Sample>& samples)>;
-// The plugin of --custom-convert-samples-to-train-data-path (completed as above), else
-// convert_samples_to_train_data with load_reward_post_processor(args).
-TrainDataConverter load_train_data_converter(const Args& args);
+// The plugin of --custom-convert-samples-to-train-data-path bound to `args` (completed as above),
+// else convert_samples_to_train_data with load_reward_post_processor.
+TrainDataConverter load_train_data_converter(const Args& args, const RolloutOptions& options);
 
 }  // namespace vime::rollout

@@ -1,0 +1,83 @@
+#include "vime/rollout/rollout_options.hpp"
+
+#include <initializer_list>
+
+#include "vime/error.hpp"
+
+namespace vime::rollout {
+namespace {
+
+bool is_one_of(const std::string& value, std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (value == name) return true;
+  return false;
+}
+
+}  // namespace
+
+RewardPostProcessOptions RewardPostProcessOptions::from(const Args& args) {
+  RewardPostProcessOptions o;
+  const std::string estimator = args.get_string("advantage_estimator");
+  o.normalize = args.get_bool("rewards_normalization") &&
+                is_one_of(estimator, {"grpo", "gspo", "cispo", "reinforce_plus_plus_baseline"});
+  o.divide_by_std =
+      is_one_of(estimator, {"grpo", "gspo", "cispo"}) && args.get_bool("grpo_std_normalization");
+  o.n_samples_per_prompt = args.get_int("n_samples_per_prompt");
+  o.rollout_batch_size = args.get_optional_int("rollout_batch_size");
+  o.custom_path = args.get_optional_string("custom_reward_post_process_path");
+  return o;
+}
+
+int64_t RolloutOptions::batch_size() const {
+  if (!rollout_batch_size) throw UsageError("--rollout-batch-size is required for a train rollout");
+  return *rollout_batch_size;
+}
+
+RolloutOptions RolloutOptions::from(const Args& args) {
+  RolloutOptions o;
+  o.temperature = args.get_double("rollout_temperature");
+  o.top_p = args.get_double("rollout_top_p");
+  o.top_k = args.get_int("rollout_top_k");
+  o.max_response_len = args.get_optional_int("rollout_max_response_len");
+  o.stop = args.get_string_list("rollout_stop");
+  o.stop_token_ids = args.get_int_list("rollout_stop_token_ids");
+  o.skip_special_tokens = args.get_bool("rollout_skip_special_tokens");
+  o.eval_temperature = args.get_optional_double("eval_temperature");
+  o.eval_top_p = args.get_optional_double("eval_top_p");
+  o.eval_top_k = args.get_optional_int("eval_top_k");
+  o.eval_max_response_len = args.get_optional_int("eval_max_response_len");
+
+  o.rollout_batch_size = args.get_optional_int("rollout_batch_size");
+  o.over_sampling_batch_size = args.get_optional_int("over_sampling_batch_size");
+  o.n_samples_per_prompt = args.get_int("n_samples_per_prompt");
+  o.partial_rollout = args.get_bool("partial_rollout");
+  o.mask_offpolicy_in_partial_rollout = args.get_bool("mask_offpolicy_in_partial_rollout");
+
+  o.rollout_num_gpus = args.get_optional_int("rollout_num_gpus");
+  o.rollout_num_gpus_per_engine = args.get_int("rollout_num_gpus_per_engine");
+  o.vllm_server_concurrency = args.get_int("vllm_server_concurrency");
+  if (args.get_bool("vllm_enable_deterministic_inference"))
+    o.sampling_seed = args.get_int("rollout_seed");
+  o.group_rm = args.get_bool("group_rm");
+
+  o.rollout_function_path = args.get_optional_string("rollout_function_path");
+  o.eval_function_path = args.get_optional_string("eval_function_path");
+  o.custom_generate_function_path = args.get_optional_string("custom_generate_function_path");
+  o.sample_hook_paths = args.get_string_list("rollout_sample_hook_path");
+  o.sample_filter_path = args.get_optional_string("rollout_sample_filter_path");
+  o.all_samples_process_path = args.get_optional_string("rollout_all_samples_process_path");
+  o.dynamic_sampling_filter_path = args.get_optional_string("dynamic_sampling_filter_path");
+  o.rollout_log_path = args.get_optional_string("custom_rollout_log_function_path");
+  o.eval_rollout_log_path = args.get_optional_string("custom_eval_rollout_log_function_path");
+  o.convert_samples_to_train_data_path =
+      args.get_optional_string("custom_convert_samples_to_train_data_path");
+  o.reward_post_process = RewardPostProcessOptions::from(args);
+
+  o.load_debug_rollout_data = args.get_optional_string("load_debug_rollout_data");
+  o.load_debug_rollout_data_subsample =
+      args.get_optional_double("load_debug_rollout_data_subsample");
+  o.save_debug_rollout_data = args.get_optional_string("save_debug_rollout_data");
+  return o;
+}
+
+}  // namespace vime::rollout

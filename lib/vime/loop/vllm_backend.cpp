@@ -58,6 +58,7 @@ class VllmBackend final : public RolloutBackend {
     };
     fleet_options.external_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(1000 * options.external_engine_timeout_s));
+    fleet_options.api_key = options.engine.api_key;  // external engines' /server_info needs it
     fleet_ = std::make_unique<launch::EngineFleet>(options.launch, std::move(fleet_options));
     fleet_->start();
     rollout_model_ = fleet_->plan().rollout_model;

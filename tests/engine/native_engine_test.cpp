@@ -327,7 +327,7 @@ TEST_CASE("parameters changed in place while paused change the outputs", "[engin
 
 TEST_CASE("NativeEngineOptions from flags", "[engine]") {
   const std::vector<std::string> none;
-  const auto defaults = NativeEngineOptions::from_args(vime::core::parse_args(none));
+  const auto defaults = NativeEngineOptions::from(vime::core::parse_args(none));
   CHECK(defaults.seed == 42);
   CHECK(defaults.max_context_len == 0);
   const std::vector<std::string> tokens{"--rollout-seed",
@@ -336,7 +336,7 @@ TEST_CASE("NativeEngineOptions from flags", "[engine]") {
                                         "32",
                                         "--rollout-max-context-len",
                                         "4096"};
-  const auto options = NativeEngineOptions::from_args(vime::core::parse_args(tokens));
+  const auto options = NativeEngineOptions::from(vime::core::parse_args(tokens));
   CHECK(options.seed == 7);
   CHECK(options.max_running_requests == 32);
   CHECK(options.max_context_len == 4096);

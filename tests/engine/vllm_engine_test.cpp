@@ -271,7 +271,7 @@ TEST_CASE("VllmEngine: abort_all closes the connections of a worker without /pau
   CHECK(engine.generate(request({5, 6})).output_ids == std::vector<int32_t>{6, 5});
 }
 
-TEST_CASE("VllmEngine: from_args reads the router policy, concurrency and timeout",
+TEST_CASE("VllmEngine: options from reads the router policy, concurrency and timeout",
           "[vllm_engine]") {
   vime::Args args;
   args.set("router_policy", "round_robin", vime::ArgSource::kCommandLine, "--vllm-router-policy");
@@ -279,7 +279,9 @@ TEST_CASE("VllmEngine: from_args reads the router policy, concurrency and timeou
   args.set("router_request_timeout_secs", 99, vime::ArgSource::kCommandLine);
   args.router_passthrough().push_back({"--router-api-key", {"router-key"}});
   args.vllm_passthrough().push_back({"--vllm-api-key", {"sk-engine"}});
-  const auto o = VllmEngineOptions::from_args(args, {"http://a:1"}, "http://r:2");
+  auto o = VllmEngineOptions::from(args);
+  o.worker_urls = {"http://a:1"};
+  o.router_url = "http://r:2";
   CHECK(o.policy == "round_robin");
   CHECK(o.concurrency_per_worker == 7);
   CHECK(o.request_timeout_s == 99);

@@ -110,7 +110,9 @@ class FakeRouter {
   Strings calls_;
 };
 
-vime::Args parse(Strings tokens) { return vime::core::parse_args(tokens); }
+vime::launch::LaunchOptions parse(Strings tokens) {
+  return vime::launch::LaunchOptions::from(vime::core::parse_args(tokens));
+}
 
 FleetOptions quick_options(const vime::test::TempDir& dir, Strings* progress = nullptr) {
   FleetOptions options;
@@ -148,17 +150,18 @@ TEST_CASE("router: POST /workers and DELETE /workers/<encoded url>", "[launch]")
 }
 
 TEST_CASE("router: flags for a launched vllm-router", "[launch]") {
-  auto args = parse({"--vllm-router-policy", "round_robin", "--router-request-timeout-secs", "60",
-                     "--router-balance-abs-threshold", "10", "--router-disable-retries"});
-  CHECK(vime::launch::router_flags(args, 5) ==
+  auto launch = parse({"--vllm-router-policy", "round_robin", "--router-request-timeout-secs", "60",
+                       "--router-balance-abs-threshold", "10", "--router-disable-retries"});
+  CHECK(vime::launch::router_flags(launch.router, 5) ==
         Strings{"--host", "127.0.0.1", "--port", "5", "--policy", "round_robin",
                 "--request-timeout-secs", "60", "--balance-abs-threshold", "10",
                 "--disable-retries"});
-  CHECK(vime::launch::router_flags(parse({}), 5) == Strings{"--host", "127.0.0.1", "--port", "5",
-                                                            "--policy", "consistent_hash",
-                                                            "--request-timeout-secs", "14400"});
+  CHECK(vime::launch::router_flags(parse({}).router, 5) ==
+        Strings{"--host", "127.0.0.1", "--port", "5", "--policy", "consistent_hash",
+                "--request-timeout-secs", "14400"});
   // The engines it starts with (the Rust vllm-router refuses to start without workers).
-  const Strings flags = vime::launch::router_flags(parse({}), 5, {"http://a:1", "http://b:2"});
+  const Strings flags =
+      vime::launch::router_flags(parse({}).router, 5, {"http://a:1", "http://b:2"});
   CHECK(Strings(flags.end() - 3, flags.end()) ==
         Strings{"--worker-urls", "http://a:1", "http://b:2"});
 }

@@ -10,7 +10,7 @@
 #include "vime/core/arg_parser.hpp"
 #include "vime/error.hpp"
 
-using vime::Args;
+using vime::launch::EnginePlanOptions;
 using vime::launch::EngineSpec;
 using vime::launch::plan_engines;
 using vime::launch::PlanEnvironment;
@@ -19,7 +19,9 @@ using Env = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
 
-Args parse(Strings tokens) { return vime::core::parse_args(tokens); }
+EnginePlanOptions parse(Strings tokens) {
+  return EnginePlanOptions::from(vime::core::parse_args(tokens));
+}
 
 PlanEnvironment bare_env() { return PlanEnvironment{}; }
 

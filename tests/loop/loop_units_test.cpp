@@ -30,10 +30,10 @@ TEST_CASE("periodic actions follow slime's should_run_periodic_action", "[loop]"
 }
 
 namespace {
-vime::Args ci_args(std::vector<std::string> extra = {}) {
+vime::loop::CiCheckOptions ci_args(std::vector<std::string> extra = {}) {
   std::vector<std::string> argv{"--ci-test"};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return vime::core::parse_args(argv);
+  return vime::loop::CiCheckOptions::from(vime::core::parse_args(argv));
 }
 }  // namespace
 
@@ -65,7 +65,7 @@ TEST_CASE("--ci-test asserts slime's invariants", "[loop]") {
   auto no_kl = ci_args({"--ci-disable-kl-checker"});
   CHECK_NOTHROW(vime::loop::check_step_invariants(no_kl, 0, 0, {{"train/ppo_kl", 1.0}}));
   // Without --ci-test nothing is checked.
-  auto plain = vime::core::parse_args({});
+  auto plain = vime::loop::CiCheckOptions::from(vime::core::parse_args({}));
   CHECK_NOTHROW(vime::loop::check_step_invariants(plain, 0, 0, {{"train/ppo_kl", 1.0}}));
 }
 

@@ -41,14 +41,6 @@ std::vector<int32_t> resolve_eos(const NativeEngineOptions& options, const Token
 
 }  // namespace
 
-NativeEngineOptions NativeEngineOptions::from_args(const Args& args) {
-  NativeEngineOptions options;
-  options.seed = static_cast<uint64_t>(args.get_optional_int("rollout_seed").value_or(42));
-  if (auto n = args.get_optional_int("vllm_server_concurrency")) options.max_running_requests = *n;
-  if (auto n = args.get_optional_int("rollout_max_context_len")) options.max_context_len = *n;
-  return options;
-}
-
 struct NativeEngine::Impl {
   Impl(Model& m, const Tokenizer* t, NativeEngineOptions o)
       : model(m),

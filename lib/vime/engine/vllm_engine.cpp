@@ -71,31 +71,6 @@ std::string error_text(const http::Response& res) {
 
 }  // namespace
 
-VllmEngineOptions VllmEngineOptions::from_args(const Args& args,
-                                               std::vector<std::string> worker_urls,
-                                               std::string router_url) {
-  VllmEngineOptions o;
-  o.worker_urls = std::move(worker_urls);
-  o.router_url = std::move(router_url);
-  if (args.is_set("router_policy")) o.policy = args.get_string("router_policy");
-  if (args.is_set("vllm_server_concurrency")) {
-    o.concurrency_per_worker = args.get_int("vllm_server_concurrency");
-  }
-  if (args.is_set("router_request_timeout_secs")) {
-    o.request_timeout_s = static_cast<double>(args.get_int("router_request_timeout_secs"));
-  }
-  // The key the engines were started with (vLLM's --api-key, or the one the router sends them).
-  for (const auto* flags : {&args.router_passthrough(), &args.vllm_passthrough()}) {
-    for (const auto& flag : *flags) {
-      if ((flag.name == "--vllm-api-key" || flag.name == "--router-api-key") &&
-          !flag.values.empty()) {
-        o.api_key = flag.values.front();
-      }
-    }
-  }
-  return o;
-}
-
 struct VllmEngine::Impl {
   explicit Impl(VllmEngineOptions o) : options(std::move(o)) {
     if (options.concurrency_per_worker < 1) {

@@ -19,20 +19,18 @@ std::string file_name(const std::string& name) {
   return out;
 }
 
-std::string set_string(const Args& args, std::string_view key) {
-  return args.has(key) && args.is_set(key) ? args.get_string(key) : "";
-}
-
 }  // namespace
 
-EngineFleet::EngineFleet(const Args& args, FleetOptions options)
-    : args_(args), options_(std::move(options)), plan_(plan_engines(args)) {
+EngineFleet::EngineFleet(LaunchOptions launch, FleetOptions options)
+    : launch_(std::move(launch)),
+      options_(std::move(options)),
+      plan_(plan_engines(launch_.engines)) {
   if (options_.log_dir.empty()) {
     own_log_dir_ = true;
     options_.log_dir =
         std::filesystem::temp_directory_path() / ("vime-engines-" + std::to_string(::getpid()));
   }
-  check_router_flags(args_);  // a bad router flag fails before any engine starts
+  check_router_flags(launch_.router);  // a bad router flag fails before any engine starts
   engines_.resize(plan_.engines.size());
   for (size_t i = 0; i < plan_.engines.size(); ++i) {
     engines_[i].model = plan_.engines[i].model;
@@ -112,8 +110,8 @@ void EngineFleet::deregister_engine(size_t i) {
 // their engines as --worker-urls.
 void EngineFleet::start_routers() {
   const std::string& rollout = plan_.rollout_model;
-  auto router =
-      make_router(args_, urls(rollout), options_.log_dir / "router.log", health_wait("router"));
+  auto router = make_router(launch_.router, urls(rollout), options_.log_dir / "router.log",
+                            health_wait("router"));
   if (!router) return;
   say("vllm-router " + std::string(router->launched() ? "started at " : "at ") + router->url() +
       (rollout.empty() ? "" : " for " + rollout));
@@ -131,8 +129,8 @@ void EngineFleet::start_routers() {
   for (const auto& model : models()) {
     if (model == rollout || !command) continue;
     routers_[model] = std::make_unique<Router>(
-        *command, args_, 0, urls(model), options_.log_dir / ("router-" + file_name(model) + ".log"),
-        health_wait("router"));
+        *command, launch_.router, 0, urls(model),
+        options_.log_dir / ("router-" + file_name(model) + ".log"), health_wait("router"));
     for (auto& e : engines_) e.registered = e.registered || e.model == model;
     say("vllm-router started at " + routers_[model]->url() + " for " + model);
   }
@@ -155,8 +153,8 @@ void EngineFleet::start() {
     if (plan_.engines.empty()) wait.timeout = options_.external_timeout;
     wait_healthy(targets, wait);
     EngineExpectations expected;
-    expected.weight_transport = set_string(args_, "update_weight_transport");
-    expected.api_key = set_string(args_, "vllm_api_key");
+    expected.weight_transport = to_string(launch_.engines.weight_transport);
+    expected.api_key = options_.api_key;
     for (size_t i = plan_.engines.size(); i < engines_.size(); ++i)
       check_external_engine(engines_[i].url, expected);
     start_routers();

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "vime/args.hpp"
 #include "vime/launch/child_process.hpp"
 #include "vime/launch/engine_plan.hpp"
+#include "vime/launch/launch_options.hpp"
 #include "vime/launch/router.hpp"
 
 namespace vime::launch {
@@ -34,12 +34,14 @@ struct FleetOptions {
   std::chrono::milliseconds stop_grace = std::chrono::seconds(30);
   // Progress lines ("waiting for 2 engines: 1/2 healthy, 12 s"); nullptr: stderr.
   std::function<void(const std::string&)> progress;
+  // The engines' API key (VllmEngineOptions::api_key): external engines are checked with it.
+  std::string api_key;
 };
 
 class EngineFleet {
  public:
   // Plans the engines (throws UsageError on a layout vime cannot start); starts nothing.
-  explicit EngineFleet(const Args& args, FleetOptions options = {});
+  explicit EngineFleet(LaunchOptions launch, FleetOptions options = {});
   ~EngineFleet();  // stop()
   EngineFleet(const EngineFleet&) = delete;
   EngineFleet& operator=(const EngineFleet&) = delete;
@@ -92,7 +94,7 @@ class EngineFleet {
   void start_routers();
   Router* router_of(const std::string& model) const;
 
-  Args args_;
+  LaunchOptions launch_;
   FleetOptions options_;
   EnginePlan plan_;
   std::vector<Engine> engines_;                             // launched engines, then external ones

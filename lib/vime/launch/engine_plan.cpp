@@ -12,14 +12,6 @@
 namespace vime::launch {
 namespace {
 
-bool on(const Args& a, std::string_view key) {
-  return a.has(key) && a.get(key).is_bool() && a.get_bool(key);
-}
-bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
-int64_t int_or(const Args& a, std::string_view key, int64_t fallback) {
-  return set(a, key) ? a.get_int(key) : fallback;
-}
-
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -96,47 +88,38 @@ PlanEnvironment PlanEnvironment::from_process() {
   return env;
 }
 
-bool engines_sleep_while_training(const Args& args) {
-  return on(args, "colocate") || on(args, "offload_rollout");
-}
-
-EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
+EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment& environment) {
   EnginePlan plan;
-  if (set(args, "rollout_external_engine_addrs")) {
-    if (set(args, "vllm_config")) {
+  if (options.external_engine_addrs) {
+    if (options.vllm_config) {
       throw UsageError(
           "--vllm-config and --rollout-external-engine-addrs exclude each other: vime either "
           "starts the engines of the file or uses running ones");
     }
-    for (const auto& addr : args.get_string_list("rollout_external_engine_addrs"))
+    for (const auto& addr : *options.external_engine_addrs)
       plan.external_urls.push_back(http::normalize_url(addr, "--rollout-external-engine-addrs"));
     return plan;
   }
-  if (set(args, "prefill_num_servers")) {
+  if (options.prefill_num_servers) {
     throw UsageError(
         "--prefill-num-servers (prefill/decode disaggregation) is not supported yet; leave it "
         "unset");
   }
-  const std::string hf = set(args, "hf_checkpoint") ? args.get_string("hf_checkpoint") : "";
-  const int64_t per_engine = int_or(args, "rollout_num_gpus_per_engine", 1);
+  const std::string& hf = options.hf_checkpoint;
+  const int64_t per_engine = options.gpus_per_engine;
   if (per_engine < 1) {
     throw UsageError("--rollout-num-gpus-per-engine must be at least 1, not " +
                      std::to_string(per_engine));
   }
-  const bool colocate = on(args, "colocate");
-  const int64_t actor_gpus =
-      int_or(args, "actor_num_nodes", 1) * int_or(args, "actor_num_gpus_per_node", 8);
+  const bool colocate = options.colocate;
+  const int64_t actor_gpus = options.actor_num_nodes * options.actor_num_gpus_per_node;
   const int64_t offset = colocate ? 0 : actor_gpus;
-  std::optional<int64_t> rollout_gpus;
-  if (set(args, "rollout_num_gpus")) {
-    rollout_gpus = args.get_int("rollout_num_gpus");
-  } else if (colocate) {
-    rollout_gpus = actor_gpus;
-  }
+  std::optional<int64_t> rollout_gpus = options.rollout_num_gpus;
+  if (!rollout_gpus && colocate) rollout_gpus = actor_gpus;
 
   std::vector<Group> groups;
-  if (set(args, "vllm_config")) {
-    const std::string file = args.get_string("vllm_config");
+  if (options.vllm_config) {
+    const std::string& file = *options.vllm_config;
     int total = 0;
     for (auto& model : load_vllm_config(file, hf, static_cast<int>(per_engine))) {
       for (auto& g : model.groups) {
@@ -162,8 +145,7 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
           "--hf-checkpoint is needed to start rollout engines (or give "
           "--rollout-external-engine-addrs host:port ... to use running ones)");
     }
-    const std::string served = set(args, "model_name") ? args.get_string("model_name") : "";
-    groups.push_back({served,
+    groups.push_back({options.model_name,
                       hf,
                       true,
                       false,
@@ -172,13 +154,12 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
                       {}});
   }
 
-  const std::string transport =
-      set(args, "update_weight_transport") ? args.get_string("update_weight_transport") : "nccl";
+  const std::string transport = to_string(options.weight_transport);
   // Colocated engines also reload from disk (the weight-transfer backend is the transport): vLLM's
   // colocated "ipc" backend takes pickled CUDA IPC handles, which a C++ trainer cannot make.
-  const bool sleep_mode = engines_sleep_while_training(args);
-  const bool deterministic = on(args, "vllm_enable_deterministic_inference");
-  const int64_t seed = int_or(args, "seed", 1234);
+  const bool sleep_mode = options.engines_sleep_while_training();
+  const bool deterministic = options.deterministic_inference;
+  const int64_t seed = options.seed;
   std::vector<std::string> visible;
   if (environment.cuda_visible_devices) visible = split_commas(*environment.cuda_visible_devices);
 
@@ -191,10 +172,10 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
     }
     for (int e = 0; e < group.num_gpus / group.gpus_per_engine; ++e, ++rank) {
       EngineSpec engine;
-      engine.name = group.model.empty() || !set(args, "vllm_config")
+      engine.name = group.model.empty() || !options.vllm_config
                         ? "engine " + std::to_string(rank)
                         : group.model + " engine " + std::to_string(rank);
-      engine.model = set(args, "vllm_config") ? group.model : "";
+      engine.model = options.vllm_config ? group.model : "";
       engine.update_weights = group.update_weights;
       engine.rank = rank;
       engine.tensor_parallel_size = group.gpus_per_engine;
@@ -225,10 +206,10 @@ EnginePlan plan_engines(const Args& args, const PlanEnvironment& environment) {
       flags.set("--trust-remote-code");
       flags.set("--weight-transfer-config", {R"({"backend":")" + transport + R"("})"});
       if (sleep_mode) flags.set("--enable-sleep-mode");
-      if (set(args, "rollout_max_context_len"))
-        flags.set("--max-model-len", {std::to_string(args.get_int("rollout_max_context_len"))});
+      if (options.max_context_len)
+        flags.set("--max-model-len", {std::to_string(*options.max_context_len)});
       if (!group.model.empty()) flags.set("--served-model-name", {group.model});
-      for (const auto& f : args.vllm_passthrough())
+      for (const auto& f : options.vllm_flags)
         flags.set("--" + f.name.substr(std::string_view("--vllm-").size()), f.values);
       for (const auto& [key, value] : group.overrides) {
         std::string flag;

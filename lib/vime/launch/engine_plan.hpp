@@ -1,7 +1,8 @@
-// The rollout engines to start, from Args, in slime's layout: --rollout-num-gpus split into
-// engines of --rollout-num-gpus-per-engine GPUs (the tensor-parallel size), placed after the
-// actor's GPUs (from GPU 0 under --colocate), or the groups of a --vllm-config file. Each engine is
-// `vllm serve <hf_ckpt> --host H --port P ...` (env VIME_VLLM_COMMAND replaces `vllm serve`, e.g.
+// The rollout engines to start, from the flags (EnginePlanOptions), in slime's layout:
+// --rollout-num-gpus split into engines of --rollout-num-gpus-per-engine GPUs (the tensor-parallel
+// size), placed after the actor's GPUs (from GPU 0 under --colocate), or the groups of a
+// --vllm-config file. Each engine is `vllm serve <hf_ckpt> --host H --port P ...` (env
+// VIME_VLLM_COMMAND replaces `vllm serve`, e.g.
 // "/path/vime serve") with vime's required vLLM settings and the user's --vllm-* flags.
 #pragma once
 
@@ -10,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "vime/args.hpp"
+#include "vime/launch/launch_options.hpp"
 
 namespace vime::launch {
 
@@ -46,12 +47,8 @@ struct PlanEnvironment {
   static PlanEnvironment from_process();
 };
 
-// Engines run with --enable-sleep-mode and sleep while the trainer runs: under --colocate (they
-// share its GPUs) or --offload-rollout.
-bool engines_sleep_while_training(const Args& args);
-
 // Throws UsageError naming the flag or --vllm-config key on a layout vime cannot start.
-EnginePlan plan_engines(const Args& args,
+EnginePlan plan_engines(const EnginePlanOptions& options,
                         const PlanEnvironment& environment = PlanEnvironment::from_process());
 
 }  // namespace vime::launch

@@ -6,14 +6,6 @@
 
 namespace vime::launch {
 
-HealthCheckOptions HealthCheckOptions::from_args(const Args& args) {
-  HealthCheckOptions o;
-  o.interval_s = args.get_double("rollout_health_check_interval");
-  o.timeout_s = args.get_double("rollout_health_check_timeout");
-  o.first_wait_s = args.get_double("rollout_health_check_first_wait");
-  return o;
-}
-
 HealthMonitor::HealthMonitor(
     HealthCheckOptions options, std::function<std::vector<std::string>()> urls,
     std::function<void(const std::string& url, const std::string& why)> on_failed)

@@ -10,18 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "vime/args.hpp"
+#include "vime/launch/health_check_options.hpp"
 
 namespace vime::launch {
-
-struct HealthCheckOptions {
-  double interval_s = 30;
-  double timeout_s = 30;
-  double first_wait_s = 0;
-  std::string api_key;
-
-  static HealthCheckOptions from_args(const Args& args);
-};
 
 class HealthMonitor {
  public:

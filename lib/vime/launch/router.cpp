@@ -9,15 +9,13 @@
 namespace vime::launch {
 namespace {
 
-bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
-
 constexpr double kControlTimeoutS = 120;  // the router checks the worker's /health before adding
 
 }  // namespace
 
 Router::Router(std::string url) : url_(http::normalize_url(url, "vllm-router address")) {}
 
-Router::Router(const std::vector<std::string>& command, const Args& args, int port,
+Router::Router(const std::vector<std::string>& command, const RouterOptions& options, int port,
                const std::vector<std::string>& workers, const std::filesystem::path& log_path,
                const HealthWait& wait) {
   const std::string host = "127.0.0.1";
@@ -26,7 +24,7 @@ Router::Router(const std::vector<std::string>& command, const Args& args, int po
   ChildSpec spec;
   spec.name = "vllm-router";
   spec.argv = command;
-  const auto flags = router_flags(args, port, workers);
+  const auto flags = router_flags(options, port, workers);
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
   spec.log_path = log_path;
   process_ = std::make_unique<ChildProcess>(spec);
@@ -88,17 +86,15 @@ std::optional<std::vector<std::string>> router_command() {
   return std::nullopt;
 }
 
-std::vector<std::string> router_flags(const Args& args, int port,
+std::vector<std::string> router_flags(const RouterOptions& options, int port,
                                       const std::vector<std::string>& workers) {
   std::vector<std::string> flags = {"--host", "127.0.0.1", "--port", std::to_string(port)};
-  if (set(args, "router_policy")) {
-    flags.insert(flags.end(), {"--policy", args.get_string("router_policy")});
+  if (options.policy) flags.insert(flags.end(), {"--policy", *options.policy});
+  if (options.request_timeout_secs) {
+    flags.insert(flags.end(),
+                 {"--request-timeout-secs", std::to_string(*options.request_timeout_secs)});
   }
-  if (set(args, "router_request_timeout_secs")) {
-    flags.insert(flags.end(), {"--request-timeout-secs",
-                               std::to_string(args.get_int("router_request_timeout_secs"))});
-  }
-  for (const auto& f : args.router_passthrough()) {
+  for (const auto& f : options.router_flags) {
     flags.push_back("--" + f.name.substr(std::string_view("--router-").size()));
     flags.insert(flags.end(), f.values.begin(), f.values.end());
   }
@@ -109,24 +105,23 @@ std::vector<std::string> router_flags(const Args& args, int port,
   return flags;
 }
 
-void check_router_flags(const Args& args) {
-  if (set(args, "vllm_router_ip") && !set(args, "vllm_router_port")) {
+void check_router_flags(const RouterOptions& options) {
+  if (options.ip && !options.port) {
     throw UsageError("--vllm-router-ip needs --vllm-router-port (the running router's port)");
   }
 }
 
-std::unique_ptr<Router> make_router(const Args& args, const std::vector<std::string>& workers,
+std::unique_ptr<Router> make_router(const RouterOptions& options,
+                                    const std::vector<std::string>& workers,
                                     const std::filesystem::path& log_path, const HealthWait& wait) {
-  check_router_flags(args);
-  const bool has_ip = set(args, "vllm_router_ip"), has_port = set(args, "vllm_router_port");
-  if (has_ip) {
-    return std::make_unique<Router>(http::http_url(
-        args.get_string("vllm_router_ip"), static_cast<int>(args.get_int("vllm_router_port"))));
+  check_router_flags(options);
+  if (options.ip) {
+    return std::make_unique<Router>(http::http_url(*options.ip, static_cast<int>(*options.port)));
   }
   const auto command = router_command();
   if (!command) return nullptr;
-  const int port = has_port ? static_cast<int>(args.get_int("vllm_router_port")) : 0;
-  return std::make_unique<Router>(*command, args, port, workers, log_path, wait);
+  const int port = options.port ? static_cast<int>(*options.port) : 0;
+  return std::make_unique<Router>(*command, options, port, workers, log_path, wait);
 }
 
 }  // namespace vime::launch

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "vime/args.hpp"
 #include "vime/launch/child_process.hpp"
 #include "vime/launch/health.hpp"
+#include "vime/launch/launch_options.hpp"
 
 namespace vime::launch {
 
@@ -22,7 +22,7 @@ class Router {
   explicit Router(std::string url);
   // Starts `command` + --host 127.0.0.1 --port <port, 0: a free one> --policy ... --worker-urls
   // <workers> and waits for its /health.
-  Router(const std::vector<std::string>& command, const Args& args, int port,
+  Router(const std::vector<std::string>& command, const RouterOptions& options, int port,
          const std::vector<std::string>& workers, const std::filesystem::path& log_path,
          const HealthWait& wait);
   ~Router();
@@ -50,16 +50,17 @@ std::optional<std::vector<std::string>> router_command();
 
 // The argv after the command: --host, --port, --policy, --request-timeout-secs, --router-* flags,
 // then --worker-urls when `workers` is not empty.
-std::vector<std::string> router_flags(const Args& args, int port,
+std::vector<std::string> router_flags(const RouterOptions& options, int port,
                                       const std::vector<std::string>& workers = {});
 
 // Throws UsageError for router flags that cannot work (--vllm-router-ip without a port).
-void check_router_flags(const Args& args);
+void check_router_flags(const RouterOptions& options);
 
-// From Args: the external router (--vllm-router-ip and --vllm-router-port; the caller registers
-// the engines), a launched one (on --vllm-router-port when only that is given) that starts with
-// `workers`, or nullptr when none is installed and none is given (the caller balances).
-std::unique_ptr<Router> make_router(const Args& args, const std::vector<std::string>& workers,
+// From the flags: the external router (--vllm-router-ip and --vllm-router-port; the caller
+// registers the engines), a launched one (on --vllm-router-port when only that is given) that
+// starts with `workers`, or nullptr when none is installed and none is given (the caller balances).
+std::unique_ptr<Router> make_router(const RouterOptions& options,
+                                    const std::vector<std::string>& workers,
                                     const std::filesystem::path& log_path, const HealthWait& wait);
 
 }  // namespace vime::launch

@@ -25,8 +25,9 @@ std::string number(double v) {
 
 }  // namespace
 
-void check_rollout_invariants(const Args& args, int64_t rollout_id, const Metrics& metrics) {
-  if (!args.get_bool("ci_test") || rollout_id != 0) return;
+void check_rollout_invariants(const CiCheckOptions& ci, int64_t rollout_id,
+                              const Metrics& metrics) {
+  if (!ci.enabled || rollout_id != 0) return;
   auto actor = metrics.find("rollout/log_probs");
   auto ref = metrics.find("rollout/ref_log_probs");
   if (actor == metrics.end() || ref == metrics.end()) return;
@@ -38,14 +39,14 @@ void check_rollout_invariants(const Args& args, int64_t rollout_id, const Metric
   }
 }
 
-void check_step_invariants(const Args& args, int64_t rollout_id, int64_t step_id,
+void check_step_invariants(const CiCheckOptions& ci, int64_t rollout_id, int64_t step_id,
                            const Metrics& metrics) {
-  if (!args.get_bool("ci_test")) return;
+  if (!ci.enabled) return;
   auto value = [&](const char* key) -> const double* {
     auto it = metrics.find(key);
     return it == metrics.end() ? nullptr : &it->second;
   };
-  if (step_id == 0 && !args.get_bool("ci_disable_kl_checker")) {
+  if (step_id == 0 && ci.check_kl) {
     if (const double* kl = value("train/ppo_kl"); kl != nullptr && !(std::abs(*kl) < kExact)) {
       throw Error(where(rollout_id, step_id) + ": train/ppo_kl is " + number(*kl) +
                   " (must be < 1e-8 on the first step of a rollout)");
@@ -56,7 +57,7 @@ void check_step_invariants(const Args& args, int64_t rollout_id, int64_t step_id
                   " (must be < 1e-8 while the actor equals the reference)");
     }
   }
-  const double threshold = args.get_double("ci_train_rollout_logprob_abs_diff_threshold");
+  const double threshold = ci.train_rollout_logprob_abs_diff_threshold;
   if (const double* diff = value("train/train_rollout_logprob_abs_diff");
       diff != nullptr && !(*diff <= threshold)) {
     throw Error(where(rollout_id, step_id) + ": train/train_rollout_logprob_abs_diff is " +

@@ -11,15 +11,16 @@
 
 #include <cstdint>
 
-#include "vime/args.hpp"
+#include "vime/loop/train_loop_options.hpp"
 #include "vime/rollout_types.hpp"
 
 namespace vime::loop {
 
 // Throws vime::Error naming the invariant, the rollout/step and the values. No-op without
 // --ci-test.
-void check_rollout_invariants(const Args& args, int64_t rollout_id, const Metrics& rollout_metrics);
-void check_step_invariants(const Args& args, int64_t rollout_id, int64_t step_id,
+void check_rollout_invariants(const CiCheckOptions& ci, int64_t rollout_id,
+                              const Metrics& rollout_metrics);
+void check_step_invariants(const CiCheckOptions& ci, int64_t rollout_id, int64_t step_id,
                            const Metrics& step_metrics);
 
 }  // namespace vime::loop

@@ -10,6 +10,7 @@
 #include "vime/engine/generation_config.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
+#include "vime/loop/eval_run_options.hpp"
 #include "vime/loop/run_models.hpp"
 #include "vime/metrics/metrics_logger.hpp"
 #include "vime/rollout/rollout_manager.hpp"
@@ -57,12 +58,13 @@ std::string eval_results_jsonl(const Args& args, const RolloutFnEvalOutput& outp
 
 int run_evaluation(const Args& given_args, std::ostream& console) {
   const Args args = with_run_defaults(given_args);
+  const auto options = EvalRunOptions::from(args);
+  const auto models = RunModelsOptions::from(args);
   const auto device = run_device();
-  const auto dtype = run_dtype(args);
-  at::manual_seed(static_cast<uint64_t>(args.get_int("seed")));
-  auto tokenizer = load_run_tokenizer(args);
-  const auto source = actor_source(args);
-  auto model = ckpt::load_model(source, dtype, device);
+  at::manual_seed(static_cast<uint64_t>(options.seed));
+  auto tokenizer = load_run_tokenizer(models);
+  const auto source = actor_source(models);
+  auto model = ckpt::load_model(source, models.dtype, device);
   model->set_requires_grad(false);
   console << "vime eval: " << source.dir.string() << " on " << (device.is_cuda() ? "CUDA" : "CPU")
           << "\n";
@@ -72,9 +74,9 @@ int run_evaluation(const Args& given_args, std::ostream& console) {
   auto result = manager.eval(0);
   auto logger = metrics::make_metrics_logger(args, &console);
   if (!result.metrics.empty()) logger->log("eval/step", 0, result.metrics);
-  if (args.is_set("eval_output")) {
-    write_text_file_atomic(args.get_string("eval_output"), eval_results_jsonl(args, result.output));
-    console << "vime eval: per-sample results in " << args.get_string("eval_output") << "\n";
+  if (options.output) {
+    write_text_file_atomic(*options.output, eval_results_jsonl(args, result.output));
+    console << "vime eval: per-sample results in " << *options.output << "\n";
   }
   return 0;
 }

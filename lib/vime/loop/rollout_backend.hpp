@@ -34,13 +34,8 @@ class RolloutBackend {
   virtual Json model_urls() const { return nullptr; }
 };
 
-// "native" or "vllm": --rollout-backend, else vllm when external engines, a router, --vllm-config
-// or
-// --vllm-* engine flags are given.
-std::string rollout_backend_name(const Args& args);
-
-// Starts the backend (vLLM: launches or connects to the engines and brings them to `model`'s
-// weights as `version`). `model` and `tokenizer` must outlive it.
+// Starts the backend that RolloutBackendOptions names (vLLM: launches or connects to the engines
+// and brings them to `model`'s weights as `version`). `model` and `tokenizer` must outlive it.
 std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& model,
                                                      const Tokenizer* tokenizer, int64_t version,
                                                      std::ostream& console);

@@ -17,6 +17,7 @@
 #include "vime/loop/rollout_backend.hpp"
 #include "vime/loop/run_models.hpp"
 #include "vime/loop/train_batch.hpp"
+#include "vime/loop/train_loop_options.hpp"
 #include "vime/metrics/metric_steps.hpp"
 #include "vime/metrics/metrics_logger.hpp"
 #include "vime/metrics/phase_timer.hpp"
@@ -34,44 +35,47 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// slime's num_rollout: --num-rollout, else epochs x (prompts // rollout_batch_size).
-int64_t resolve_num_rollout(const Args& args, int64_t prompts_per_epoch) {
-  if (args.is_set("num_rollout")) return args.get_int("num_rollout");
-  if (!args.is_set("num_epoch")) {
-    throw UsageError("give --num-rollout or --num-epoch: how long to train");
-  }
-  return prompts_per_epoch / args.get_int("rollout_batch_size") * args.get_int("num_epoch");
+int64_t rollout_batch_size(const TrainLoopOptions& options) {
+  if (!options.rollout_batch_size) throw UsageError("--rollout-batch-size is required");
+  return *options.rollout_batch_size;
 }
 
-std::optional<int64_t> optional_interval(const Args& args, const char* key) {
-  return args.is_set(key) ? std::optional<int64_t>(args.get_int(key)) : std::nullopt;
+// slime's num_rollout: --num-rollout, else epochs x (prompts // rollout_batch_size).
+int64_t resolve_num_rollout(const TrainLoopOptions& options, int64_t prompts_per_epoch) {
+  if (options.num_rollout) return *options.num_rollout;
+  if (!options.num_epoch) {
+    throw UsageError("give --num-rollout or --num-epoch: how long to train");
+  }
+  return prompts_per_epoch / rollout_batch_size(options) * *options.num_epoch;
 }
 
 }  // namespace
 
 int run_training(const Args& given_args, std::ostream& console) {
   const Args args = with_run_defaults(given_args);
-  if (args.get_int("num_critic_only_steps") > 0) {
+  const auto options = TrainLoopOptions::from(args);
+  const auto models = RunModelsOptions::from(args);
+  if (options.num_critic_only_steps > 0) {
     throw UsageError(
         "--num-critic-only-steps is not supported yet: the critic trains with the actor");
   }
-  const bool rollout_only = args.get_bool("debug_rollout_only");
-  const bool is_ppo = args.get_string("advantage_estimator") == "ppo";
+  const bool rollout_only = options.rollout_only;
+  const bool is_ppo = options.train_critic;
   const auto device = run_device();
-  const auto dtype = run_dtype(args);
-  at::manual_seed(static_cast<uint64_t>(args.get_int("seed")));
+  const auto dtype = models.dtype;
+  at::manual_seed(static_cast<uint64_t>(options.seed));
 
   auto logger = metrics::make_metrics_logger(args, &console);
-  auto tokenizer = load_run_tokenizer(args);
+  auto tokenizer = load_run_tokenizer(models);
 
   // --- Models: actor (+ optimizer) from --load / --ref-load / --hf-checkpoint, reference, critic.
-  const auto source = actor_source(args);
+  const auto source = actor_source(models);
   auto actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), dtype, device,
-                                             static_cast<uint64_t>(args.get_int("seed")));
+                                             static_cast<uint64_t>(options.seed));
   actor_model->set_recompute(RecomputeOptions::from_args(args));
   std::unique_ptr<Model> ref_model;
-  if (needs_reference_model(args) && !rollout_only) {
-    if (auto ref = reference_source(args)) {
+  if (options.needs_reference_model && !rollout_only) {
+    if (auto ref = reference_source(models)) {
       ref_model = ckpt::load_model(*ref, dtype, device);
       ref_model->set_requires_grad(false);
     }
@@ -98,16 +102,15 @@ int run_training(const Args& given_args, std::ostream& console) {
   // --- Data, engine, rollout manager.
   auto data_source = data::make_data_source(args, data::chat_template_renderer(*tokenizer),
                                             data::token_counter(*tokenizer));
-  const int64_t start_rollout_id = args.is_set("start_rollout_id")
-                                       ? args.get_int("start_rollout_id")
-                                       : (resume.is_resumed ? resume.state.iteration + 1 : 0);
+  const int64_t start_rollout_id =
+      options.start_rollout_id.value_or(resume.is_resumed ? resume.state.iteration + 1 : 0);
   if (start_rollout_id > 0) data_source->load(start_rollout_id - 1);
   const int64_t prompts = data_source->size();
-  const int64_t num_rollout = resolve_num_rollout(args, prompts);
+  const int64_t num_rollout = resolve_num_rollout(options, prompts);
   const std::optional<int64_t> per_epoch =
-      args.is_set("num_rollout") || prompts <= 0
+      options.num_rollout || prompts <= 0
           ? std::nullopt
-          : std::optional<int64_t>(prompts / args.get_int("rollout_batch_size"));
+          : std::optional<int64_t>(prompts / rollout_batch_size(options));
 
   auto backend =
       make_rollout_backend(args, *actor_model, tokenizer.get(), start_rollout_id, console);
@@ -124,9 +127,8 @@ int run_training(const Args& given_args, std::ostream& console) {
       logger->log("eval/step", metrics::compute_rollout_step(args, rollout_id), result.metrics);
     }
   };
-  const auto eval_interval = optional_interval(args, "eval_interval");
-  if (eval_interval.has_value() && start_rollout_id == 0 &&
-      !args.get_bool("skip_eval_before_train")) {
+  const auto eval_interval = options.eval_interval;
+  if (eval_interval.has_value() && start_rollout_id == 0 && options.eval_before_train) {
     run_eval(0);
   }
 
@@ -175,7 +177,7 @@ int run_training(const Args& given_args, std::ostream& console) {
     }
     const auto& steps = actor.step_metrics();
     for (size_t step_id = 0; step_id < steps.size(); ++step_id) {
-      check_step_invariants(args, rollout_id, static_cast<int64_t>(step_id), steps[step_id]);
+      check_step_invariants(options.ci, rollout_id, static_cast<int64_t>(step_id), steps[step_id]);
       auto m = steps[step_id];
       m["train/global_batch_size"] =
           static_cast<double>(converted.batch.size()) / static_cast<double>(steps.size());
@@ -197,24 +199,22 @@ int run_training(const Args& given_args, std::ostream& console) {
     }
     Metrics per_rollout = train_data_metrics(rollout.data);
     for (const auto& [k, v] : actor.rollout_data_metrics()) per_rollout[k] = v;
-    check_rollout_invariants(args, rollout_id, per_rollout);
+    check_rollout_invariants(options.ci, rollout_id, per_rollout);
 
     // 4. Save.
-    if (args.is_set("save") &&
-        should_run_periodic_action(rollout_id, optional_interval(args, "save_interval"), per_epoch,
-                                   num_rollout)) {
+    if (options.save &&
+        should_run_periodic_action(rollout_id, options.save_interval, per_epoch, num_rollout)) {
       auto scope = timer.scope("save_model");
       data_source->save(rollout_id);
       ckpt::TrainState state;
       state.iteration = rollout_id;
       state.optimizer_steps = actor.optimizer().num_steps();
       state.lr_scheduler_steps = actor.lr_scheduler().num_steps();
-      ckpt::SaveOptions options;
-      options.save_optimizer = !args.get_bool("no_save_optim");
-      options.save_rng = !args.get_bool("no_save_rng");
-      ckpt::save_checkpoint(args.get_string("save"), *actor_model, &actor.optimizer(), state,
-                            options);
-      console << "vime train: saved " << args.get_string("save") << "/"
+      ckpt::SaveOptions save;
+      save.save_optimizer = options.save_optimizer;
+      save.save_rng = options.save_rng;
+      ckpt::save_checkpoint(*options.save, *actor_model, &actor.optimizer(), state, save);
+      console << "vime train: saved " << *options.save << "/"
               << ckpt::iteration_dir_name(rollout_id) << "\n";
     }
 

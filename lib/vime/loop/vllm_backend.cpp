@@ -13,8 +13,8 @@
 #include "vime/hooks.hpp"
 #include "vime/http/fetch.hpp"
 #include "vime/launch/engine_fleet.hpp"
-#include "vime/launch/engine_plan.hpp"
 #include "vime/launch/health_monitor.hpp"
+#include "vime/loop/vllm_backend_options.hpp"
 #include "vime/model/model.hpp"
 #include "vime/plugin/hook_flags.hpp"
 #include "vime/weight_sync/disk_weight_sender.hpp"
@@ -35,18 +35,19 @@ void post_all(const std::vector<std::string>& urls, const std::string& path, dou
 
 class VllmBackend final : public RolloutBackend {
  public:
-  VllmBackend(const Args& args, Model& model, int64_t version, std::ostream& console)
+  VllmBackend(const Args& args, VllmBackendOptions options, Model& model, int64_t version,
+              std::ostream& console)
       : console_(console),
-        transport_(args.get_string("update_weight_transport")),
-        sleep_(launch::engines_sleep_while_training(args)),
-        timeout_s_(args.get_double("vllm_weight_transfer_timeout_sec")) {
-    if (args.get_bool("colocate") && transport_ != "disk") {
+        transport_(options.launch.engines.weight_transport),
+        sleep_(options.launch.engines.engines_sleep_while_training()),
+        timeout_s_(options.weight_transfer_timeout_s) {
+    if (options.launch.engines.colocate && transport_ != launch::WeightTransport::kDisk) {
       throw UsageError(
           "--colocate with the vLLM backend: vime sends colocated engines their weights from disk "
           "(vLLM's colocated IPC path passes pickled Python objects); add "
           "--update-weight-transport disk --update-weight-disk-dir DIR");
     }
-    if (transport_ == "nccl" && !model.device().is_cuda()) {
+    if (transport_ == launch::WeightTransport::kNccl && !model.device().is_cuda()) {
       throw UsageError(
           "--update-weight-transport nccl needs the trainer on a CUDA device (this run trains on "
           "the CPU); use --update-weight-transport disk --update-weight-disk-dir DIR");
@@ -55,19 +56,26 @@ class VllmBackend final : public RolloutBackend {
     fleet_options.progress = [this](const std::string& line) {
       console_ << "vime train: " << line << std::endl;
     };
-    fleet_options.external_timeout = std::chrono::milliseconds(
-        static_cast<int64_t>(1000 * args.get_double("rollout_health_check_timeout")));
-    fleet_ = std::make_unique<launch::EngineFleet>(args, std::move(fleet_options));
+    fleet_options.external_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(1000 * options.external_engine_timeout_s));
+    fleet_options.api_key = options.engine.api_key;  // external engines' /server_info needs it
+    fleet_ = std::make_unique<launch::EngineFleet>(options.launch, std::move(fleet_options));
     fleet_->start();
     rollout_model_ = fleet_->plan().rollout_model;
-    auto engine_options = engine::VllmEngineOptions::from_args(args, fleet_->urls(rollout_model_),
-                                                               fleet_->router_url());
+    auto engine_options = options.engine;
+    engine_options.worker_urls = fleet_->urls(rollout_model_);
+    engine_options.router_url = fleet_->router_url();
     api_key_ = engine_options.api_key;
     engine_ = std::make_unique<engine::VllmEngine>(std::move(engine_options));
-    if (transport_ == "disk") {
+    if (transport_ == launch::WeightTransport::kDisk) {
+      if (!options.disk_dir) {
+        throw UsageError(
+            "--update-weight-transport disk needs --update-weight-disk-dir DIR (a directory the "
+            "engines can read)");
+      }
       weight_sync::DiskSyncOptions o;
-      o.dir = args.get_string("update_weight_disk_dir");
-      o.keep_files = args.get_bool("update_weight_disk_keep_files");
+      o.dir = *options.disk_dir;
+      o.keep_files = options.keep_disk_files;
       o.timeout_s = timeout_s_;
       o.api_key = api_key_;
       if (auto hook = plugin::load_hook_if_set<PluginKind::kUpdateWeightPostWrite>(
@@ -79,9 +87,8 @@ class VllmBackend final : public RolloutBackend {
       disk_ = std::make_unique<weight_sync::DiskWeightSender>(std::move(o));
     } else {
       nccl_options_.device = model.device();
-      nccl_options_.packed =
-          !args.is_set("vllm_weight_sync_packed") || args.get_bool("vllm_weight_sync_packed");
-      nccl_options_.packed_buffer_size_bytes = args.get_int("update_weight_buffer_size");
+      nccl_options_.packed = options.packed;
+      nccl_options_.packed_buffer_size_bytes = options.packed_buffer_size_bytes;
       nccl_options_.timeout_s = timeout_s_;
       nccl_options_.api_key = api_key_;
       nccl_ = std::make_unique<weight_sync::NcclWeightSender>();
@@ -94,8 +101,8 @@ class VllmBackend final : public RolloutBackend {
     // slime updates the engines before the first rollout: they start from --hf-checkpoint, the
     // trainer may have loaded other weights (--load, --ref-load).
     update_weights(model, version);
-    if (args.get_bool("use_fault_tolerance")) {
-      auto health = launch::HealthCheckOptions::from_args(args);
+    if (options.use_fault_tolerance) {
+      auto health = options.health;
       health.api_key = api_key_;
       monitor_ = std::make_unique<launch::HealthMonitor>(
           std::move(health),
@@ -164,7 +171,8 @@ class VllmBackend final : public RolloutBackend {
   }
 
   std::string describe() const override {
-    std::string text = "vLLM engines (" + transport_ + " weight sync):";
+    std::string text =
+        "vLLM engines (" + std::string(launch::to_string(transport_)) + " weight sync):";
     for (const auto& url : engine_->workers()) text += " " + url;
     if (!fleet_->router_url().empty()) text += " via router " + fleet_->router_url();
     const auto models = fleet_->models();
@@ -242,7 +250,7 @@ class VllmBackend final : public RolloutBackend {
   }
 
   std::ostream& console_;
-  std::string transport_;
+  launch::WeightTransport transport_;
   bool sleep_;
   double timeout_s_;
   std::string api_key_;       // --vllm-api-key: every call to the engines carries it
@@ -264,7 +272,8 @@ class VllmBackend final : public RolloutBackend {
 
 std::unique_ptr<RolloutBackend> make_vllm_backend(const Args& args, Model& model, int64_t version,
                                                   std::ostream& console) {
-  return std::make_unique<VllmBackend>(args, model, version, console);
+  return std::make_unique<VllmBackend>(args, VllmBackendOptions::from(args), model, version,
+                                       console);
 }
 
 }  // namespace vime::loop

@@ -110,6 +110,9 @@ TEST_CASE("slime's validation rules give clear messages", "[validation]") {
   CHECK_THAT(error_of({"--debug-rollout-only", "--debug-train-only"}),
              Catch::Contains("cannot be used together"));
   CHECK_THAT(error_of({"--use-opd"}), Catch::Contains("--use-opd needs --opd-type"));
+  CHECK_THAT(error_of({"--num-epoch", "2", "--disable-rollout-global-dataset"}),
+             Catch::Contains("--num-epoch needs the global dataset"));
+  CHECK(error_of({"--num-epoch", "2"}) == "no error");
   CHECK_THAT(error_of({"--global-batch-size", "5"}), Catch::Contains("must divide"));
   CHECK_THAT(error_of({"--update-weight-transport", "disk"}),
              Catch::Contains("needs --update-weight-disk-dir"));

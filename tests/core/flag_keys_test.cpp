@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vime/core/flag_registry.hpp"
+#include "vime/core/flags/command_flags.hpp"
 
 namespace {
 
@@ -29,16 +30,7 @@ const std::map<std::string, std::string>& non_flag_keys() {
        "slime's eval dataset field; only a --custom-config-path file sets it"},
       {"use_critic", "derived by validate_args (--advantage-estimator ppo), as slime does"},
       {"vllm_model_urls", "derived by vime train for plugins (slime's args.vllm_model_urls)"},
-      // Found by this test, read behind has() so they never take effect; owners to decide:
-      {"tokenizer_path", "FIXME(loop): no --tokenizer-path flag is registered (run_models.cpp)"},
-      {"disable_grpo_std_normalization",
-       "FIXME(core): dead fallback in arg_validation.cpp; the dest is grpo_std_normalization"},
-      {"disable_rollout_global_dataset",
-       "FIXME(core): arg_validation.cpp's --num-epoch check never fires; the dest is "
-       "rollout_global_dataset (true unless --disable-rollout-global-dataset)"},
-      {"vllm_api_key",
-       "FIXME(launch): --vllm-api-key is a vLLM pass-through, never an Args key "
-       "(engine_fleet.cpp)"},
+      {"tokenizer_path", "the tokenizer's directory, from a --custom-config-path file only"},
   };
   return keys;
 }
@@ -91,8 +83,11 @@ std::vector<KeyUse> key_uses(const fs::path& root, const fs::path& file) {
 
 TEST_CASE("every flag key read by name in lib/ and apps/ is a registered flag", "[flag_keys]") {
   std::set<std::string> dests;
-  for (const auto& group : vime::core::FlagRegistry::instance().groups())
-    for (const auto& spec : group.flags) dests.insert(vime::core::dest_of(spec));
+  std::vector<const vime::core::FlagRegistry*> registries = {&vime::core::FlagRegistry::instance()};
+  for (const auto* r : vime::core::flags::command_registries()) registries.push_back(r);
+  for (const auto* registry : registries)
+    for (const auto& group : registry->groups())
+      for (const auto& spec : group.flags) dests.insert(vime::core::dest_of(spec));
   for (const auto& [key, why] : non_flag_keys()) {
     INFO(key << " is listed as no flag (" << why << ")");
     CHECK(dests.count(key) == 0);  // a listed key that became a flag: drop it from the list

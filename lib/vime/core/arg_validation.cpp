@@ -163,10 +163,7 @@ std::vector<std::string> validate_args(Args& a, const ValidationOptions& options
         "--global-batch-size " + std::to_string(gbs) +
             " must divide rollout-batch-size x n-samples-per-prompt = " + std::to_string(rbs * n));
     if (n == 1) {
-      if (a.has("grpo_std_normalization"))
-        derive(a, "grpo_std_normalization", false);
-      else if (a.has("disable_grpo_std_normalization"))
-        derive(a, "disable_grpo_std_normalization", true);
+      derive(a, "grpo_std_normalization", false);
     }
   }
 
@@ -206,7 +203,7 @@ std::vector<std::string> validate_args(Args& a, const ValidationOptions& options
           "--balance-by-flops needs --use-dynamic-batch-size");
   require(!(on(a, "debug_rollout_only") && on(a, "debug_train_only")),
           "--debug-rollout-only and --debug-train-only cannot be used together");
-  require(!set(a, "num_epoch") || !on(a, "disable_rollout_global_dataset"),
+  require(!set(a, "num_epoch") || on(a, "rollout_global_dataset"),
           "--num-epoch needs the global dataset (drop --disable-rollout-global-dataset)");
   require(!(set(a, "only_train_params_name_list") && set(a, "freeze_params_name_list")),
           "--only-train-params-name-list and --freeze-params-name-list cannot be used together");

@@ -49,6 +49,122 @@ int64_t resolve_num_rollout(const TrainLoopOptions& options, int64_t prompts_per
   return prompts_per_epoch / rollout_batch_size(options) * *options.num_epoch;
 }
 
+// The trainer's side of a run: actor (with optimizer and LR schedule), reference model, PPO's
+// critic, and the phase timer they report to.
+struct Trainer {
+  std::unique_ptr<Model> actor_model, ref_model, critic_trunk;
+  train::SingleRank reducer;
+  metrics::PhaseTimer timer;
+  std::unique_ptr<train::Actor> actor;
+  std::unique_ptr<train::Critic> critic;
+  ckpt::ResumeResult resume;
+};
+
+// Actor from --load / --ref-load / --hf-checkpoint (resumed with its optimizer), the reference
+// model, the critic; then the init hook (slime's custom_megatron_init_path).
+std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& options,
+                                      const RunModelsOptions& models, std::ostream& console) {
+  auto t = std::make_unique<Trainer>();
+  const auto device = run_device();
+  const auto source = actor_source(models);
+  t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
+                                           device, static_cast<uint64_t>(options.seed));
+  t->actor_model->set_recompute(RecomputeOptions::from_args(args));
+  if (options.needs_reference_model && !options.rollout_only) {
+    if (auto ref = reference_source(models)) {
+      t->ref_model = ckpt::load_model(*ref, models.dtype, device);
+      t->ref_model->set_requires_grad(false);
+    }
+  }
+  t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), t->reducer);
+  t->actor->set_timer(&t->timer);
+  t->resume = ckpt::load_for_training(args, *t->actor_model, t->actor->optimizer(),
+                                      t->actor->lr_scheduler());
+  if (t->resume.is_loaded)
+    console << "vime train: weights from " << t->resume.from.string() << "\n";
+  if (options.train_critic && !options.rollout_only) {
+    t->critic_trunk = ckpt::load_model(source, models.dtype, device);
+    t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, t->reducer);
+  }
+  if (auto init =
+          plugin::load_hook_if_set<PluginKind::kInitHook>(args, "custom_megatron_init_path")) {
+    init(args);
+  }
+  return t;
+}
+
+// Trains on one rollout: critic values first (PPO), then the actor, then the critic on the
+// actor's returns. Returns the critic's metrics.
+train::Metrics train_on(Trainer& t, int64_t rollout_id, train::TrainBatch& batch) {
+  auto scope = t.timer.scope("train");
+  std::vector<at::Tensor> old_values;
+  if (t.critic) {
+    old_values = t.critic->compute_values(batch);
+    batch.values = old_values;  // on the device, for the actor's GAE
+  }
+  std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
+  t.actor->set_step_callback([&](int64_t done, int64_t total) {
+    if (!bar)
+      bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
+    if (done > 0) bar->advance();
+  });
+  t.actor->train(rollout_id, batch);
+  if (bar) bar->finish();
+  return t.critic ? t.critic->train(batch, old_values, t.actor->returns()) : train::Metrics{};
+}
+
+// train/step lines: each optimizer step's metrics (after the --ci-test step invariants), then the
+// critic's, which slime tags with its role (train/critic-value_loss, ...).
+void log_train_steps(metrics::MetricsLogger& logger, const CiCheckOptions& ci, int64_t rollout_id,
+                     const train::Actor& actor, size_t batch_size,
+                     const train::Metrics& critic_metrics) {
+  const auto& steps = actor.step_metrics();
+  const auto num_steps = static_cast<int64_t>(steps.size());
+  for (int64_t step_id = 0; step_id < num_steps; ++step_id) {
+    check_step_invariants(ci, rollout_id, step_id, steps[step_id]);
+    auto m = steps[step_id];
+    m["train/global_batch_size"] = static_cast<double>(batch_size) / static_cast<double>(num_steps);
+    logger.log("train/step", metrics::compute_train_step(rollout_id, num_steps, step_id), m);
+  }
+  if (critic_metrics.empty()) return;
+  train::Metrics renamed;
+  for (const auto& [k, v] : critic_metrics) {
+    const auto slash = k.find('/');
+    renamed["train/critic-" + (slash == std::string::npos ? k : k.substr(slash + 1))] = v;
+  }
+  logger.log("train/step", metrics::compute_train_step(rollout_id, num_steps, 0), renamed);
+}
+
+// The data source's position and a Megatron-layout checkpoint of rollout `rollout_id`.
+void save(Trainer& t, const TrainLoopOptions& options, DataSource& data_source, int64_t rollout_id,
+          std::ostream& console) {
+  auto scope = t.timer.scope("save_model");
+  data_source.save(rollout_id);
+  ckpt::TrainState state;
+  state.iteration = rollout_id;
+  state.optimizer_steps = t.actor->optimizer().num_steps();
+  state.lr_scheduler_steps = t.actor->lr_scheduler().num_steps();
+  ckpt::SaveOptions save;
+  save.save_optimizer = options.save_optimizer;
+  save.save_rng = options.save_rng;
+  ckpt::save_checkpoint(*options.save, *t.actor_model, &t.actor->optimizer(), state, save);
+  console << "vime train: saved " << *options.save << "/" << ckpt::iteration_dir_name(rollout_id)
+          << "\n";
+}
+
+// perf/*_time of the phases, perf/step_time and the actor's train tokens/s.
+Metrics perf_metrics(const metrics::PhaseTimer& timer, double step_time,
+                     const train::TrainBatch& batch) {
+  auto perf = timer.perf_metrics();
+  perf["perf/step_time"] = step_time;
+  double train_tokens = 0;
+  for (const auto& t : batch.tokens) train_tokens += static_cast<double>(t.size());
+  if (perf.count("perf/actor_train_time") > 0 && perf["perf/actor_train_time"] > 0) {
+    perf["perf/actor_train_tok_per_s"] = train_tokens / perf["perf/actor_train_time"];
+  }
+  return perf;
+}
+
 }  // namespace
 
 int run_training(const Args& given_args, std::ostream& console) {
@@ -59,51 +175,17 @@ int run_training(const Args& given_args, std::ostream& console) {
     throw UsageError(
         "--num-critic-only-steps is not supported yet: the critic trains with the actor");
   }
-  const bool rollout_only = options.rollout_only;
-  const bool is_ppo = options.train_critic;
-  const auto device = run_device();
-  const auto dtype = models.dtype;
   at::manual_seed(static_cast<uint64_t>(options.seed));
-
   auto logger = metrics::make_metrics_logger(args, &console);
   auto tokenizer = load_run_tokenizer(models);
-
-  // --- Models: actor (+ optimizer) from --load / --ref-load / --hf-checkpoint, reference, critic.
-  const auto source = actor_source(models);
-  auto actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), dtype, device,
-                                             static_cast<uint64_t>(options.seed));
-  actor_model->set_recompute(RecomputeOptions::from_args(args));
-  std::unique_ptr<Model> ref_model;
-  if (options.needs_reference_model && !rollout_only) {
-    if (auto ref = reference_source(models)) {
-      ref_model = ckpt::load_model(*ref, dtype, device);
-      ref_model->set_requires_grad(false);
-    }
-  }
-  train::SingleRank reducer;
-  metrics::PhaseTimer timer;
-  train::Actor actor(args, *actor_model, ref_model.get(), reducer);
-  actor.set_timer(&timer);
-  const auto resume =
-      ckpt::load_for_training(args, *actor_model, actor.optimizer(), actor.lr_scheduler());
-  if (resume.is_loaded) console << "vime train: weights from " << resume.from.string() << "\n";
-  std::unique_ptr<Model> critic_trunk;
-  std::unique_ptr<train::Critic> critic;
-  if (is_ppo && !rollout_only) {
-    critic_trunk = ckpt::load_model(source, dtype, device);
-    critic = std::make_unique<train::Critic>(args, *critic_trunk, reducer);
-  }
-
-  if (auto init =
-          plugin::load_hook_if_set<PluginKind::kInitHook>(args, "custom_megatron_init_path")) {
-    init(args);
-  }
+  auto trainer = make_trainer(args, options, models, console);
+  Model& actor_model = *trainer->actor_model;
 
   // --- Data, engine, rollout manager.
   auto data_source = data::make_data_source(args, data::chat_template_renderer(*tokenizer),
                                             data::token_counter(*tokenizer));
-  const int64_t start_rollout_id =
-      options.start_rollout_id.value_or(resume.is_resumed ? resume.state.iteration + 1 : 0);
+  const int64_t start_rollout_id = options.start_rollout_id.value_or(
+      trainer->resume.is_resumed ? trainer->resume.state.iteration + 1 : 0);
   if (start_rollout_id > 0) data_source->load(start_rollout_id - 1);
   const int64_t prompts = data_source->size();
   const int64_t num_rollout = resolve_num_rollout(options, prompts);
@@ -113,7 +195,7 @@ int run_training(const Args& given_args, std::ostream& console) {
           : std::optional<int64_t>(prompts / rollout_batch_size(options));
 
   auto backend =
-      make_rollout_backend(args, *actor_model, tokenizer.get(), start_rollout_id, console);
+      make_rollout_backend(args, actor_model, tokenizer.get(), start_rollout_id, console);
   // What the rollout side sees: args plus the engines the backend started, by model (slime's
   // args.sglang_model_routers), so plugins can reach a judge or teacher model of --vllm-config.
   Args rollout_args = args;
@@ -127,115 +209,56 @@ int run_training(const Args& given_args, std::ostream& console) {
       logger->log("eval/step", metrics::compute_rollout_step(args, rollout_id), result.metrics);
     }
   };
-  const auto eval_interval = options.eval_interval;
-  if (eval_interval.has_value() && start_rollout_id == 0 && options.eval_before_train) {
+  if (options.eval_interval.has_value() && start_rollout_id == 0 && options.eval_before_train) {
     run_eval(0);
   }
 
   console << "vime train: rollouts " << start_rollout_id << ".." << num_rollout - 1 << " on "
-          << (device.is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(dtype)
-          << "; generating with " << backend->describe() << "\n";
+          << (actor_model.device().is_cuda() ? "CUDA" : "CPU") << ", "
+          << c10::toString(models.dtype) << "; generating with " << backend->describe() << "\n";
   auto run_bar = metrics::console_progress("run", "rollouts", num_rollout - start_rollout_id);
   for (int64_t rollout_id = start_rollout_id; rollout_id < num_rollout; ++rollout_id) {
     const double step_start = now_s();
-    timer.reset();
+    trainer->timer.reset();
     // 1. Generate.
     auto rollout = manager.generate(rollout_id);
     const int64_t rollout_step = metrics::compute_rollout_step(args, rollout_id);
     if (!rollout.metrics.empty()) logger->log("rollout/step", rollout_step, rollout.metrics);
-    if (rollout_only) {
+    if (options.rollout_only) {
       run_bar->advance();
       continue;
     }
-
     // 2. The engines stop (and give memory back where they share the device) while training runs.
     backend->before_train();
-
-    // 3. Train: critic values first (PPO), then the actor, then the critic on the actor's returns.
+    // 3. Train.
     auto converted = to_train_batch(rollout.data);
     if (converted.batch.size() == 0) {
       throw Error("rollout " + std::to_string(rollout_id) +
                   " produced no sample with a response to train on");
     }
-    train::Metrics critic_metrics;
-    std::vector<at::Tensor> old_values;
-    {
-      auto scope = timer.scope("train");
-      if (critic) {
-        old_values = critic->compute_values(converted.batch);
-        converted.batch.values = old_values;  // on the device, for the actor's GAE
-      }
-      std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
-      actor.set_step_callback([&](int64_t done, int64_t total) {
-        if (!bar)
-          bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
-        if (done > 0) bar->advance();
-      });
-      actor.train(rollout_id, converted.batch);
-      if (bar) bar->finish();
-      if (critic) critic_metrics = critic->train(converted.batch, old_values, actor.returns());
-    }
-    const auto& steps = actor.step_metrics();
-    for (size_t step_id = 0; step_id < steps.size(); ++step_id) {
-      check_step_invariants(options.ci, rollout_id, static_cast<int64_t>(step_id), steps[step_id]);
-      auto m = steps[step_id];
-      m["train/global_batch_size"] =
-          static_cast<double>(converted.batch.size()) / static_cast<double>(steps.size());
-      logger->log("train/step",
-                  metrics::compute_train_step(rollout_id, static_cast<int64_t>(steps.size()),
-                                              static_cast<int64_t>(step_id)),
-                  m);
-    }
-    if (!critic_metrics.empty()) {
-      train::Metrics renamed;
-      // slime tags the critic's role in the key: train/critic-value_loss, ...
-      for (const auto& [k, v] : critic_metrics) {
-        const auto slash = k.find('/');
-        renamed["train/critic-" + (slash == std::string::npos ? k : k.substr(slash + 1))] = v;
-      }
-      logger->log("train/step",
-                  metrics::compute_train_step(rollout_id, static_cast<int64_t>(steps.size()), 0),
-                  renamed);
-    }
+    const auto critic_metrics = train_on(*trainer, rollout_id, converted.batch);
+    log_train_steps(*logger, options.ci, rollout_id, *trainer->actor, converted.batch.size(),
+                    critic_metrics);
     Metrics per_rollout = train_data_metrics(rollout.data);
-    for (const auto& [k, v] : actor.rollout_data_metrics()) per_rollout[k] = v;
+    for (const auto& [k, v] : trainer->actor->rollout_data_metrics()) per_rollout[k] = v;
     check_rollout_invariants(options.ci, rollout_id, per_rollout);
-
     // 4. Save.
     if (options.save &&
         should_run_periodic_action(rollout_id, options.save_interval, per_epoch, num_rollout)) {
-      auto scope = timer.scope("save_model");
-      data_source->save(rollout_id);
-      ckpt::TrainState state;
-      state.iteration = rollout_id;
-      state.optimizer_steps = actor.optimizer().num_steps();
-      state.lr_scheduler_steps = actor.lr_scheduler().num_steps();
-      ckpt::SaveOptions save;
-      save.save_optimizer = options.save_optimizer;
-      save.save_rng = options.save_rng;
-      ckpt::save_checkpoint(*options.save, *actor_model, &actor.optimizer(), state, save);
-      console << "vime train: saved " << *options.save << "/"
-              << ckpt::iteration_dir_name(rollout_id) << "\n";
+      save(*trainer, options, *data_source, rollout_id, console);
     }
-
     // 5. Weight update.
     {
-      auto scope = timer.scope("update_weights");
-      backend->update_weights(*actor_model, rollout_id + 1);
+      auto scope = trainer->timer.scope("update_weights");
+      backend->update_weights(actor_model, rollout_id + 1);
     }
-    auto perf = timer.perf_metrics();
-    const double step_time = now_s() - step_start;
-    perf["perf/step_time"] = step_time;
-    double train_tokens = 0;
-    for (const auto& t : converted.batch.tokens) train_tokens += static_cast<double>(t.size());
-    if (perf.count("perf/actor_train_time") > 0 && perf["perf/actor_train_time"] > 0) {
-      perf["perf/actor_train_tok_per_s"] = train_tokens / perf["perf/actor_train_time"];
-    }
-    for (const auto& [k, v] : perf) per_rollout[k] = v;
+    for (const auto& [k, v] : perf_metrics(trainer->timer, now_s() - step_start, converted.batch))
+      per_rollout[k] = v;
     logger->log("rollout/step", rollout_step, per_rollout);
-
     // 6. Eval.
-    if (should_run_periodic_action(rollout_id, eval_interval, per_epoch)) run_eval(rollout_id);
+    if (should_run_periodic_action(rollout_id, options.eval_interval, per_epoch)) {
+      run_eval(rollout_id);
+    }
     run_bar->advance();
   }
   run_bar->finish();

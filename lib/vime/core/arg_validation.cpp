@@ -48,22 +48,32 @@ std::string strip_row_slice(const std::string& path) {
   return path;
 }
 
-std::vector<std::string> validate_args(Args& a, const ValidationOptions& options) {
-  std::vector<std::string> warnings;
-  std::vector<std::string> problems;
-  auto require = [&](bool ok, const std::string& message) {
-    if (!ok) problems.push_back(message);
-  };
+namespace {
 
-  // --- 1. What vime cannot run yet, and inputs that are not on this machine.
-  for (auto& s : unsupported_settings(a)) problems.push_back(s + " is not supported yet");
+// The problems found so far; all of them are reported together, on one line.
+struct Problems {
+  std::vector<std::string> list;
+  void add(std::string message) { list.push_back(std::move(message)); }
+  void require(bool ok, const std::string& message) {
+    if (!ok) add(message);
+  }
+  void throw_if_any() const {
+    if (list.empty()) return;
+    std::string message;
+    for (const auto& p : list) message += (message.empty() ? "" : "; ") + p;
+    throw UsageError(message);
+  }
+};
+
+// What vime cannot run yet, and inputs that are not on this machine.
+void check_supported_and_present(const Args& a, const ValidationOptions& options, Problems& p) {
+  for (auto& s : unsupported_settings(a)) p.add(s + " is not supported yet");
   if (options.check_paths) {
     auto must_exist = [&](std::string_view key) {
       if (!set(a, key)) return;
       std::string path = strip_row_slice(a.get_string(key));
       std::error_code ec;
-      if (!fs::exists(path, ec))
-        problems.push_back(a.flag_name(key) + " " + path + " does not exist");
+      if (!fs::exists(path, ec)) p.add(a.flag_name(key) + " " + path + " does not exist");
     };
     for (auto key : {"hf_checkpoint", "prompt_data", "ref_load", "eval_config", "opd_teacher_load",
                      "vllm_config", "megatron_config_path"}) {
@@ -74,18 +84,15 @@ std::vector<std::string> validate_args(Args& a, const ValidationOptions& options
       for (size_t i = values.size() == 1 ? 0 : 1; i < values.size(); i += 2) {
         std::string path = strip_row_slice(values[i]);
         std::error_code ec;
-        if (!fs::exists(path, ec))
-          problems.push_back("--eval-prompt-data " + path + " does not exist");
+        if (!fs::exists(path, ec)) p.add("--eval-prompt-data " + path + " does not exist");
       }
     }
   }
-  if (!problems.empty()) {
-    std::string message;
-    for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
-    throw UsageError(message);
-  }
+}
 
-  // --- 2. Derived values (slime_validate_args order).
+// Derived values, in slime_validate_args' order; returns warnings.
+std::vector<std::string> derive_values(Args& a) {
+  std::vector<std::string> warnings;
   if (on(a, "offload")) {
     derive(a, "offload_train", true);
     derive(a, "offload_rollout", true);
@@ -134,31 +141,35 @@ std::vector<std::string> validate_args(Args& a, const ValidationOptions& options
     derive(a, "rollout_max_prompt_len", a.get_int("rollout_max_context_len") - 1);
   }
   if (on(a, "balance_by_flops")) derive(a, "balance_data", true);
+  return warnings;
+}
 
-  // Batch sizes: counted in samples, as slime does.
-  require(set(a, "rollout_batch_size"), "--rollout-batch-size is required");
-  require(set(a, "num_rollout") || set(a, "num_epoch"),
-          "one of --num-rollout and --num-epoch is required");
+// Batch sizes, counted in samples as slime does: required flags and the derived batch sizes.
+void derive_batch_sizes(Args& a, Problems& p) {
+  p.require(set(a, "rollout_batch_size"), "--rollout-batch-size is required");
+  p.require(set(a, "num_rollout") || set(a, "num_epoch"),
+            "one of --num-rollout and --num-epoch is required");
   if (set(a, "rollout_batch_size")) {
     const int64_t rbs = a.get_int("rollout_batch_size");
     const int64_t n = a.get_int("n_samples_per_prompt");
-    require(rbs > 0, "--rollout-batch-size must be > 0");
-    require(n > 0, "--n-samples-per-prompt must be > 0");
+    p.require(rbs > 0, "--rollout-batch-size must be > 0");
+    p.require(n > 0, "--n-samples-per-prompt must be > 0");
     if (!set(a, "over_sampling_batch_size")) derive(a, "over_sampling_batch_size", rbs);
-    require(a.get_int("over_sampling_batch_size") >= rbs,
-            "--over-sampling-batch-size " + std::to_string(a.get_int("over_sampling_batch_size")) +
-                " must be >= --rollout-batch-size " + std::to_string(rbs));
+    p.require(a.get_int("over_sampling_batch_size") >= rbs,
+              "--over-sampling-batch-size " +
+                  std::to_string(a.get_int("over_sampling_batch_size")) +
+                  " must be >= --rollout-batch-size " + std::to_string(rbs));
     if (set(a, "num_steps_per_rollout")) {
       const int64_t steps = a.get_int("num_steps_per_rollout");
-      require(steps > 0 && (rbs * n) % steps == 0,
-              "--num-steps-per-rollout " + std::to_string(steps) +
-                  " must divide rollout-batch-size x n-samples-per-prompt = " +
-                  std::to_string(rbs * n));
+      p.require(steps > 0 && (rbs * n) % steps == 0,
+                "--num-steps-per-rollout " + std::to_string(steps) +
+                    " must divide rollout-batch-size x n-samples-per-prompt = " +
+                    std::to_string(rbs * n));
       if (steps > 0) derive(a, "global_batch_size", rbs * n / steps);
     }
     if (!set(a, "global_batch_size")) derive(a, "global_batch_size", rbs * n);
     const int64_t gbs = a.get_int("global_batch_size");
-    require(
+    p.require(
         gbs > 0 && (rbs * n) % gbs == 0,
         "--global-batch-size " + std::to_string(gbs) +
             " must divide rollout-batch-size x n-samples-per-prompt = " + std::to_string(rbs * n));
@@ -166,64 +177,70 @@ std::vector<std::string> validate_args(Args& a, const ValidationOptions& options
       derive(a, "grpo_std_normalization", false);
     }
   }
+}
 
-  // --- 3. slime's rules.
-  require(a.get_double("rollout_temperature") > 0, "--rollout-temperature must be > 0");
+// slime's rules between flags.
+void check_slime_rules(const Args& a, Problems& p) {
+  const std::string estimator = str(a, "advantage_estimator");
+  p.require(a.get_double("rollout_temperature") > 0, "--rollout-temperature must be > 0");
   if (num(a, "kl_coef") != 0.0 || on(a, "use_kl_loss")) {
-    require(
+    p.require(
         set(a, "ref_load"),
         "--kl-coef / --use-kl-loss need a reference model: set --ref-load (or --hf-checkpoint)");
   }
-  require(!(num(a, "kl_coef") != 0.0 && num(a, "kl_loss_coef") != 0.0),
-          "--kl-coef and --kl-loss-coef cannot both be non-zero");
+  p.require(!(num(a, "kl_coef") != 0.0 && num(a, "kl_loss_coef") != 0.0),
+            "--kl-coef and --kl-loss-coef cannot both be non-zero");
   if (on(a, "use_opd")) {
-    require(set(a, "opd_type"), "--use-opd needs --opd-type");
+    p.require(set(a, "opd_type"), "--use-opd needs --opd-type");
     if (str(a, "opd_type") == "megatron")
-      require(set(a, "opd_teacher_load"), "--opd-type megatron needs --opd-teacher-load");
+      p.require(set(a, "opd_teacher_load"), "--opd-type megatron needs --opd-teacher-load");
     if (str(a, "opd_type") == "sglang" || str(a, "opd_type") == "vllm") {
-      require(!set(a, "opd_teacher_load"),
-              "--opd-type " + str(a, "opd_type") + " takes no --opd-teacher-load");
+      p.require(!set(a, "opd_teacher_load"),
+                "--opd-type " + str(a, "opd_type") + " takes no --opd-teacher-load");
     }
   } else {
-    require(!set(a, "opd_teacher_load"), "--opd-teacher-load needs --use-opd");
+    p.require(!set(a, "opd_teacher_load"), "--opd-teacher-load needs --use-opd");
   }
-  require(!set(a, "eval_interval") || set(a, "eval_prompt_data") || set(a, "eval_config") ||
-              set(a, "dataset"),
-          "--eval-interval needs eval datasets: --eval-prompt-data, --eval-config or --dataset");
-  require(!set(a, "save_interval") || set(a, "save"), "--save-interval needs --save");
+  p.require(!set(a, "eval_interval") || set(a, "eval_prompt_data") || set(a, "eval_config") ||
+                set(a, "dataset"),
+            "--eval-interval needs eval datasets: --eval-prompt-data, --eval-config or --dataset");
+  p.require(!set(a, "save_interval") || set(a, "save"), "--save-interval needs --save");
   if (estimator == "reinforce_plus_plus" || estimator == "reinforce_plus_plus_baseline") {
-    require(on(a, "normalize_advantages"),
-            "--advantage-estimator " + estimator + " needs --normalize-advantages");
+    p.require(on(a, "normalize_advantages"),
+              "--advantage-estimator " + estimator + " needs --normalize-advantages");
   }
-  require(!(on(a, "use_rollout_logprobs") && on(a, "use_tis")),
-          "--use-rollout-logprobs and --use-tis cannot be used together");
-  require(!on(a, "use_dynamic_batch_size") || set(a, "max_tokens_per_gpu"),
-          "--use-dynamic-batch-size needs --max-tokens-per-gpu");
-  require(!on(a, "balance_by_flops") || on(a, "use_dynamic_batch_size"),
-          "--balance-by-flops needs --use-dynamic-batch-size");
-  require(!(on(a, "debug_rollout_only") && on(a, "debug_train_only")),
-          "--debug-rollout-only and --debug-train-only cannot be used together");
-  require(!set(a, "num_epoch") || on(a, "rollout_global_dataset"),
-          "--num-epoch needs the global dataset (drop --disable-rollout-global-dataset)");
-  require(!(set(a, "only_train_params_name_list") && set(a, "freeze_params_name_list")),
-          "--only-train-params-name-list and --freeze-params-name-list cannot be used together");
+  p.require(!(on(a, "use_rollout_logprobs") && on(a, "use_tis")),
+            "--use-rollout-logprobs and --use-tis cannot be used together");
+  p.require(!on(a, "use_dynamic_batch_size") || set(a, "max_tokens_per_gpu"),
+            "--use-dynamic-batch-size needs --max-tokens-per-gpu");
+  p.require(!on(a, "balance_by_flops") || on(a, "use_dynamic_batch_size"),
+            "--balance-by-flops needs --use-dynamic-batch-size");
+  p.require(!(on(a, "debug_rollout_only") && on(a, "debug_train_only")),
+            "--debug-rollout-only and --debug-train-only cannot be used together");
+  p.require(!set(a, "num_epoch") || on(a, "rollout_global_dataset"),
+            "--num-epoch needs the global dataset (drop --disable-rollout-global-dataset)");
+  p.require(!(set(a, "only_train_params_name_list") && set(a, "freeze_params_name_list")),
+            "--only-train-params-name-list and --freeze-params-name-list cannot be used together");
   if (str(a, "update_weight_transport") == "disk") {
-    require(set(a, "update_weight_disk_dir"),
-            "--update-weight-transport disk needs --update-weight-disk-dir");
+    p.require(set(a, "update_weight_disk_dir"),
+              "--update-weight-transport disk needs --update-weight-disk-dir");
   }
   if (str(a, "update_weight_mode") == "delta") {
-    require(str(a, "update_weight_transport") == "disk",
-            "--update-weight-mode delta needs --update-weight-transport disk");
-    require(!on(a, "colocate"), "--update-weight-mode delta cannot be used with --colocate");
-    require(set(a, "update_weight_local_checkpoint_dir"),
-            "--update-weight-mode delta needs --update-weight-local-checkpoint-dir");
+    p.require(str(a, "update_weight_transport") == "disk",
+              "--update-weight-mode delta needs --update-weight-transport disk");
+    p.require(!on(a, "colocate"), "--update-weight-mode delta cannot be used with --colocate");
+    p.require(set(a, "update_weight_local_checkpoint_dir"),
+              "--update-weight-mode delta needs --update-weight-local-checkpoint-dir");
   }
-  if (set(a, "eps_clip_c")) require(a.get_double("eps_clip_c") > 1.0, "--eps-clip-c must be > 1");
+  if (set(a, "eps_clip_c")) p.require(a.get_double("eps_clip_c") > 1.0, "--eps-clip-c must be > 1");
+}
 
+// Model and optimizer settings vime would build differently: refused rather than approximated.
+void check_model_support(const Args& a, Problems& p) {
   // vime's model supports RMSNorm only; an explicit LayerNorm would silently train another model.
   if (a.has("normalization") && a.source("normalization") != ArgSource::kDefault) {
-    require(str(a, "normalization") == "RMSNorm",
-            "--normalization " + str(a, "normalization") + " is not supported yet");
+    p.require(str(a, "normalization") == "RMSNorm",
+              "--normalization " + str(a, "normalization") + " is not supported yet");
   }
   // Model flags describe the architecture to build; vime builds decoder-only Llama/Qwen models, so
   // an architecture it would build differently is refused rather than approximated. The HF
@@ -231,30 +248,38 @@ std::vector<std::string> validate_args(Args& a, const ValidationOptions& options
   // --hf-checkpoint is the other source of truth, checked against these flags where the model is
   // built.
   if (set(a, "num_layers")) {
-    require(on(a, "swiglu"),
-            "model flags without --swiglu describe a GELU MLP, which is not supported yet");
-    require(on(a, "use_rotary_position_embeddings") || str(a, "position_embedding_type") == "rope",
-            "--position-embedding-type " + str(a, "position_embedding_type") +
-                " is not supported yet (vime uses rotary embeddings: "
-                "--use-rotary-position-embeddings)");
+    p.require(on(a, "swiglu"),
+              "model flags without --swiglu describe a GELU MLP, which is not supported yet");
+    p.require(
+        on(a, "use_rotary_position_embeddings") || str(a, "position_embedding_type") == "rope",
+        "--position-embedding-type " + str(a, "position_embedding_type") +
+            " is not supported yet (vime uses rotary embeddings: "
+            "--use-rotary-position-embeddings)");
   }
   if (set(a, "rope_type")) {
-    require(str(a, "rope_type") == "rope",
-            "--rope-type " + str(a, "rope_type") + " is not supported yet");
+    p.require(str(a, "rope_type") == "rope",
+              "--rope-type " + str(a, "rope_type") + " is not supported yet");
   }
-  require(str(a, "optimizer") == "adam",
-          "--optimizer " + str(a, "optimizer") + " is not supported yet (use adam)");
+  p.require(str(a, "optimizer") == "adam",
+            "--optimizer " + str(a, "optimizer") + " is not supported yet (use adam)");
   if (set(a, "recompute_granularity")) {
-    require(str(a, "recompute_granularity") == "full", "--recompute-granularity " +
-                                                           str(a, "recompute_granularity") +
-                                                           " is not supported yet (use full)");
+    p.require(str(a, "recompute_granularity") == "full", "--recompute-granularity " +
+                                                             str(a, "recompute_granularity") +
+                                                             " is not supported yet (use full)");
   }
+}
 
-  if (!problems.empty()) {
-    std::string message;
-    for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
-    throw UsageError(message);
-  }
+}  // namespace
+
+std::vector<std::string> validate_args(Args& a, const ValidationOptions& options) {
+  Problems problems;
+  check_supported_and_present(a, options, problems);
+  problems.throw_if_any();
+  auto warnings = derive_values(a);
+  derive_batch_sizes(a, problems);
+  check_slime_rules(a, problems);
+  check_model_support(a, problems);
+  problems.throw_if_any();
   return warnings;
 }
 

@@ -88,34 +88,20 @@ PlanEnvironment PlanEnvironment::from_process() {
   return env;
 }
 
-EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment& environment) {
-  EnginePlan plan;
-  if (options.external_engine_addrs) {
-    if (options.vllm_config) {
-      throw UsageError(
-          "--vllm-config and --rollout-external-engine-addrs exclude each other: vime either "
-          "starts the engines of the file or uses running ones");
-    }
-    for (const auto& addr : *options.external_engine_addrs)
-      plan.external_urls.push_back(http::normalize_url(addr, "--rollout-external-engine-addrs"));
-    return plan;
-  }
-  if (options.prefill_num_servers) {
-    throw UsageError(
-        "--prefill-num-servers (prefill/decode disaggregation) is not supported yet; leave it "
-        "unset");
-  }
+namespace {
+
+// The engine groups to start: those of --vllm-config, or --rollout-num-gpus GPUs of
+// --hf-checkpoint in engines of --rollout-num-gpus-per-engine.
+std::vector<Group> engine_groups(const EnginePlanOptions& options) {
   const std::string& hf = options.hf_checkpoint;
   const int64_t per_engine = options.gpus_per_engine;
   if (per_engine < 1) {
     throw UsageError("--rollout-num-gpus-per-engine must be at least 1, not " +
                      std::to_string(per_engine));
   }
-  const bool colocate = options.colocate;
   const int64_t actor_gpus = options.actor_num_nodes * options.actor_num_gpus_per_node;
-  const int64_t offset = colocate ? 0 : actor_gpus;
   std::optional<int64_t> rollout_gpus = options.rollout_num_gpus;
-  if (!rollout_gpus && colocate) rollout_gpus = actor_gpus;
+  if (!rollout_gpus && options.colocate) rollout_gpus = actor_gpus;
 
   std::vector<Group> groups;
   if (options.vllm_config) {
@@ -153,13 +139,64 @@ EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment&
                       static_cast<int>(per_engine),
                       {}});
   }
+  return groups;
+}
 
+// `vllm serve`'s flags for engine `rank` of `group`: vime's defaults, then --vllm-* flags, then the
+// group's --vllm-config overrides.
+std::vector<std::string> engine_flags(const EnginePlanOptions& options, const Group& group,
+                                      int rank) {
   const std::string transport = to_string(options.weight_transport);
+  FlagList flags;
+  flags.set("--tensor-parallel-size", {std::to_string(group.gpus_per_engine)});
+  flags.set("--seed", {std::to_string(options.seed + rank)});
+  flags.set("--logprobs-mode", {"processed_logprobs"});
+  flags.set("--generation-config", {"vllm"});
+  flags.set("--enable-prompt-tokens-details");
+  flags.set("--trust-remote-code");
+  flags.set("--weight-transfer-config", {R"({"backend":")" + transport + R"("})"});
   // Colocated engines also reload from disk (the weight-transfer backend is the transport): vLLM's
   // colocated "ipc" backend takes pickled CUDA IPC handles, which a C++ trainer cannot make.
-  const bool sleep_mode = options.engines_sleep_while_training();
-  const bool deterministic = options.deterministic_inference;
-  const int64_t seed = options.seed;
+  if (options.engines_sleep_while_training()) flags.set("--enable-sleep-mode");
+  if (options.max_context_len)
+    flags.set("--max-model-len", {std::to_string(*options.max_context_len)});
+  if (!group.model.empty()) flags.set("--served-model-name", {group.model});
+  for (const auto& f : options.vllm_flags)
+    flags.set("--" + f.name.substr(std::string_view("--vllm-").size()), f.values);
+  for (const auto& [key, value] : group.overrides) {
+    std::string flag;
+    std::vector<std::string> values;
+    if (override_to_flag(key, value, &flag, &values)) {
+      flags.set(flag, std::move(values));
+    } else {
+      flags.remove(flag);
+    }
+  }
+  return flags.argv();
+}
+
+}  // namespace
+
+EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment& environment) {
+  EnginePlan plan;
+  if (options.external_engine_addrs) {
+    if (options.vllm_config) {
+      throw UsageError(
+          "--vllm-config and --rollout-external-engine-addrs exclude each other: vime either "
+          "starts the engines of the file or uses running ones");
+    }
+    for (const auto& addr : *options.external_engine_addrs)
+      plan.external_urls.push_back(http::normalize_url(addr, "--rollout-external-engine-addrs"));
+    return plan;
+  }
+  if (options.prefill_num_servers) {
+    throw UsageError(
+        "--prefill-num-servers (prefill/decode disaggregation) is not supported yet; leave it "
+        "unset");
+  }
+  const auto groups = engine_groups(options);
+  const int64_t offset =
+      options.colocate ? 0 : options.actor_num_nodes * options.actor_num_gpus_per_node;
   std::vector<std::string> visible;
   if (environment.cuda_visible_devices) visible = split_commas(*environment.cuda_visible_devices);
 
@@ -197,30 +234,7 @@ EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment&
       engine.command = environment.command;
       engine.command.push_back(group.model_path);
 
-      FlagList flags;
-      flags.set("--tensor-parallel-size", {std::to_string(group.gpus_per_engine)});
-      flags.set("--seed", {std::to_string(seed + rank)});
-      flags.set("--logprobs-mode", {"processed_logprobs"});
-      flags.set("--generation-config", {"vllm"});
-      flags.set("--enable-prompt-tokens-details");
-      flags.set("--trust-remote-code");
-      flags.set("--weight-transfer-config", {R"({"backend":")" + transport + R"("})"});
-      if (sleep_mode) flags.set("--enable-sleep-mode");
-      if (options.max_context_len)
-        flags.set("--max-model-len", {std::to_string(*options.max_context_len)});
-      if (!group.model.empty()) flags.set("--served-model-name", {group.model});
-      for (const auto& f : options.vllm_flags)
-        flags.set("--" + f.name.substr(std::string_view("--vllm-").size()), f.values);
-      for (const auto& [key, value] : group.overrides) {
-        std::string flag;
-        std::vector<std::string> values;
-        if (override_to_flag(key, value, &flag, &values)) {
-          flags.set(flag, std::move(values));
-        } else {
-          flags.remove(flag);
-        }
-      }
-      engine.flags = flags.argv();
+      engine.flags = engine_flags(options, group, rank);
 
       engine.env.emplace_back("CUDA_VISIBLE_DEVICES", [&] {
         std::string joined;
@@ -229,7 +243,7 @@ EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment&
       }());
       engine.env.emplace_back("VLLM_SERVER_DEV_MODE", "1");
       if (!environment.nccl_cumem_enable_set) engine.env.emplace_back("NCCL_CUMEM_ENABLE", "0");
-      if (deterministic) engine.env.emplace_back("VLLM_BATCH_INVARIANT", "1");
+      if (options.deterministic_inference) engine.env.emplace_back("VLLM_BATCH_INVARIANT", "1");
       plan.engines.push_back(std::move(engine));
     }
   }

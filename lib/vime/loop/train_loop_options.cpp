@@ -1,13 +1,6 @@
 #include "vime/loop/train_loop_options.hpp"
 
 namespace vime::loop {
-namespace {
-
-std::optional<int64_t> int_if_set(const Args& args, std::string_view key) {
-  return args.is_set(key) ? std::optional<int64_t>(args.get_int(key)) : std::nullopt;
-}
-
-}  // namespace
 
 CiCheckOptions CiCheckOptions::from(const Args& args) {
   CiCheckOptions o;
@@ -27,14 +20,14 @@ TrainLoopOptions TrainLoopOptions::from(const Args& args) {
   o.needs_reference_model =
       args.get_string("loss_type") != "sft_loss" &&
       (args.get_double("kl_coef") != 0 || args.get_bool("use_kl_loss") || args.get_bool("ci_test"));
-  o.num_rollout = int_if_set(args, "num_rollout");
-  o.num_epoch = int_if_set(args, "num_epoch");
-  o.rollout_batch_size = int_if_set(args, "rollout_batch_size");
-  o.start_rollout_id = int_if_set(args, "start_rollout_id");
-  o.eval_interval = int_if_set(args, "eval_interval");
+  o.num_rollout = args.get_optional_int("num_rollout");
+  o.num_epoch = args.get_optional_int("num_epoch");
+  o.rollout_batch_size = args.get_optional_int("rollout_batch_size");
+  o.start_rollout_id = args.get_optional_int("start_rollout_id");
+  o.eval_interval = args.get_optional_int("eval_interval");
   o.eval_before_train = !args.get_bool("skip_eval_before_train");
   if (args.is_set("save")) o.save = args.get_string("save");
-  o.save_interval = int_if_set(args, "save_interval");
+  o.save_interval = args.get_optional_int("save_interval");
   o.save_optimizer = !args.get_bool("no_save_optim");
   o.save_rng = !args.get_bool("no_save_rng");
   o.ci = CiCheckOptions::from(args);

@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "vime/core/arg_parser.hpp"
+#include "vime/core/args_lookup.hpp"
 #include "vime/error.hpp"
 
 namespace vime::core {
@@ -11,10 +12,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool on(const Args& a, std::string_view key) {
-  return a.has(key) && a.get(key).is_bool() && a.get_bool(key);
-}
-bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
+bool on(const Args& a, std::string_view key) { return flag_on(a, key); }
+bool set(const Args& a, std::string_view key) { return flag_set(a, key); }
 double num(const Args& a, std::string_view key, double fallback = 0.0) {
   return set(a, key) ? a.get_double(key) : fallback;
 }

@@ -1,21 +1,15 @@
 #include "vime/launch/launch_options.hpp"
 
+#include "vime/core/args_lookup.hpp"
 #include "vime/error.hpp"
 
 namespace vime::launch {
 namespace {
 
-// Tolerant of keys the Args do not have, as callers may pass Args of another flag table.
-bool on(const Args& a, std::string_view key) {
-  return a.has(key) && a.get(key).is_bool() && a.get_bool(key);
-}
-bool set(const Args& a, std::string_view key) { return a.has(key) && a.is_set(key); }
-std::optional<std::string> string_if_set(const Args& a, std::string_view key) {
-  return set(a, key) ? std::optional<std::string>(a.get_string(key)) : std::nullopt;
-}
-std::optional<int64_t> int_if_set(const Args& a, std::string_view key) {
-  return set(a, key) ? std::optional<int64_t>(a.get_int(key)) : std::nullopt;
-}
+using core::flag_on;
+using core::flag_set;
+using core::int_if_set;
+using core::string_if_set;
 
 WeightTransport parse_weight_transport(const std::optional<std::string>& name) {
   if (!name || *name == "nccl") return WeightTransport::kNccl;
@@ -31,7 +25,7 @@ const char* to_string(WeightTransport transport) {
 
 EnginePlanOptions EnginePlanOptions::from(const Args& args) {
   EnginePlanOptions o;
-  if (set(args, "rollout_external_engine_addrs"))
+  if (flag_set(args, "rollout_external_engine_addrs"))
     o.external_engine_addrs = args.get_string_list("rollout_external_engine_addrs");
   o.vllm_config = string_if_set(args, "vllm_config");
   o.prefill_num_servers = int_if_set(args, "prefill_num_servers");
@@ -41,10 +35,10 @@ EnginePlanOptions EnginePlanOptions::from(const Args& args) {
   o.rollout_num_gpus = int_if_set(args, "rollout_num_gpus");
   o.actor_num_nodes = int_if_set(args, "actor_num_nodes").value_or(1);
   o.actor_num_gpus_per_node = int_if_set(args, "actor_num_gpus_per_node").value_or(8);
-  o.colocate = on(args, "colocate");
-  o.offload_rollout = on(args, "offload_rollout");
+  o.colocate = flag_on(args, "colocate");
+  o.offload_rollout = flag_on(args, "offload_rollout");
   o.weight_transport = parse_weight_transport(string_if_set(args, "update_weight_transport"));
-  o.deterministic_inference = on(args, "vllm_enable_deterministic_inference");
+  o.deterministic_inference = flag_on(args, "vllm_enable_deterministic_inference");
   o.seed = int_if_set(args, "seed").value_or(1234);
   o.max_context_len = int_if_set(args, "rollout_max_context_len");
   o.vllm_flags = args.vllm_passthrough();

@@ -1,11 +1,11 @@
 #include "vime/metrics/metrics_options.hpp"
 
+#include "vime/core/args_lookup.hpp"
+
 namespace vime::metrics {
 namespace {
 
-bool flag_on(const Args& args, std::string_view key) {
-  return args.has(key) && args.is_set(key) && args.get_bool(key);
-}
+using core::flag_on;
 
 }  // namespace
 

@@ -45,6 +45,7 @@ void add_masked_mean(Metrics& metrics, const char* name, const std::vector<at::T
 
 Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
+  ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
   optimizer_ =
       std::make_unique<Optimizer>(model.named_parameters(), OptimizerConfig::from_args(args),
                                   OptimizerShard{reducer.rank(), reducer.world_size()});
@@ -59,16 +60,20 @@ std::unique_ptr<metrics::PhaseTimer::Scope> Actor::scoped_timer(const char* phas
 }
 
 std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch& batch) {
+  std::vector<int64_t> all(batch.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+  return compute_log_probs(model, batch, all);
+}
+
+std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch& batch,
+                                                 const std::vector<int64_t>& samples) {
   at::NoGradGuard no_grad;
   const auto& batching = ctx_.options.batching;
-  std::vector<int64_t> lengths, all;
-  for (const auto& t : batch.tokens) {
-    all.push_back(static_cast<int64_t>(lengths.size()));
-    lengths.push_back(static_cast<int64_t>(t.size()));
-  }
+  std::vector<int64_t> lengths;
+  for (const auto& t : batch.tokens) lengths.push_back(static_cast<int64_t>(t.size()));
   const auto mbs = batching.max_tokens_per_gpu.has_value()
-                       ? first_fit(all, lengths, *batching.max_tokens_per_gpu)
-                       : fixed_size(all, batching.micro_batch_size);
+                       ? first_fit(samples, lengths, *batching.max_tokens_per_gpu)
+                       : fixed_size(samples, batching.micro_batch_size);
   std::vector<at::Tensor> out(batch.size());
   for (const auto& mb : mbs) {
     std::vector<int64_t> totals, responses;
@@ -99,7 +104,7 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
                 " samples, fewer than one step of --global-batch-size");
   }
   // 2. Reference and old log-probs.
-  compute_ref_and_old_log_probs(batch, data, plans.size());
+  compute_ref_and_old_log_probs(batch, data, plans);
   // 3. Advantages and returns.
   if (options.loss_type != LossType::kSftLoss) compute_advantages_and_returns(ctx_, data);
   // 4. --rollout-data-postprocess-path.
@@ -111,8 +116,18 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
 }
 
 void Actor::compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensors& data,
-                                          size_t num_steps) {
+                                          const std::vector<StepPlan>& plans) {
   const auto& options = ctx_.options;
+  const size_t num_steps = plans.size();
+  const auto owner = sample_owners(plans, data.size());
+  std::vector<int64_t> mine;
+  for (size_t i = 0; i < owner.size(); ++i)
+    if (owner[i] == reducer_.rank()) mine.push_back(static_cast<int64_t>(i));
+  auto log_probs_of = [&](Model& model) {
+    auto out = compute_log_probs(model, batch, mine);
+    reducer_.share_samples(out, owner, data.response_lengths);
+    return out;
+  };
   const auto& hook = ctx_.plugins.before_log_prob;
   const bool is_policy = options.loss_type != LossType::kSftLoss;
   const bool use_kl_loss = options.policy_loss.use_kl_loss;
@@ -120,7 +135,7 @@ void Actor::compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensor
   if (ref_model_ != nullptr && is_policy && (kl_coef != 0 || use_kl_loss || options.ci_test)) {
     auto timed = scoped_timer("ref_log_probs");
     if (hook) hook(ctx_.args, *ref_model_, "ref_");
-    data.ref_log_probs = compute_log_probs(*ref_model_, batch);
+    data.ref_log_probs = log_probs_of(*ref_model_);
   } else if (use_kl_loss && is_policy) {
     throw UsageError("--use-kl-loss needs a reference model (--ref-load)");
   }
@@ -140,7 +155,7 @@ void Actor::compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensor
   } else if (needs_old_forward) {
     auto timed = scoped_timer("log_probs");
     if (hook) hook(ctx_.args, model_, "");
-    data.log_probs = compute_log_probs(model_, batch);
+    data.log_probs = log_probs_of(model_);
   }
 }
 
@@ -181,7 +196,9 @@ Metrics Actor::train_steps(int64_t rollout_id, const TrainBatch& batch, const Ro
     step_metrics_.push_back(std::move(this_step));
     if (step_callback_) step_callback_(static_cast<int64_t>(step_metrics_.size()), num_steps);
   }
-  if (!first_step_log_probs.empty() && reducer_.world_size() == 1) {
+  if (!first_step_log_probs.empty()) {
+    reducer_.share_samples(first_step_log_probs, sample_owners(plans, data.size()),
+                           data.response_lengths);
     add_masked_mean(rollout_data_metrics_, "log_probs", first_step_log_probs, data);
   }
   Metrics metrics;
@@ -229,7 +246,12 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
   const double lr = lr_scheduler_->lr();
   auto result = optimizer_->step(lr);
   lr_scheduler_->step();
-  for (const auto& [name, value] : sums) metrics["train/" + name] = reducer_.all_reduce_sum(value);
+  // Every rank has the same metric names (the same loss options): one collective for all.
+  std::vector<double> values;
+  for (const auto& [name, value] : sums) values.push_back(value);
+  values = reducer_.all_reduce_sums(std::move(values));
+  size_t k = 0;
+  for (const auto& [name, value] : sums) metrics["train/" + name] = values[k++];
   return {result, lr};
 }
 

@@ -39,8 +39,11 @@ class Actor {
   Metrics train(int64_t rollout_id, const TrainBatch& batch);
 
   // fp32 log-probs of each sample's response tokens under `model`, no grad, in micro-batches of
-  // --max-tokens-per-gpu (or --micro-batch-size) samples.
+  // --max-tokens-per-gpu (or --micro-batch-size) samples: of every sample, or of `samples` only
+  // (the others stay undefined).
   std::vector<at::Tensor> compute_log_probs(Model& model, const TrainBatch& batch);
+  std::vector<at::Tensor> compute_log_probs(Model& model, const TrainBatch& batch,
+                                            const std::vector<int64_t>& samples);
 
   // Per-sample returns of the last train() call (what PPO's critic regresses on).
   const std::vector<at::Tensor>& returns() const { return returns_; }
@@ -65,8 +68,10 @@ class Actor {
 
  private:
   // The steps of train(), in order.
+  // Each rank computes the log-probs of the samples it trains on (`owner`, from the plans) and
+  // every rank then holds all of them.
   void compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensors& data,
-                                     size_t num_steps);
+                                     const std::vector<StepPlan>& plans);
   void run_rollout_data_postprocess(int64_t rollout_id, RolloutTensors& data);
   void log_rollout_data(const RolloutTensors& data);
   Metrics train_steps(int64_t rollout_id, const TrainBatch& batch, const RolloutTensors& data,

@@ -12,6 +12,7 @@ namespace vime::train {
 
 Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed)
     : options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
+  options_.batching.flops_linear_coeff = 6.0 * static_cast<double>(trunk.config().hidden_size);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   value_head_ = at::normal(0.0, 0.02, {1, trunk.config().hidden_size}, gen,
                            at::TensorOptions().dtype(at::kFloat))
@@ -42,14 +43,19 @@ at::Tensor Critic::response_values_of(const PackedBatch& packed,
 
 std::vector<at::Tensor> Critic::compute_values(const TrainBatch& batch) {
   at::NoGradGuard no_grad;
-  std::vector<int64_t> all, lengths;
-  for (const auto& t : batch.tokens) {
-    all.push_back(static_cast<int64_t>(lengths.size()));
-    lengths.push_back(static_cast<int64_t>(t.size()));
-  }
+  std::vector<int64_t> lengths;
+  for (const auto& t : batch.tokens) lengths.push_back(static_cast<int64_t>(t.size()));
+  // Each rank computes the values of the samples it trains on; then every rank holds all.
+  const auto n = static_cast<int64_t>(batch.size());
+  const auto plans =
+      plan_steps(lengths, batch.rollout_ids, options_.batching.schedule(n, reducer_.world_size()));
+  const auto owner = sample_owners(plans, batch.size());
+  std::vector<int64_t> mine;
+  for (int64_t i = 0; i < n; ++i)
+    if (owner[i] == reducer_.rank()) mine.push_back(i);
   const int64_t max_tokens = options_.batching.max_tokens_per_gpu.value_or(1 << 30);
   std::vector<at::Tensor> out(batch.size());
-  for (const auto& mb : first_fit(all, lengths, max_tokens)) {
+  for (const auto& mb : first_fit(mine, lengths, max_tokens)) {
     std::vector<int64_t> totals, responses;
     for (auto s : mb) {
       totals.push_back(lengths[s]);
@@ -62,6 +68,7 @@ std::vector<at::Tensor> Critic::compute_values(const TrainBatch& batch) {
       start += responses[i];
     }
   }
+  reducer_.share_samples(out, owner, batch.response_lengths);
   return out;
 }
 

@@ -5,8 +5,19 @@
 #include <string>
 
 #include "vime/error.hpp"
+#include "vime/train/karmarkar_karp.hpp"
 
 namespace vime::train {
+
+std::vector<int> sample_owners(const std::vector<StepPlan>& plans, size_t num_samples) {
+  std::vector<int> owner(num_samples, 0);
+  for (const auto& plan : plans) {
+    for (size_t r = 0; r < plan.per_rank.size(); ++r)
+      for (const auto& mb : plan.per_rank[r])
+        for (auto s : mb) owner[s] = static_cast<int>(r);
+  }
+  return owner;
+}
 
 std::vector<MicroBatch> first_fit(const std::vector<int64_t>& samples,
                                   const std::vector<int64_t>& sample_lengths, int64_t max_tokens) {
@@ -98,10 +109,25 @@ std::vector<StepPlan> plan_steps(const std::vector<int64_t>& sample_lengths,
         config.max_tokens_per_gpu.has_value()
             ? first_fit(plan.samples, sample_lengths, *config.max_tokens_per_gpu)
             : fixed_size(plan.samples, config.micro_batch_size);
-    // 3. A count divisible by dp; 4. round-robin over ranks.
+    // 3. A count divisible by dp; 4. ranks by Karmarkar-Karp on FLOPs, else round-robin.
     make_divisible(bins, sample_lengths, config.dp_size);
     plan.per_rank.resize(config.dp_size);
-    for (size_t b = 0; b < bins.size(); ++b) plan.per_rank[b % config.dp_size].push_back(bins[b]);
+    if (config.balance_data && config.dp_size > 1) {
+      std::vector<double> flops;
+      for (const auto& bin : bins) {
+        double f = 0;
+        for (auto s : bin) {
+          const auto length = static_cast<double>(sample_lengths[s]);
+          f += config.flops_linear_coeff * length + length * length;
+        }
+        flops.push_back(f);
+      }
+      const auto parts = karmarkar_karp(flops, config.dp_size, /*equal_size=*/true);
+      for (size_t r = 0; r < parts.size(); ++r)
+        for (auto b : parts[r]) plan.per_rank[r].push_back(bins[b]);
+    } else {
+      for (size_t b = 0; b < bins.size(); ++b) plan.per_rank[b % config.dp_size].push_back(bins[b]);
+    }
     plan.num_micro_batches = static_cast<int64_t>(bins.size());
     plans.push_back(std::move(plan));
   }

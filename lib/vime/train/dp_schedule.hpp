@@ -22,6 +22,10 @@ struct DpScheduleConfig {
   int64_t dp_size = 1;
   std::optional<int64_t> max_tokens_per_gpu;  // dynamic batching (first-fit) when set
   int64_t micro_batch_size = 1;               // static batching otherwise
+  // --balance-data: micro-batches go to ranks by Karmarkar-Karp on their estimated FLOPs
+  // (Σ coeff·L + L² over their samples) instead of round-robin.
+  bool balance_data = false;
+  double flops_linear_coeff = 0;
 };
 
 // sample_lengths: tokens per sample; rollout_ids: the rollout each sample belongs to (samples of
@@ -30,6 +34,10 @@ struct DpScheduleConfig {
 std::vector<StepPlan> plan_steps(const std::vector<int64_t>& sample_lengths,
                                  const std::vector<int64_t>& rollout_ids,
                                  const DpScheduleConfig& config);
+
+// The rank that trains each sample under `plans`; samples no step trains on belong to rank 0
+// (which computes their per-sample data as a single rank would).
+std::vector<int> sample_owners(const std::vector<StepPlan>& plans, size_t num_samples);
 
 // First-fit packing of `samples` into bins of at most `max_tokens` (an oversize sample gets a bin
 // of its own).

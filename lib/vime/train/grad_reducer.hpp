@@ -1,6 +1,6 @@
-// The one place where gradients and step-wide sums cross data-parallel ranks. The trainer is
-// written for N ranks against this interface; SingleRank is the world of one, and a c10d
-// (Gloo/NCCL) implementation comes with multi-rank launching (lib/vime/dist).
+// The one place where gradients, step-wide sums and per-sample data cross data-parallel ranks. The
+// trainer is written for N ranks against this interface; SingleRank is the world of one,
+// C10dReducer (c10d_reducer.hpp) the c10d process group of `vime train`'s ranks.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -18,6 +18,13 @@ class GradReducer {
   // Averages `grads` over the ranks, in place (reduce, wait, then scale).
   virtual void all_reduce_mean(std::vector<at::Tensor>& grads) = 0;
   virtual double all_reduce_sum(double value) = 0;
+  // Element-wise sums over the ranks, in one collective.
+  virtual std::vector<double> all_reduce_sums(std::vector<double> values) = 0;
+  // Per-sample tensors computed where each sample trains: per_sample[i] ([lengths[i]] values) is
+  // defined on rank owner[i]; afterwards every rank holds every sample's, as fp32 on the device of
+  // the defined ones. Samples whose owner is -1 stay as they are.
+  virtual void share_samples(std::vector<at::Tensor>& per_sample, const std::vector<int>& owner,
+                             const std::vector<int64_t>& lengths) = 0;
 };
 
 class SingleRank final : public GradReducer {
@@ -26,6 +33,9 @@ class SingleRank final : public GradReducer {
   int64_t world_size() const override { return 1; }
   void all_reduce_mean(std::vector<at::Tensor>&) override {}
   double all_reduce_sum(double value) override { return value; }
+  std::vector<double> all_reduce_sums(std::vector<double> values) override { return values; }
+  void share_samples(std::vector<at::Tensor>&, const std::vector<int>&,
+                     const std::vector<int64_t>&) override {}
 };
 
 }  // namespace vime::train

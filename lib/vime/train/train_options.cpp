@@ -43,6 +43,8 @@ DpScheduleConfig BatchingOptions::schedule(int64_t num_samples, int64_t dp_size)
     c.max_tokens_per_gpu = max_tokens_per_gpu;
   }
   c.micro_batch_size = micro_batch_size;
+  c.balance_data = balance_data;
+  c.flops_linear_coeff = flops_linear_coeff;
   return c;
 }
 
@@ -79,6 +81,7 @@ TrainOptions TrainOptions::from(const Args& args) {
   b.use_dynamic_batch_size = args.get_bool("use_dynamic_batch_size");
   b.max_tokens_per_gpu = args.get_optional_int("max_tokens_per_gpu");
   b.micro_batch_size = args.get_int("micro_batch_size");
+  b.balance_data = args.get_bool("balance_data");
 
   o.rollout_temperature = args.get_double("rollout_temperature");
   const int64_t chunk = args.get_int("log_probs_chunk_size");

@@ -68,6 +68,10 @@ struct BatchingOptions {
   bool use_dynamic_batch_size = false;
   std::optional<int64_t> max_tokens_per_gpu;
   int64_t micro_batch_size = 1;
+  bool balance_data = false;  // --balance-data (implied by --balance-by-flops)
+  // The linear term of a sample's FLOPs estimate per token, relative to the quadratic attention
+  // term (6 x hidden size for a standard transformer); set from the model by the trainer.
+  double flops_linear_coeff = 0;
 
   DpScheduleConfig schedule(int64_t num_samples, int64_t dp_size) const;
 };

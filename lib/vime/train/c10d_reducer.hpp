@@ -1,0 +1,25 @@
+// GradReducer over the c10d process group of `vime train`'s data-parallel ranks.
+#pragma once
+
+#include "vime/dist/process_group.hpp"
+#include "vime/train/grad_reducer.hpp"
+
+namespace vime::train {
+
+class C10dReducer final : public GradReducer {
+ public:
+  explicit C10dReducer(dist::ProcessGroup& group) : group_(group) {}
+  int64_t rank() const override { return group_.rank(); }
+  int64_t world_size() const override { return group_.size(); }
+  void all_reduce_mean(std::vector<at::Tensor>& grads) override;
+  double all_reduce_sum(double value) override;
+  std::vector<double> all_reduce_sums(std::vector<double> values) override;
+  void share_samples(std::vector<at::Tensor>& per_sample, const std::vector<int>& owner,
+                     const std::vector<int64_t>& lengths) override;
+  dist::ProcessGroup& group() { return group_; }
+
+ private:
+  dist::ProcessGroup& group_;
+};
+
+}  // namespace vime::train

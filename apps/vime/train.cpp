@@ -2,12 +2,16 @@
 // resolved configuration; otherwise runs the loop (lib/vime/loop/train_loop.hpp).
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/arg_validation.hpp"
 #include "vime/core/config_dump.hpp"
 #include "vime/core/help.hpp"
+#include "vime/core/runtime_info.hpp"
+#include "vime/dist/local_launcher.hpp"
 #include "vime/error.hpp"
 #include "vime/loop/hook_plugin_check.hpp"
 #include "vime/loop/train_loop.hpp"
@@ -38,6 +42,15 @@ int run_train(const Arguments& argv) {
   if (args.get_bool("dry_run")) {
     std::cout << core::resolved_config_yaml(args, extras);
     return 0;
+  }
+  // `--actor-num-gpus-per-node G` (> 1, given explicitly) outside torchrun/Slurm: this process
+  // becomes the launcher of the node's G ranks, each running this same command line.
+  std::vector<std::string> command_line{"vime", "train"};
+  command_line.insert(command_line.end(), argv.begin(), argv.end());
+  const auto runtime = core::runtime_info();
+  if (auto plan = dist::local_launch_plan(args, command_line,
+                                          runtime.cuda_available ? runtime.cuda_device_count : 0)) {
+    return dist::launch_local_ranks(*plan, std::cout);
   }
   return loop::run_training(args, std::cout);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "vime/core/torch_compat.hpp"
@@ -18,11 +19,16 @@ std::string where(const RankEnv& env) {
   return env.master_addr + ":" + std::to_string(env.master_port);
 }
 
-double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
+// "3", "2.5": a timeout as people write it (std::to_string(double) would say "3.000000").
+std::string seconds(std::chrono::milliseconds ms) {
+  const auto tenths = (ms.count() + 50) / 100;
+  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "");
+}
 
 // The TCPStore of the job: rank 0 hosts it, every rank (rank 0 included) connects. Each rank then
 // checks in under its own key, so a timeout can name the ranks that never arrived.
 c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::milliseconds timeout) {
+  if (env.world_size == 1) return c10::make_intrusive<c10d::HashStore>();  // nobody to meet
   if (env.master_port <= 0 || env.master_port > 65535) {
     throw UsageError("distributed rendezvous: master port " + std::to_string(env.master_port) +
                      " is not a port; give --master-port or MASTER_PORT");
@@ -47,7 +53,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::mill
     }
     throw Error("distributed rendezvous: rank " + std::to_string(env.rank) +
                 " could not reach rank 0's TCPStore at " + where(env) + " within " +
-                std::to_string(seconds(timeout)) + " s (" + what +
+                seconds(timeout) + " s (" + what +
                 "); check --master-addr / MASTER_ADDR and --master-port / MASTER_PORT, and that "
                 "rank 0 is running");
   }
@@ -67,7 +73,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::mill
         if (missing.size() > 16) names += ", ...";
         throw Error("distributed rendezvous at " + where(env) + ": " +
                     std::to_string(missing.size()) + " of " + std::to_string(env.world_size) +
-                    " ranks did not arrive within " + std::to_string(seconds(timeout)) +
+                    " ranks did not arrive within " + seconds(timeout) +
                     " s (missing ranks: " + names +
                     "); start the same command on every node with --master-addr pointing at "
                     "node 0 (or raise --distributed-timeout-minutes)");
@@ -80,7 +86,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::mill
       store->wait({"vime/go"}, timeout);
     } catch (const std::exception& e) {
       throw Error("distributed rendezvous at " + where(env) + ": rank " + std::to_string(env.rank) +
-                  " waited " + std::to_string(seconds(timeout)) +
+                  " waited " + seconds(timeout) +
                   " s for the other ranks to arrive; rank 0 reports which are missing");
     }
   }

@@ -28,6 +28,15 @@ constexpr FlagSpec kFlags[] = {
     {"--offload-rollout", kBoolOptional, nullptr,
      "Put the rollout engines to sleep (free weights and KV cache) while training runs (unset: on "
      "under --colocate)."},
+    {"--master-addr", kString, nullptr,
+     "Address of node 0, where rank 0 hosts the rendezvous (MASTER_ADDR; needed with "
+     "--actor-num-nodes > 1; default 127.0.0.1)."},
+    {"--master-port", kInt, nullptr,
+     "Rendezvous port on node 0 (MASTER_PORT; needed with --actor-num-nodes > 1; default: a free "
+     "port on one node, 29500 under Slurm)."},
+    {"--node-rank", kInt, nullptr,
+     "This node's index, 0 .. --actor-num-nodes - 1, when the same command runs on every node "
+     "(torchrun's GROUP_RANK / Slurm's SLURM_NODEID when they launch)."},
     {"--distributed-backend", kString, "nccl",
      "Collective backend between trainer ranks (nccl on GPU, gloo on CPU).", kYes, "nccl|gloo"},
     {"--distributed-timeout-minutes", kInt, "10",

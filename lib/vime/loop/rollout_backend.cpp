@@ -7,9 +7,36 @@
 
 namespace vime::loop {
 
+namespace {
+
+// A data-parallel rank > 0 under the vLLM backend: rank 0 alone drives the engines and sends them
+// weights; the other ranks only train.
+class NoEngineBackend final : public RolloutBackend {
+ public:
+  EngineClient& engine() override {
+    throw Error("this rank does not generate: rank 0 drives the vLLM engines");
+  }
+  void before_train() override {}
+  void update_weights(Model&, int64_t) override {}
+  std::string describe() const override { return "no engine on this rank"; }
+};
+
+}  // namespace
+
+std::unique_ptr<RolloutBackend> make_follower_backend(const Args& args, Model& model,
+                                                      const Tokenizer* tokenizer, int64_t version,
+                                                      dist::ProcessGroup& group) {
+  (void)group;
+  if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm)
+    return std::make_unique<NoEngineBackend>();
+  return make_native_backend(args, model, tokenizer, version);
+}
+
 std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& model,
                                                      const Tokenizer* tokenizer, int64_t version,
-                                                     std::ostream& console) {
+                                                     std::ostream& console,
+                                                     dist::ProcessGroup* group) {
+  (void)group;
   const auto options = RolloutBackendOptions::from(args);
   if (options.kind == RolloutBackendKind::kVllm)
     return make_vllm_backend(args, model, version, console);

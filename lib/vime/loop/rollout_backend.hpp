@@ -16,6 +16,9 @@
 namespace vime {
 class Model;
 }
+namespace vime::dist {
+class ProcessGroup;
+}
 
 namespace vime::loop {
 
@@ -35,9 +38,17 @@ class RolloutBackend {
 };
 
 // Starts the backend that RolloutBackendOptions names (vLLM: launches or connects to the engines
-// and brings them to `model`'s weights as `version`). `model` and `tokenizer` must outlive it.
+// and brings them to `model`'s weights as `version`) on rank 0, the controller; `group` is the
+// data-parallel ranks (null: one rank). `model` and `tokenizer` must outlive it.
 std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& model,
                                                      const Tokenizer* tokenizer, int64_t version,
-                                                     std::ostream& console);
+                                                     std::ostream& console,
+                                                     dist::ProcessGroup* group = nullptr);
+
+// The backend of a data-parallel rank > 0: its embedded engine (rank 0 drives it), or nothing
+// under the vLLM backend.
+std::unique_ptr<RolloutBackend> make_follower_backend(const Args& args, Model& model,
+                                                      const Tokenizer* tokenizer, int64_t version,
+                                                      dist::ProcessGroup& group);
 
 }  // namespace vime::loop

@@ -2,12 +2,13 @@
 
 #include <ATen/Context.h>
 
+#include "vime/dist/rank_device.hpp"
 #include "vime/engine/generation_config.hpp"
 #include "vime/error.hpp"
 
 namespace vime::loop {
 
-at::Device run_device() { return at::hasCUDA() ? at::Device(at::kCUDA) : at::Device(at::kCPU); }
+at::Device run_device() { return dist::current_device(); }
 
 std::unique_ptr<tokenizer::HfTokenizer> load_run_tokenizer(const RunModelsOptions& options) {
   const char* flag = "--hf-checkpoint";

@@ -18,7 +18,8 @@
 
 namespace vime::loop {
 
-// CUDA when there is a GPU, else the CPU.
+// The current CUDA device (cuda:<index>; a rank binds its own first) when there is a GPU, else
+// the CPU.
 at::Device run_device();
 
 // The tokenizer of --hf-checkpoint (tokenizer_path wins when set). Throws UsageError naming the

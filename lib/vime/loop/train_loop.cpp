@@ -9,11 +9,15 @@
 #include "vime/ckpt/checkpoint.hpp"
 #include "vime/data/make_data_source.hpp"
 #include "vime/data/tokenizer_hooks.hpp"
+#include "vime/dist/process_group.hpp"
+#include "vime/dist/rank_device.hpp"
+#include "vime/dist/rank_env.hpp"
 #include "vime/engine/generation_config.hpp"
 #include "vime/error.hpp"
 #include "vime/hooks.hpp"
 #include "vime/loop/ci_checks.hpp"
 #include "vime/loop/periodic.hpp"
+#include "vime/loop/rank_channel.hpp"
 #include "vime/loop/rollout_backend.hpp"
 #include "vime/loop/run_models.hpp"
 #include "vime/loop/train_batch.hpp"
@@ -25,6 +29,7 @@
 #include "vime/plugin/hook_flags.hpp"
 #include "vime/rollout/rollout_manager.hpp"
 #include "vime/train/actor.hpp"
+#include "vime/train/c10d_reducer.hpp"
 #include "vime/train/critic.hpp"
 #include "vime/train/grad_reducer.hpp"
 
@@ -53,7 +58,7 @@ int64_t resolve_num_rollout(const TrainLoopOptions& options, int64_t prompts_per
 // critic, and the phase timer they report to.
 struct Trainer {
   std::unique_ptr<Model> actor_model, ref_model, critic_trunk;
-  train::SingleRank reducer;
+  std::unique_ptr<train::GradReducer> reducer;  // SingleRank, or the ranks' c10d group
   metrics::PhaseTimer timer;
   std::unique_ptr<train::Actor> actor;
   std::unique_ptr<train::Critic> critic;
@@ -63,8 +68,14 @@ struct Trainer {
 // Actor from --load / --ref-load / --hf-checkpoint (resumed with its optimizer), the reference
 // model, the critic; then the init hook (slime's custom_megatron_init_path).
 std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& options,
-                                      const RunModelsOptions& models, std::ostream& console) {
+                                      const RunModelsOptions& models, dist::ProcessGroup* group,
+                                      std::ostream& console) {
   auto t = std::make_unique<Trainer>();
+  if (group != nullptr) {
+    t->reducer = std::make_unique<train::C10dReducer>(*group);
+  } else {
+    t->reducer = std::make_unique<train::SingleRank>();
+  }
   const auto device = run_device();
   const auto source = actor_source(models);
   t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
@@ -76,15 +87,15 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
       t->ref_model->set_requires_grad(false);
     }
   }
-  t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), t->reducer);
+  t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), *t->reducer);
   t->actor->set_timer(&t->timer);
   t->resume = ckpt::load_for_training(args, *t->actor_model, t->actor->optimizer(),
                                       t->actor->lr_scheduler());
-  if (t->resume.is_loaded)
+  if (t->resume.is_loaded && t->reducer->rank() == 0)
     console << "vime train: weights from " << t->resume.from.string() << "\n";
   if (options.train_critic && !options.rollout_only) {
     t->critic_trunk = ckpt::load_model(source, models.dtype, device);
-    t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, t->reducer);
+    t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, *t->reducer);
   }
   if (auto init =
           plugin::load_hook_if_set<PluginKind::kInitHook>(args, "custom_megatron_init_path")) {
@@ -104,6 +115,7 @@ train::Metrics train_on(Trainer& t, int64_t rollout_id, train::TrainBatch& batch
   }
   std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
   t.actor->set_step_callback([&](int64_t done, int64_t total) {
+    if (t.reducer->rank() != 0) return;
     if (!bar)
       bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
     if (done > 0) bar->advance();
@@ -152,6 +164,12 @@ void save(Trainer& t, const TrainLoopOptions& options, DataSource& data_source, 
           << "\n";
 }
 
+// A rank > 0's part of a checkpoint: nothing while every rank holds the whole optimizer state
+// (rank 0 writes it); the distributed optimizer's shards come with it.
+void save_rank_share(Trainer& t, const TrainLoopOptions& options, int64_t rollout_id) {
+  (void)t, (void)options, (void)rollout_id;
+}
+
 // perf/*_time of the phases, perf/step_time and the actor's train tokens/s.
 Metrics perf_metrics(const metrics::PhaseTimer& timer, double step_time,
                      const train::TrainBatch& batch) {
@@ -165,6 +183,29 @@ Metrics perf_metrics(const metrics::PhaseTimer& timer, double step_time,
   return perf;
 }
 
+// Ranks > 0 of a data-parallel run: no data, rollout manager or metrics; each rollout they take
+// rank 0's order, train their share of the batch with it, save with it and bump their engine's
+// weights (their engines serve rank 0's requests in the meantime).
+int run_follower(const Args& args, const TrainLoopOptions& options, const RunModelsOptions& models,
+                 dist::ProcessGroup& group, std::ostream& console) {
+  auto tokenizer = load_run_tokenizer(models);
+  auto trainer = make_trainer(args, options, models, &group, console);
+  Model& actor_model = *trainer->actor_model;
+  RankChannel channel(group);
+  const auto range = channel.receive_range();
+  auto backend =
+      make_follower_backend(args, actor_model, tokenizer.get(), range.start_rollout_id, group);
+  for (int64_t rollout_id = range.start_rollout_id; rollout_id < range.num_rollout; ++rollout_id) {
+    auto order = channel.receive(rollout_id);
+    if (!order.train) continue;
+    backend->before_train();
+    train_on(*trainer, rollout_id, order.batch);
+    if (order.save) save_rank_share(*trainer, options, rollout_id);
+    backend->update_weights(actor_model, rollout_id + 1);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_training(const Args& given_args, std::ostream& console) {
@@ -175,11 +216,24 @@ int run_training(const Args& given_args, std::ostream& console) {
     throw UsageError(
         "--num-critic-only-steps is not supported yet: the critic trains with the actor");
   }
+  // Ranks: one process per GPU (vime's launcher, torchrun or Slurm); a world of one runs alone.
+  const auto env = dist::rank_env_from_environment(args);
+  const auto device = dist::bind_rank_device(env);
+  std::unique_ptr<dist::ProcessGroup> group;
+  if (!env.is_single()) {
+    group = dist::ProcessGroup::create(
+        env, device,
+        std::chrono::minutes(std::max<int64_t>(options.distributed_timeout_minutes, 1)));
+  }
   at::manual_seed(static_cast<uint64_t>(options.seed));
+  if (group && group->rank() != 0) return run_follower(args, options, models, *group, console);
+
   auto logger = metrics::make_metrics_logger(args, &console);
   auto tokenizer = load_run_tokenizer(models);
-  auto trainer = make_trainer(args, options, models, console);
+  auto trainer = make_trainer(args, options, models, group.get(), console);
   Model& actor_model = *trainer->actor_model;
+  std::optional<RankChannel> channel;
+  if (group) channel.emplace(*group);
 
   // --- Data, engine, rollout manager.
   auto data_source = data::make_data_source(args, data::chat_template_renderer(*tokenizer),
@@ -193,9 +247,10 @@ int run_training(const Args& given_args, std::ostream& console) {
       options.num_rollout || prompts <= 0
           ? std::nullopt
           : std::optional<int64_t>(prompts / rollout_batch_size(options));
+  if (channel) channel->publish_range({start_rollout_id, num_rollout});
 
-  auto backend =
-      make_rollout_backend(args, actor_model, tokenizer.get(), start_rollout_id, console);
+  auto backend = make_rollout_backend(args, actor_model, tokenizer.get(), start_rollout_id, console,
+                                      group.get());
   // What the rollout side sees: args plus the engines the backend started, by model (slime's
   // args.sglang_model_routers), so plugins can reach a judge or teacher model of --vllm-config.
   Args rollout_args = args;
@@ -215,7 +270,9 @@ int run_training(const Args& given_args, std::ostream& console) {
 
   console << "vime train: rollouts " << start_rollout_id << ".." << num_rollout - 1 << " on "
           << (actor_model.device().is_cuda() ? "CUDA" : "CPU") << ", "
-          << c10::toString(models.dtype) << "; generating with " << backend->describe() << "\n";
+          << c10::toString(models.dtype);
+  if (group) console << ", " << group->size() << " data-parallel ranks";
+  console << "; generating with " << backend->describe() << "\n";
   auto run_bar = metrics::console_progress("run", "rollouts", num_rollout - start_rollout_id);
   for (int64_t rollout_id = start_rollout_id; rollout_id < num_rollout; ++rollout_id) {
     const double step_start = now_s();
@@ -225,17 +282,22 @@ int run_training(const Args& given_args, std::ostream& console) {
     const int64_t rollout_step = metrics::compute_rollout_step(args, rollout_id);
     if (!rollout.metrics.empty()) logger->log("rollout/step", rollout_step, rollout.metrics);
     if (options.rollout_only) {
+      if (channel) channel->publish({rollout_id, /*train=*/false, /*save=*/false, {}});
       run_bar->advance();
       continue;
     }
     // 2. The engines stop (and give memory back where they share the device) while training runs.
     backend->before_train();
-    // 3. Train.
+    // 3. Train: every rank gets the whole batch and trains its share (slime's DP split).
     auto converted = to_train_batch(rollout.data);
     if (converted.batch.size() == 0) {
       throw Error("rollout " + std::to_string(rollout_id) +
                   " produced no sample with a response to train on");
     }
+    const bool do_save =
+        options.save &&
+        should_run_periodic_action(rollout_id, options.save_interval, per_epoch, num_rollout);
+    if (channel) channel->publish({rollout_id, /*train=*/true, do_save, converted.batch});
     const auto critic_metrics = train_on(*trainer, rollout_id, converted.batch);
     log_train_steps(*logger, options.ci, rollout_id, *trainer->actor, converted.batch.size(),
                     critic_metrics);
@@ -243,10 +305,7 @@ int run_training(const Args& given_args, std::ostream& console) {
     for (const auto& [k, v] : trainer->actor->rollout_data_metrics()) per_rollout[k] = v;
     check_rollout_invariants(options.ci, rollout_id, per_rollout);
     // 4. Save.
-    if (options.save &&
-        should_run_periodic_action(rollout_id, options.save_interval, per_epoch, num_rollout)) {
-      save(*trainer, options, *data_source, rollout_id, console);
-    }
+    if (do_save) save(*trainer, options, *data_source, rollout_id, console);
     // 5. Weight update.
     {
       auto scope = trainer->timer.scope("update_weights");

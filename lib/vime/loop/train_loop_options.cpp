@@ -31,6 +31,7 @@ TrainLoopOptions TrainLoopOptions::from(const Args& args) {
   o.save_optimizer = !args.get_bool("no_save_optim");
   o.save_rng = !args.get_bool("no_save_rng");
   o.ci = CiCheckOptions::from(args);
+  o.distributed_timeout_minutes = args.get_int("distributed_timeout_minutes");
   return o;
 }
 

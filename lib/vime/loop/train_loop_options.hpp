@@ -45,6 +45,9 @@ struct TrainLoopOptions {
 
   CiCheckOptions ci;
 
+  // Rendezvous and collective timeout between the trainer's ranks (--distributed-timeout-minutes).
+  int64_t distributed_timeout_minutes = 10;
+
   static TrainLoopOptions from(const Args& args);
 };
 

@@ -46,9 +46,8 @@ void add_masked_mean(Metrics& metrics, const char* name, const std::vector<at::T
 Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
-  optimizer_ =
-      std::make_unique<Optimizer>(model.named_parameters(), OptimizerConfig::from_args(args),
-                                  OptimizerShard{reducer.rank(), reducer.world_size()});
+  optimizer_ = std::make_unique<Optimizer>(model.named_parameters(),
+                                           OptimizerConfig::from_args(args), OptimizerShard{});
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 

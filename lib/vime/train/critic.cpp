@@ -20,8 +20,8 @@ Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t se
                     .requires_grad_(true);
   auto params = trunk.named_parameters();
   params.emplace_back("value_head.weight", value_head_);
-  optimizer_ = std::make_unique<Optimizer>(params, OptimizerConfig::from_args(args),
-                                           OptimizerShard{reducer.rank(), reducer.world_size()});
+  optimizer_ =
+      std::make_unique<Optimizer>(params, OptimizerConfig::from_args(args), OptimizerShard{});
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 

@@ -1,0 +1,167 @@
+#include "vime/loop/rank_channel.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "vime/error.hpp"
+
+namespace vime::loop {
+namespace {
+
+constexpr char kMagic[] = "VIMEORD1";
+
+class Writer {
+ public:
+  template <class T>
+  void put(T value) {
+    out_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  template <class T>
+  void put_vector(const std::vector<T>& values) {
+    put<uint64_t>(values.size());
+    out_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T value;
+    std::memcpy(&value, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return value;
+  }
+  template <class T>
+  std::vector<T> get_vector() {
+    const auto n = get<uint64_t>();
+    if (n > (in_.size() - pos_) / sizeof(T)) fail();
+    std::vector<T> values(n);
+    std::memcpy(values.data(), in_.data() + pos_, n * sizeof(T));
+    pos_ += n * sizeof(T);
+    return values;
+  }
+  bool at_end() const { return pos_ == in_.size(); }
+  [[noreturn]] void fail() const {
+    throw Error("rank channel: a truncated or foreign rollout message (" +
+                std::to_string(in_.size()) + " bytes); were all ranks started from the same vime?");
+  }
+
+ private:
+  void need(size_t n) const {
+    if (in_.size() - pos_ < n) fail();
+  }
+  const std::string& in_;
+  size_t pos_ = 0;
+};
+
+std::string order_key(int64_t rollout_id) { return "vime/order/" + std::to_string(rollout_id); }
+
+}  // namespace
+
+std::string encode_order(const RolloutOrder& order) {
+  Writer w;
+  for (const char* c = kMagic; *c; ++c) w.put<char>(*c);
+  w.put<int64_t>(order.rollout_id);
+  w.put<uint8_t>(order.train);
+  w.put<uint8_t>(order.save);
+  const auto& b = order.batch;
+  w.put<uint64_t>(b.size());
+  w.put<uint8_t>(!b.rollout_log_probs.empty());
+  for (size_t i = 0; i < b.size(); ++i) {
+    w.put_vector(b.tokens[i]);
+    w.put<int64_t>(b.response_lengths[i]);
+    w.put_vector(i < b.loss_masks.size() ? b.loss_masks[i] : std::vector<float>{});
+    w.put<double>(b.rewards[i]);
+    if (!b.rollout_log_probs.empty()) w.put_vector(b.rollout_log_probs[i]);
+    w.put<int64_t>(i < b.rollout_ids.size() ? b.rollout_ids[i] : static_cast<int64_t>(i));
+  }
+  return w.take();
+}
+
+RolloutOrder decode_order(const std::string& bytes) {
+  Reader r(bytes);
+  for (const char* c = kMagic; *c; ++c)
+    if (r.get<char>() != *c) r.fail();
+  RolloutOrder order;
+  order.rollout_id = r.get<int64_t>();
+  order.train = r.get<uint8_t>() != 0;
+  order.save = r.get<uint8_t>() != 0;
+  const auto n = r.get<uint64_t>();
+  const bool has_log_probs = r.get<uint8_t>() != 0;
+  auto& b = order.batch;
+  for (uint64_t i = 0; i < n; ++i) {
+    b.tokens.push_back(r.get_vector<int64_t>());
+    b.response_lengths.push_back(r.get<int64_t>());
+    b.loss_masks.push_back(r.get_vector<float>());
+    b.rewards.push_back(r.get<double>());
+    if (has_log_probs) b.rollout_log_probs.push_back(r.get_vector<float>());
+    b.rollout_ids.push_back(r.get<int64_t>());
+  }
+  if (!r.at_end()) r.fail();
+  return order;
+}
+
+void RankChannel::publish_range(const RunRange& range) {
+  Writer w;
+  w.put<int64_t>(range.start_rollout_id);
+  w.put<int64_t>(range.num_rollout);
+  const auto bytes = w.take();
+  group_.store().set("vime/range", std::vector<uint8_t>(bytes.begin(), bytes.end()));
+}
+
+void RankChannel::publish(const RolloutOrder& order) {
+  // Every rank read the previous order before the training collectives that followed it.
+  if (last_key_) group_.store().deleteKey(*last_key_);
+  const auto bytes = encode_order(order);
+  last_key_ = order_key(order.rollout_id);
+  group_.store().set(*last_key_, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+}
+
+std::string RankChannel::wait_and_get(const std::string& key) {
+  auto& store = group_.store();
+  // A rollout may take longer than any store timeout: wait in slices; a lost rank 0 (its store
+  // gone) throws from wait().
+  while (true) {
+    try {
+      store.wait({key}, std::chrono::seconds(30));
+      break;
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      if (what.find("imeout") == std::string::npos && what.find("timed out") == std::string::npos) {
+        throw Error("rank " + std::to_string(group_.rank()) +
+                    ": lost the controller (rank 0) while waiting for " + key + ": " +
+                    what.substr(0, what.find('\n')));
+      }
+    }
+  }
+  const auto value = store.get(key);
+  return std::string(value.begin(), value.end());
+}
+
+RunRange RankChannel::receive_range() {
+  const auto bytes = wait_and_get("vime/range");
+  Reader r(bytes);
+  RunRange range;
+  range.start_rollout_id = r.get<int64_t>();
+  range.num_rollout = r.get<int64_t>();
+  return range;
+}
+
+RolloutOrder RankChannel::receive(int64_t rollout_id) {
+  auto order = decode_order(wait_and_get(order_key(rollout_id)));
+  if (order.rollout_id != rollout_id) {
+    throw Error("rank channel: expected rollout " + std::to_string(rollout_id) + ", got " +
+                std::to_string(order.rollout_id));
+  }
+  return order;
+}
+
+}  // namespace vime::loop

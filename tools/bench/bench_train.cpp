@@ -1,18 +1,29 @@
-// Train-step throughput of vime's actor math on one GPU: forward, fp32 chunked log-probs, an
-// SFT-style loss, backward, AdamW with fp32 master weights. Random weights, packed sequences.
+// Train-step throughput of vime's actor math: forward, fp32 chunked log-probs, an SFT-style loss,
+// backward, AdamW with fp32 master weights. Random weights, packed sequences.
 //   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
 //                    [--recompute] [--iters 5] [--warmup 2] [--device cuda] [--peak-tflops 989]
-// Prints one JSON line: tokens/s, step ms and MFU (model FLOPs: 6·N·T for the matmul weights,
-// including the output layer, plus causal attention 6·L·heads·head_dim·Σ seq_len²).
+//                    [--gpus N]
+// --gpus N: data parallel over N local ranks (vime's launcher, c10d NCCL/Gloo), --tokens per rank,
+// gradients all-reduced as the trainer does. Rank 0 prints one JSON line: tokens/s over all ranks,
+// step ms, MFU per GPU (model FLOPs: 6·N·T for the matmul weights, including the output layer,
+// plus causal attention 6·L·heads·head_dim·Σ seq_len²) and the peak GPU memory of rank 0.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
+#include <memory>
 #include <string>
 
 #include "common/model_presets.hpp"
+#include "vime/core/runtime_info.hpp"
+#include "vime/dist/local_launcher.hpp"
+#include "vime/dist/process_group.hpp"
+#include "vime/dist/rank_device.hpp"
+#include "vime/dist/rank_env.hpp"
 #include "vime/model/model.hpp"
+#include "vime/train/c10d_reducer.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
 
@@ -36,6 +47,7 @@ int main(int argc, char** argv) {
   std::string model_name = "qwen3-0.6b", device_name = "cuda";
   int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2;
   bool recompute = false;
+  int gpus = 1;
   double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -56,12 +68,33 @@ int main(int argc, char** argv) {
       device_name = next();
     else if (a == "--peak-tflops")
       peak_tflops = std::stod(next());
+    else if (a == "--gpus")
+      gpus = std::stoi(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
     }
   }
-  const at::Device device(device_name);
+  const vime::Args no_flags;
+  auto env = vime::dist::rank_env_from_environment(no_flags);
+  if (gpus > 1 && env.is_single()) {
+    vime::dist::LocalLaunchPlan plan;
+    plan.gpus_per_node = gpus;
+    plan.argv.assign(argv, argv + argc);
+    plan.program = "vime_bench_train";
+    return vime::dist::launch_local_ranks(plan, std::cout);
+  }
+  at::Device device(device_name);
+  std::unique_ptr<vime::dist::ProcessGroup> group;
+  if (!env.is_single()) {
+    device = vime::dist::bind_rank_device(env);
+    group = vime::dist::ProcessGroup::create(env, device, std::chrono::minutes(10));
+  }
+  std::unique_ptr<vime::train::GradReducer> reducer;
+  if (group)
+    reducer = std::make_unique<vime::train::C10dReducer>(*group);
+  else
+    reducer = std::make_unique<vime::train::SingleRank>();
   const auto config = vime::presets::by_name(model_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   vime::Model model(config, dtype, device, 1);
@@ -86,10 +119,15 @@ int main(int argc, char** argv) {
     auto loss = -scored.log_probs.mean();
     loss.backward();
     optimizer.accumulate_grads();
+    auto grads = optimizer.main_grads();
+    reducer->all_reduce_mean(grads);
     optimizer.step(1e-5);
     loss_value = loss.item<double>();  // also waits for the GPU
   };
   for (int64_t i = 0; i < warmup; ++i) step();
+  const int device_index = device.is_cuda() ? device.index() : 0;
+  vime::core::reset_cuda_peak(device_index);
+  if (group) group->barrier();
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < iters; ++i) step();
   (void)model.named_parameters()[0].second.sum().item<double>();
@@ -97,13 +135,19 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
       double(iters);
   const double flops = model_flops(config, tokens, seq_len);
+  const int world = group ? group->size() : 1;
+  const double peak_gib =
+      static_cast<double>(vime::core::cuda_peak_allocated_bytes(device_index)) / double(1 << 30);
+  if (group && group->rank() != 0) return 0;
   std::printf(
-      "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"tokens\": %lld, \"seq_len\": "
-      "%lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, \"tflops\": %.1f, \"mfu\": %.4f, "
-      "\"loss\": %.4f, \"params\": %lld}\n",
-      model_name.c_str(), recompute ? "true" : "false", static_cast<long long>(tokens),
-      static_cast<long long>(seq_len), seconds * 1e3, double(tokens) / seconds,
-      flops / seconds / 1e12, flops / seconds / 1e12 / peak_tflops, loss_value,
+      "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"gpus\": %d, "
+      "\"tokens_per_gpu\": %lld, \"seq_len\": %lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, "
+      "\"tflops_per_gpu\": %.1f, \"mfu\": %.4f, \"peak_gib\": %.2f, \"loss\": %.4f, "
+      "\"params\": %lld}\n",
+      model_name.c_str(), recompute ? "true" : "false", world, static_cast<long long>(tokens),
+      static_cast<long long>(seq_len), seconds * 1e3, double(tokens) * world / seconds,
+      flops / seconds / 1e12, flops / seconds / 1e12 / peak_tflops, peak_gib, loss_value,
       static_cast<long long>(config.num_parameters()));
+  std::fflush(stdout);
   return 0;
 }

@@ -13,4 +13,9 @@ struct RuntimeInfo {
 
 RuntimeInfo runtime_info();
 
+// The CUDA caching allocator's peak of allocated bytes on `device_index` since the last reset;
+// -1 where LibTorch has no CUDA (Debian's CPU build).
+long long cuda_peak_allocated_bytes(int device_index);
+void reset_cuda_peak(int device_index);
+
 }  // namespace vime::core

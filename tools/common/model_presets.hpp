@@ -68,6 +68,28 @@ inline ModelConfig qwen3_4b() {
                        .head_dim = 128});
 }
 
+// HF's Qwen/Qwen3-8B and Qwen/Qwen3-14B (untied output layers).
+inline ModelConfig qwen3_8b() {
+  return qwen3_config({.vocab_size = kQwen3VocabSize,
+                       .hidden_size = 4096,
+                       .intermediate_size = 12288,
+                       .num_layers = 36,
+                       .num_attention_heads = 32,
+                       .num_key_value_heads = 8,
+                       .head_dim = 128,
+                       .tie_word_embeddings = false});
+}
+inline ModelConfig qwen3_14b() {
+  return qwen3_config({.vocab_size = kQwen3VocabSize,
+                       .hidden_size = 5120,
+                       .intermediate_size = 17408,
+                       .num_layers = 40,
+                       .num_attention_heads = 40,
+                       .num_key_value_heads = 8,
+                       .head_dim = 128,
+                       .tie_word_embeddings = false});
+}
+
 // A CPU-sized Qwen3: 2 layers, hidden 64, 4 heads / 2 KV heads of 16, a 512-token vocabulary.
 inline ModelConfig tiny_qwen3() {
   return qwen3_config({.vocab_size = 512,
@@ -103,10 +125,12 @@ inline ModelConfig micro_qwen3() {
                        .rope_theta = 10000.0});
 }
 
-// The benchmarks' --model: qwen3-0.6b, qwen3-4b or tiny.
+// The benchmarks' --model: qwen3-0.6b, qwen3-4b, qwen3-8b, qwen3-14b or tiny.
 inline ModelConfig by_name(const std::string& name) {
   if (name == "qwen3-0.6b") return qwen3_0_6b();
   if (name == "qwen3-4b") return qwen3_4b();
+  if (name == "qwen3-8b") return qwen3_8b();
+  if (name == "qwen3-14b") return qwen3_14b();
   if (name == "tiny") return tiny_qwen3();
   throw std::runtime_error("unknown --model " + name);
 }

@@ -2,6 +2,7 @@
 # The [loop] on the GPU machine (after scripts/gpu_test.sh built build-gpu/): GRPO on the arithmetic
 # task with a random-init Qwen3-0.6B-shape model (bf16, HF format written by transformers) and the
 # real Qwen3 tokenizer, --ci-test on; then the engine's throughput against HF generate().
+# GPUS=N trains on N data-parallel ranks (vime's launcher; rollout on every rank).
 # Carry .cache/assets/tokenizer-qwen3. Results in $OUT (gpu_loop_metrics.jsonl, logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +17,10 @@ build-gpu/bin/vime train --hf-checkpoint "$w/model" --prompt-data "$w/task/data/
   --input-key input --label-key label --rm-type math --advantage-estimator grpo --bf16 \
   --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 256 \
   --rollout-max-response-len ${RESPONSE_LEN:-256} --use-dynamic-batch-size --max-tokens-per-gpu 16384 \
-  --lr 1e-6 --num-rollout ${ROLLOUTS:-4} --ci-test --metrics-jsonl "$out/gpu_loop_metrics.jsonl" \
-  > "$out/gpu_loop.log" 2>&1
+  --lr 1e-6 --num-rollout ${ROLLOUTS:-4} --ci-test --metrics-jsonl "$out/gpu_loop_metrics${GPUS:+_$GPUS}.jsonl" \
+  --actor-num-nodes 1 --actor-num-gpus-per-node ${GPUS:-1} ${LOOP_FLAGS:-} \
+  > "$out/gpu_loop${GPUS:+_$GPUS}.log" 2>&1
 rc=$?
-grep -E "error|perf/step_time|train_rollout_logprob" "$out/gpu_loop.log" | cut -c1-400 | tail -12
+grep -E "error|perf/step_time|train_rollout_logprob" "$out/gpu_loop${GPUS:+_$GPUS}.log" | cut -c1-400 | tail -12
 [ "${BENCH:-1}" = 1 ] && bash tools/engine_bench/run.sh qwen3-0.6b ${PROMPTS:-256} 128 ${NEW:-512} cuda 2>&1 | tail -3
 exit $rc

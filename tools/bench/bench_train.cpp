@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
     return vime::dist::launch_local_ranks(plan, std::cout);
   }
   at::Device device(device_name);
+  if (device.is_cuda() && !device.has_index()) device = vime::dist::current_device();
   std::unique_ptr<vime::dist::ProcessGroup> group;
   if (!env.is_single()) {
     device = vime::dist::bind_rank_device(env);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -269,4 +270,41 @@ TEST_CASE("torchrun-style environment: two ranks started by hand meet and all-re
   CHECK_THAT(t.result.output, Contains("rank 0 of 2: sum 3") && Contains("rank 1 of 2: sum 3"));
   CHECK_THAT(t.result.output, Contains("(torchrun, local rank 1 of 2, node 0, 127.0.0.1:"));
   CHECK_THAT(t.result.output, !Contains("[rank "));  // no vime launcher in between
+}
+
+TEST_CASE("launcher: two nodes on one host, the same command with --node-rank 0 and 1", "[dist]") {
+  const std::string flags = " allreduce -- --actor-num-nodes 2 --actor-num-gpus-per-node 2 " +
+                            std::string("--master-addr 127.0.0.1 --master-port ") +
+                            std::to_string(free_port()) + " --node-rank ";
+  const auto t = run_timed("(" + kLongTimeout + kProbe + flags + "0 & " + kLongTimeout + kProbe +
+                           flags + "1; s1=$?; wait $!; s0=$?; test $s0 = 0 -a $s1 = 0)");
+  INFO(t.result.output);
+  CHECK(t.result.exit_code == 0);
+  for (int r = 0; r < 4; ++r) {
+    CHECK_THAT(t.result.output, Contains("[rank " + std::to_string(r) + "] rank " +
+                                         std::to_string(r) + " of 4: sum 10"));
+  }
+  // Node 1's launcher starts ranks 2 and 3 as its local ranks 0 and 1.
+  CHECK_THAT(t.result.output, Contains("[rank 2] rank 2 pid ") &&
+                                  Contains("(vime, local rank 0 of 2, node 1, 127.0.0.1:") &&
+                                  Contains("(vime, local rank 1 of 2, node 1, 127.0.0.1:"));
+}
+
+TEST_CASE("vime train --actor-num-gpus-per-node 2 starts two ranks of the same command", "[dist]") {
+  vime::test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "model");
+  const auto prompts = dir.write("p.jsonl", R"({"prompt": "1+1", "label": "2"})"
+                                            "\n");
+  // Valid flags, a model directory without a tokenizer: each rank fails in the run itself.
+  const auto t = run_timed(std::string("timeout -s KILL 150 ") + VIME_BIN +
+                           " train --actor-num-gpus-per-node 2 --hf-checkpoint " +
+                           (dir.path() / "model").string() + " --prompt-data " + prompts.string() +
+                           " --input-key prompt --label-key label --rm-type math "
+                           "--rollout-batch-size 1 --num-rollout 1");
+  INFO(t.result.output);
+  CHECK(t.result.exit_code == 2);
+  CHECK_THAT(t.result.output, Contains("[rank 0] vime train: error: --hf-checkpoint ") ||
+                                  Contains("[rank 1] vime train: error: --hf-checkpoint "));
+  CHECK(count_containing(t.result.output, "vime train: rank ") == 1);
+  CHECK_THAT(t.result.output, Contains("exited with code 2"));
 }

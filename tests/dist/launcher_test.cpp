@@ -79,10 +79,10 @@ int count_containing(const std::string& text, const std::string& needle) {
 // kills the launcher (its ranks follow by their parent-death signal) after 120 s.
 class LiveProbe {
  public:
-  explicit LiveProbe(const std::string& arguments) {
+  explicit LiveProbe(const std::string& arguments, const std::string& env = {}) {
     // `exec`: the shell's pid becomes the launcher's, printed first.
-    pipe_ = ::popen(("echo launcher $$; " + kLongTimeout + "exec " + VIME_DIST_PROBE_BIN + " " +
-                     arguments + " 2>&1")
+    pipe_ = ::popen(("echo launcher $$; " + env + kLongTimeout + "exec " + VIME_DIST_PROBE_BIN +
+                     " " + arguments + " 2>&1")
                         .c_str(),
                     "r");
     REQUIRE(pipe_ != nullptr);
@@ -225,6 +225,23 @@ TEST_CASE("launcher: SIGTERM to the launcher is forwarded and ends every rank", 
   CHECK_THAT(probe.output(), Contains("dist_probe: got SIGTERM; stopping 2 ranks"));
   CHECK(seconds < 10);
   CHECK(::kill(rank1, 0) != 0);  // gone (reaped by the launcher)
+}
+
+TEST_CASE("launcher: ranks that ignore SIGTERM are killed after the grace period", "[dist]") {
+  LiveProbe probe("sleep -- --actor-num-gpus-per-node 2", "DIST_PROBE_IGNORE_SIGTERM=1 ");
+  std::smatch ready;
+  REQUIRE(probe.wait_for(std::regex(R"(\[rank 1\] rank 1 pid (\d+) ready)"), &ready));
+  const auto t0 = Clock::now();
+  REQUIRE(::kill(probe.launcher(), SIGTERM) == 0);
+  const int code = probe.finish();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  INFO(probe.output());
+  CHECK(code == 128 + SIGTERM);
+  CHECK_THAT(probe.output(), Contains("dist_probe: got SIGTERM; stopping 2 ranks\n") &&
+                                 Contains("dist_probe: 2 ranks still running after 5 s; killing "
+                                          "them\n"));
+  CHECK(seconds > 4.5);  // the grace period was given
+  CHECK(seconds < 15);
 }
 
 TEST_CASE("rendezvous: a wrong master address fails naming the address and the flags", "[dist]") {

@@ -12,8 +12,10 @@
 //                         for it in an all-reduce
 //
 // Every rank prints "rank R pid P ready" after the rendezvous. DIST_PROBE_TIMEOUT_S (default 30)
-// is the rendezvous and collective timeout.
+// is the rendezvous and collective timeout; DIST_PROBE_IGNORE_SIGTERM=1 makes the ranks ignore
+// SIGTERM (a rank the launcher must SIGKILL).
 #include <ATen/ATen.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -38,6 +40,7 @@ std::chrono::milliseconds timeout() {
 }
 
 int run_rank(const vime::dist::RankEnv& env, const std::vector<std::string>& scenario) {
+  if (std::getenv("DIST_PROBE_IGNORE_SIGTERM") != nullptr) ::signal(SIGTERM, SIG_IGN);
   auto group = vime::dist::ProcessGroup::create(env, at::Device(at::kCPU), timeout());
   const char* passed = std::getenv("DIST_PROBE_PASSED");  // the launcher passes the env through
   std::printf("rank %d pid %d ready (%s, local rank %d of %d, node %d, %s:%d, passed %s)\n",

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -78,10 +79,10 @@ int count_containing(const std::string& text, const std::string& needle) {
 // kills the launcher (its ranks follow by their parent-death signal) after 120 s.
 class LiveProbe {
  public:
-  explicit LiveProbe(const std::string& arguments) {
+  explicit LiveProbe(const std::string& arguments, const std::string& env = {}) {
     // `exec`: the shell's pid becomes the launcher's, printed first.
-    pipe_ = ::popen(("echo launcher $$; " + kLongTimeout + "exec " + VIME_DIST_PROBE_BIN + " " +
-                     arguments + " 2>&1")
+    pipe_ = ::popen(("echo launcher $$; " + env + kLongTimeout + "exec " + VIME_DIST_PROBE_BIN +
+                     " " + arguments + " 2>&1")
                         .c_str(),
                     "r");
     REQUIRE(pipe_ != nullptr);
@@ -226,6 +227,23 @@ TEST_CASE("launcher: SIGTERM to the launcher is forwarded and ends every rank", 
   CHECK(::kill(rank1, 0) != 0);  // gone (reaped by the launcher)
 }
 
+TEST_CASE("launcher: ranks that ignore SIGTERM are killed after the grace period", "[dist]") {
+  LiveProbe probe("sleep -- --actor-num-gpus-per-node 2", "DIST_PROBE_IGNORE_SIGTERM=1 ");
+  std::smatch ready;
+  REQUIRE(probe.wait_for(std::regex(R"(\[rank 1\] rank 1 pid (\d+) ready)"), &ready));
+  const auto t0 = Clock::now();
+  REQUIRE(::kill(probe.launcher(), SIGTERM) == 0);
+  const int code = probe.finish();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  INFO(probe.output());
+  CHECK(code == 128 + SIGTERM);
+  CHECK_THAT(probe.output(), Contains("dist_probe: got SIGTERM; stopping 2 ranks\n") &&
+                                 Contains("dist_probe: 2 ranks still running after 5 s; killing "
+                                          "them\n"));
+  CHECK(seconds > 4.5);  // the grace period was given
+  CHECK(seconds < 15);
+}
+
 TEST_CASE("rendezvous: a wrong master address fails naming the address and the flags", "[dist]") {
   const int port = free_port();  // nobody listens there
   const auto t = run_timed(
@@ -269,4 +287,41 @@ TEST_CASE("torchrun-style environment: two ranks started by hand meet and all-re
   CHECK_THAT(t.result.output, Contains("rank 0 of 2: sum 3") && Contains("rank 1 of 2: sum 3"));
   CHECK_THAT(t.result.output, Contains("(torchrun, local rank 1 of 2, node 0, 127.0.0.1:"));
   CHECK_THAT(t.result.output, !Contains("[rank "));  // no vime launcher in between
+}
+
+TEST_CASE("launcher: two nodes on one host, the same command with --node-rank 0 and 1", "[dist]") {
+  const std::string flags = " allreduce -- --actor-num-nodes 2 --actor-num-gpus-per-node 2 " +
+                            std::string("--master-addr 127.0.0.1 --master-port ") +
+                            std::to_string(free_port()) + " --node-rank ";
+  const auto t = run_timed("(" + kLongTimeout + kProbe + flags + "0 & " + kLongTimeout + kProbe +
+                           flags + "1; s1=$?; wait $!; s0=$?; test $s0 = 0 -a $s1 = 0)");
+  INFO(t.result.output);
+  CHECK(t.result.exit_code == 0);
+  for (int r = 0; r < 4; ++r) {
+    CHECK_THAT(t.result.output, Contains("[rank " + std::to_string(r) + "] rank " +
+                                         std::to_string(r) + " of 4: sum 10"));
+  }
+  // Node 1's launcher starts ranks 2 and 3 as its local ranks 0 and 1.
+  CHECK_THAT(t.result.output, Contains("[rank 2] rank 2 pid ") &&
+                                  Contains("(vime, local rank 0 of 2, node 1, 127.0.0.1:") &&
+                                  Contains("(vime, local rank 1 of 2, node 1, 127.0.0.1:"));
+}
+
+TEST_CASE("vime train --actor-num-gpus-per-node 2 starts two ranks of the same command", "[dist]") {
+  vime::test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "model");
+  const auto prompts = dir.write("p.jsonl", R"({"prompt": "1+1", "label": "2"})"
+                                            "\n");
+  // Valid flags, a model directory without a tokenizer: each rank fails in the run itself.
+  const auto t = run_timed(std::string("timeout -s KILL 150 ") + VIME_BIN +
+                           " train --actor-num-gpus-per-node 2 --hf-checkpoint " +
+                           (dir.path() / "model").string() + " --prompt-data " + prompts.string() +
+                           " --input-key prompt --label-key label --rm-type math "
+                           "--rollout-batch-size 1 --num-rollout 1");
+  INFO(t.result.output);
+  CHECK(t.result.exit_code == 2);
+  CHECK_THAT(t.result.output, Contains("[rank 0] vime train: error: --hf-checkpoint ") ||
+                                  Contains("[rank 1] vime train: error: --hf-checkpoint "));
+  CHECK(count_containing(t.result.output, "vime train: rank ") == 1);
+  CHECK_THAT(t.result.output, Contains("exited with code 2"));
 }

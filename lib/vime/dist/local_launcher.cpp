@@ -407,7 +407,10 @@ int launch_local_ranks(const LocalLaunchPlan& plan, std::ostream& console) {
       if (!stopping && failed(status)) {
         const int others = live_count(ranks);
         console << plan.program << ": rank " << p.rank << " " << describe(status)
-                << (others > 0 ? "; stopping the other " + plural(others, "rank") : "") << '\n';
+                << (others == 1  ? "; stopping the other rank"
+                    : others > 1 ? "; stopping the other " + plural(others, "rank")
+                                 : "")
+                << '\n';
         console.flush();
         result = exit_code_of(status);
         stopping = true;

@@ -105,10 +105,11 @@ std::vector<GenerateRequest> grpo_requests(int groups, int n, int64_t tokens) {
   std::vector<GenerateRequest> out;
   for (int g = 0; g < groups; ++g) {
     for (int i = 0; i < n; ++i) {
-      const std::string text = "Question " + std::to_string(g) + ": what is " + std::to_string(g) +
-                               " + " + std::to_string(g) + "?";
-      out.push_back(g % 2 == 0 ? request(text, tokens, "g" + std::to_string(g))
-                               : request(text, tokens, "g" + std::to_string(g), 0.8, 100 + i));
+      const std::string n = std::to_string(g);
+      const std::string text = "Question " + n + ": what is " + n + " + " + n + "?";
+      const std::string group = "g" + n;
+      out.push_back(g % 2 == 0 ? request(text, tokens, group)
+                               : request(text, tokens, group, 0.8, 100 + i));
     }
   }
   return out;
@@ -150,16 +151,17 @@ TEST_CASE("dist rollout: two ranks give one engine's samples, groups whole on on
   const auto responses = run_all(*fleet, requests);
 
   vime::engine::NativeEngine single(rank_model(0), &qwen(), {});
+  const auto expected_all = run_all(single, requests);
   std::map<std::string, std::set<std::string>> ranks_of_group;
   std::set<std::string> versions;
   for (size_t i = 0; i < requests.size(); ++i) {
     CAPTURE(i);
-    const auto expected = single.generate(requests[i]);
+    const auto& expected = expected_all[i];
     CHECK(responses[i].output_ids == expected.output_ids);
     CHECK(responses[i].finish_reason == expected.finish_reason);
     REQUIRE(responses[i].output_log_probs.size() == expected.output_log_probs.size());
     for (size_t t = 0; t < expected.output_log_probs.size(); ++t) {
-      CHECK(responses[i].output_log_probs[t] == Approx(expected.output_log_probs[t]).margin(1e-5));
+      CHECK(responses[i].output_log_probs[t] == Approx(expected.output_log_probs[t]).margin(1e-4));
     }
     ranks_of_group[requests[i].group_id].insert(responses[i].weight_version);
     versions.insert(responses[i].weight_version);
@@ -190,7 +192,8 @@ TEST_CASE("dist rollout: abort_all reaches every rank", "[dist_rollout]") {
 
   std::vector<GenerateRequest> requests;
   for (int g = 0; g < 8; ++g) {
-    auto r = request("Tell a long story " + std::to_string(g), 900, "g" + std::to_string(g));
+    const std::string n = std::to_string(g);
+    auto r = request("Tell a long story " + n, 900, "g" + n);
     r.sampling_params.min_new_tokens = 900;  // no early EOS: still running at the abort
     requests.push_back(r);
   }
@@ -231,15 +234,16 @@ TEST_CASE("dist rollout: a rank whose server dies mid-rollout loses no sample", 
   fleet.add("rank 0", local);
   fleet.add("rank 1", std::make_unique<vime::engine::VllmEngine>(o));
 
-  const auto requests = grpo_requests(8, 2, 120);
+  const auto requests = grpo_requests(6, 2, 48);
   auto pending = std::async(std::launch::async, [&] { return run_all(fleet, requests); });
   REQUIRE(wait_until([&] { return remote_engine.stats().decode_steps > 2; }));
   server.reset();  // rank 1 is gone: its requests end, then its port refuses connections
   const auto responses = pending.get();
+  const auto expected = run_all(local, requests);
   for (size_t i = 0; i < requests.size(); ++i) {
     CAPTURE(i);
     CHECK(responses[i].finish_reason != "abort");
-    CHECK(responses[i].output_ids == local.generate(requests[i]).output_ids);
+    CHECK(responses[i].output_ids == expected[i].output_ids);
   }
   CHECK(member(fleet, 1).failures > 0);  // its requests went to rank 0
   CHECK(member(fleet, 0).served + member(fleet, 1).served == static_cast<int64_t>(requests.size()));

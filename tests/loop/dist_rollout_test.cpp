@@ -234,7 +234,8 @@ TEST_CASE("dist rollout: a rank whose server dies mid-rollout loses no sample", 
   fleet.add("rank 0", local);
   fleet.add("rank 1", std::make_unique<vime::engine::VllmEngine>(o));
 
-  const auto requests = grpo_requests(6, 2, 48);
+  auto requests = grpo_requests(6, 2, 48);
+  for (auto& r : requests) r.sampling_params.min_new_tokens = 48;  // still running at the stop
   auto pending = std::async(std::launch::async, [&] { return run_all(fleet, requests); });
   REQUIRE(wait_until([&] { return remote_engine.stats().decode_steps > 2; }));
   server.reset();  // rank 1 is gone: its requests end, then its port refuses connections
@@ -255,7 +256,7 @@ TEST_CASE("dist rollout: rank 0 names the ranks that never published an engine",
   vime::loop::RankEngineServer server(engine, rank_model(1), qwen(), *store, 1, "127.0.0.1", 4);
   CHECK_THROWS_WITH(vime::loop::wait_for_rank_engines(*store, 4, std::chrono::milliseconds(200)),
                     Catch::Contains("2 of 3 other ranks did not publish") &&
-                        Catch::Contains("missing ranks: 2, 3"));
+                        Catch::Contains("within 0.2 s") && Catch::Contains("missing ranks: 2, 3"));
   // Without its key, the rank's server refuses the request (not retried).
   vime::engine::VllmEngineOptions o;
   o.worker_urls = {server.address().url};

@@ -35,6 +35,12 @@ serve::ServeOptions serve_options(const std::string& host, const std::string& ap
 
 std::vector<uint8_t> bytes(const std::string& text) { return {text.begin(), text.end()}; }
 
+// "3", "0.2": a timeout as people write it.
+std::string seconds(std::chrono::milliseconds ms) {
+  const auto tenths = (ms.count() + 50) / 100;
+  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "");
+}
+
 }  // namespace
 
 std::string rank_engine_key(int rank) { return "vime/engine/" + std::to_string(rank); }
@@ -74,8 +80,8 @@ std::vector<RankEngineAddress> wait_for_rank_engines(c10d::Store& store, int wor
       if (missing.size() > 16) names += ", ...";
       throw Error("rollout engines: " + std::to_string(missing.size()) + " of " +
                   std::to_string(world_size - 1) + " other ranks did not publish their engine (" +
-                  "under " + rank_engine_key(missing.front()) + ") within " +
-                  std::to_string(timeout.count() / 1000) + " s (missing ranks: " + names +
+                  "under " + rank_engine_key(missing.front()) + ") within " + seconds(timeout) +
+                  " s (missing ranks: " + names +
                   "); see those ranks' logs, or raise --distributed-timeout-minutes");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

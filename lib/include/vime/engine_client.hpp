@@ -16,6 +16,9 @@ struct GenerateRequest {
   SamplingParams sampling_params;
   std::string session_id;  // routing key for consistent hashing
   bool return_logprob = true;
+  // The samples of one GRPO group share it: an engine fleet keeps a group on one engine, so its
+  // prompt is prefilled once there. Empty: no group (session_id routes).
+  std::string group_id;
 };
 
 struct GenerateResponse {

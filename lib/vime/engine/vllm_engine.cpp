@@ -250,9 +250,10 @@ GenerateResponse VllmEngine::generate(const GenerateRequest& request) {
   auto give_up = [&](const std::string& why) {
     std::string urls = s.router ? s.router->url : "";
     for (const auto& w : s.workers) urls += (urls.empty() ? "" : ", ") + w->url;
-    return Error("VllmEngine: generate failed after " + std::to_string(tries) + " attempt(s) " +
-                 "within the " + std::to_string(static_cast<int>(s.options.retry_deadline_s)) +
-                 " s retry deadline (engines: " + (urls.empty() ? "none" : urls) + "): " + why);
+    return EnginesUnreachable(
+        "VllmEngine: generate failed after " + std::to_string(tries) + " attempt(s) " +
+        "within the " + std::to_string(static_cast<int>(s.options.retry_deadline_s)) +
+        " s retry deadline (engines: " + (urls.empty() ? "none" : urls) + "): " + why);
   };
   for (;;) {
     std::shared_ptr<Endpoint> endpoint;

@@ -14,6 +14,7 @@
 
 #include "vime/engine/vllm_engine_options.hpp"
 #include "vime/engine_client.hpp"
+#include "vime/error.hpp"
 
 namespace vime::engine {
 
@@ -32,6 +33,13 @@ struct VllmEngineStats {
   std::vector<VllmWorkerStats> workers;  // the router first when there is one
 };
 
+// generate() gave up on the engines (none answered within the retry deadline), not on the request:
+// a caller with other engines may send it there.
+class EnginesUnreachable : public Error {
+ public:
+  explicit EnginesUnreachable(const std::string& message) : Error(message) {}
+};
+
 class VllmEngine final : public EngineClient {
  public:
   explicit VllmEngine(VllmEngineOptions options);
@@ -41,9 +49,9 @@ class VllmEngine final : public EngineClient {
 
   // Blocking, thread-safe. Transport failures, HTTP 408/429/5xx, finish_reason "error" and an
   // "abort" that vime did not ask for (an engine shutting down) are retried with the same request
-  // (same seed); other 4xx throw vime::Error at once; retries past the deadline throw naming the
-  // URLs and the last error. Returns "abort" (with the partial tokens the server sent) when
-  // abort_all() or pause("abort") runs meanwhile.
+  // (same seed); other 4xx throw vime::Error at once; retries past the deadline throw
+  // EnginesUnreachable naming the URLs and the last error. Returns "abort" (with the partial tokens
+  // the server sent) when abort_all() or pause("abort") runs meanwhile.
   GenerateResponse generate(const GenerateRequest& request) override;
   // POST /pause?mode=abort then /resume on every worker (a worker without /pause gets its
   // connections closed); requests not sent yet or waiting to retry end "abort". Returns once every

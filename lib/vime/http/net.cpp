@@ -1,5 +1,6 @@
 #include "vime/http/net.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -40,6 +41,44 @@ int free_port(const std::string& host) {
   ::freeaddrinfo(found);
   if (port == 0) throw Error("cannot find a free port on " + host + ": " + error);
   return port;
+}
+
+std::string local_address_toward(const std::string& peer) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(peer.c_str(), "9", &hints, &found);
+  if (rc != 0) throw Error("cannot resolve " + peer + ": " + ::gai_strerror(rc));
+  std::string address;
+  std::string error = "no address";
+  for (addrinfo* a = found; a != nullptr && address.empty(); a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t len = sizeof(local);
+    char text[INET6_ADDRSTRLEN] = {};
+    // connect() on a UDP socket only picks the route and the source address.
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      const void* raw =
+          local.ss_family == AF_INET6
+              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+              : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
+      if (::inet_ntop(local.ss_family, raw, text, sizeof(text)) != nullptr) address = text;
+    } else {
+      error = ::strerror(errno);
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (address.empty()) throw Error("no route from this host to " + peer + ": " + error);
+  return address;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.starts_with("127.");
 }
 
 std::string http_url(const std::string& host, int port) {

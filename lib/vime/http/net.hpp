@@ -10,6 +10,13 @@ namespace vime::http {
 // still take it before the child binds it; callers retry on a failed start).
 int free_port(const std::string& host = "127.0.0.1");
 
+// This host's address on the route to `peer`: the source address a connection to it would use (no
+// packet is sent), so the address `peer`'s network reaches this host at. Throws vime::Error when
+// `peer` does not resolve or there is no route to it.
+std::string local_address_toward(const std::string& peer);
+// 127.0.0.0/8, ::1 or "localhost".
+bool is_loopback(const std::string& host);
+
 // "http://host:port" (IPv6 hosts in brackets).
 std::string http_url(const std::string& host, int port);
 // "host:port" or a URL -> "http://host:port" without a trailing slash. Throws vime::Error naming

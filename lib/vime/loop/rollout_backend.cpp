@@ -26,17 +26,15 @@ class NoEngineBackend final : public RolloutBackend {
 std::unique_ptr<RolloutBackend> make_follower_backend(const Args& args, Model& model,
                                                       const Tokenizer* tokenizer, int64_t version,
                                                       dist::ProcessGroup& group) {
-  (void)group;
   if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm)
     return std::make_unique<NoEngineBackend>();
-  return make_native_backend(args, model, tokenizer, version);
+  return make_native_backend(args, model, tokenizer, version, &group);
 }
 
 std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& model,
                                                      const Tokenizer* tokenizer, int64_t version,
                                                      std::ostream& console,
                                                      dist::ProcessGroup* group) {
-  (void)group;
   const auto options = RolloutBackendOptions::from(args);
   if (options.kind == RolloutBackendKind::kVllm)
     return make_vllm_backend(args, model, version, console);
@@ -45,7 +43,7 @@ std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& mo
                      ": --vllm-* engine flags need the vLLM backend, and --rollout-backend is "
                      "native (drop the flag or use --rollout-backend vllm)");
   }
-  return make_native_backend(args, model, tokenizer, version);
+  return make_native_backend(args, model, tokenizer, version, group);
 }
 
 }  // namespace vime::loop

@@ -39,7 +39,8 @@ class RolloutBackend {
 
 // Starts the backend that RolloutBackendOptions names (vLLM: launches or connects to the engines
 // and brings them to `model`'s weights as `version`) on rank 0, the controller; `group` is the
-// data-parallel ranks (null: one rank). `model` and `tokenizer` must outlive it.
+// data-parallel ranks (null: one rank): the embedded backend then drives every rank's engine
+// (make_native_backend). `model` and `tokenizer` must outlive it.
 std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& model,
                                                      const Tokenizer* tokenizer, int64_t version,
                                                      std::ostream& console,

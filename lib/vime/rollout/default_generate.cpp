@@ -102,6 +102,7 @@ Sample default_generate(GenerateContext& ctx, Sample sample, const SamplingParam
   }
   if (sample.session_id.empty()) sample.session_id = new_session_id();
   request.session_id = sample.session_id;
+  if (sample.group_index) request.group_id = std::to_string(*sample.group_index);
 
   GenerateResponse response = ctx.engine.generate(request);
 

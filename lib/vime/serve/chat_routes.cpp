@@ -228,14 +228,18 @@ void stream_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
       return std::vector<Json>{out};
     };
   }
-  stream_generation(ctx, res, GenerateRequest{c.prompt, c.params, c.id, true}, std::move(format));
+  stream_generation(
+      ctx, res,
+      GenerateRequest{.input_ids = c.prompt, .sampling_params = c.params, .session_id = c.id},
+      std::move(format));
 }
 
 // stream=true with the tool parser: the parser needs the whole output, so the answer is generated
 // first and sent as the events a streaming client expects (role, content and tool_calls, finish,
 // usage, [DONE]).
 void stream_parsed_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
-  const GenerateResponse r = ctx.generate(GenerateRequest{c.prompt, c.params, c.id, true});
+  const GenerateResponse r = ctx.generate(
+      GenerateRequest{.input_ids = c.prompt, .sampling_params = c.params, .session_id = c.id});
   auto [message, finish] = message_of(ctx, c, r, 0);
   Json delta = Json::Object{{"role", "assistant"}, {"content", message.at("content")}};
   Json calls = Json::array();

@@ -107,7 +107,10 @@ void stream_completion(ServeContext& ctx, const Options& o, bool usage,
           {"usage", usage_json(n, static_cast<int64_t>(r.output_ids.size()), r.cached_tokens)}}};
     };
   }
-  stream_generation(ctx, res, GenerateRequest{prompt, o.params, o.id, true}, std::move(format));
+  stream_generation(
+      ctx, res,
+      GenerateRequest{.input_ids = prompt, .sampling_params = o.params, .session_id = o.id},
+      std::move(format));
 }
 
 void completions(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {

@@ -41,7 +41,8 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
   std::string request_id = new_id(ctx, "gen-");
   if (const Json* id = body.find("request_id"); id && id->is_string()) request_id = id->as_string();
 
-  const GenerateResponse r = ctx.generate(GenerateRequest{prompt, params, request_id, true});
+  const GenerateResponse r = ctx.generate(
+      GenerateRequest{.input_ids = prompt, .sampling_params = params, .session_id = request_id});
   Json choice = Json::object();
   choice["index"] = 0;
   choice["finish_reason"] = r.finish_reason;

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <regex>
 
 #include "vime/ckpt/model_io.hpp"
+#include "vime/ckpt/optimizer_shards.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
@@ -18,6 +20,7 @@ namespace {
 
 constexpr const char* kTracker = "latest_checkpointed_iteration.txt";
 
+// An unsharded optimizer's state (rank 0's replica; the name keeps Megatron's per-rank form).
 std::string optimizer_file(int64_t rank) {
   char name[64];
   std::snprintf(name, sizeof(name), "optimizer_rank_%05lld.safetensors",
@@ -46,44 +49,71 @@ std::string iteration_dir_name(int64_t iteration) {
   return name;
 }
 
-void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimizer* optimizer,
-                     const TrainState& state, const SaveOptions& options) {
-  fs::create_directories(save_dir);
-  const fs::path final_dir = save_dir / iteration_dir_name(state.iteration);
-  const fs::path temp_dir =
-      save_dir / (iteration_dir_name(state.iteration) + ".tmp." + std::to_string(::getpid()));
-  fs::remove_all(temp_dir);
-  fs::create_directories(temp_dir / "model");
-  try {
-    NamedTensorList tensors;
-    for (const auto& [name, t] : model.named_parameters()) tensors.emplace_back(name, t.detach());
-    write_safetensors_dir(temp_dir / "model", tensors);
-    Json config = model.config().to_hf_json(model.dtype() == at::kBFloat16 ? "bfloat16"
-                                            : model.dtype() == at::kHalf   ? "float16"
-                                                                           : "float32");
-    config["vime_padded_vocab_size"] = model.config().padded_vocab_size;
-    write_text_file_atomic(temp_dir / "model" / "config.json", config.dump(2) + "\n");
-    if (optimizer != nullptr && options.save_optimizer) {
-      write_safetensors(temp_dir / optimizer_file(options.rank), optimizer->state_tensors());
-    }
-    if (options.save_rng) {
-      auto rng = at::detail::getDefaultCPUGenerator().get_state();
-      write_safetensors(temp_dir / "rng.safetensors", {{"cpu", rng}});
-    }
-    Json s = Json::object();
-    s["iteration"] = state.iteration;
-    s["optimizer_steps"] = optimizer != nullptr ? optimizer->num_steps() : state.optimizer_steps;
-    s["lr_scheduler_steps"] = state.lr_scheduler_steps;
-    s["has_optimizer"] = optimizer != nullptr && options.save_optimizer;
-    s["has_rng"] = options.save_rng;
-    s["data_source"] = state.data_source;
-    s["args"] = state.args;
-    write_text_file_atomic(temp_dir / "state.json", s.dump(2) + "\n");
-  } catch (...) {
-    fs::remove_all(temp_dir);
-    throw;
+namespace {
+
+// The collective part of a multi-rank checkpoint: every rank's error (empty: none) to every
+// rank; throws the first one, naming its rank, on all of them.
+void agree_on_errors(dist::ProcessGroup* group, const std::string& error, const char* what) {
+  if (group == nullptr) {
+    if (!error.empty()) throw Error(error);
+    return;
   }
-  // Replace an older copy of the same iteration only once the new one is complete.
+  const auto errors = group->all_gather_bytes(error);
+  for (size_t r = 0; r < errors.size(); ++r) {
+    if (!errors[r].empty()) {
+      throw Error(std::string(what) + " failed on rank " + std::to_string(r) + ": " + errors[r]);
+    }
+  }
+}
+
+std::string message_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+// Rank 0's part: the model, its config, the RNG, state.json and an unsharded optimizer.
+void write_rank0_files(const fs::path& dir, const Model& model, const Optimizer* optimizer,
+                       const TrainState& state, const SaveOptions& options) {
+  NamedTensorList tensors;
+  for (const auto& [name, t] : model.named_parameters()) tensors.emplace_back(name, t.detach());
+  write_safetensors_dir(dir / "model", tensors);
+  Json config = model.config().to_hf_json(model.dtype() == at::kBFloat16 ? "bfloat16"
+                                          : model.dtype() == at::kHalf   ? "float16"
+                                                                         : "float32");
+  config["vime_padded_vocab_size"] = model.config().padded_vocab_size;
+  write_text_file_atomic(dir / "model" / "config.json", config.dump(2) + "\n");
+  const bool has_optimizer = optimizer != nullptr && options.save_optimizer;
+  if (has_optimizer) {
+    if (optimizer->is_sharded()) {
+      write_optimizer_shards_index(dir, optimizer->world_size());
+    } else {
+      write_safetensors(dir / optimizer_file(0), optimizer->state_tensors());
+    }
+  }
+  if (options.save_rng) {
+    auto rng = at::detail::getDefaultCPUGenerator().get_state();
+    write_safetensors(dir / "rng.safetensors", {{"cpu", rng}});
+  }
+  Json s = Json::object();
+  s["iteration"] = state.iteration;
+  s["optimizer_steps"] = optimizer != nullptr ? optimizer->num_steps() : state.optimizer_steps;
+  s["lr_scheduler_steps"] = state.lr_scheduler_steps;
+  s["has_optimizer"] = has_optimizer;
+  s["has_rng"] = options.save_rng;
+  s["data_source"] = state.data_source;
+  s["args"] = state.args;
+  write_text_file_atomic(dir / "state.json", s.dump(2) + "\n");
+}
+
+// Replaces an older copy of the same iteration only once the new one is complete, then points
+// the tracker file at it.
+void publish(const fs::path& save_dir, const fs::path& temp_dir, int64_t iteration) {
+  const fs::path final_dir = save_dir / iteration_dir_name(iteration);
   if (fs::exists(final_dir)) {
     const fs::path old_dir = final_dir.string() + ".old." + std::to_string(::getpid());
     fs::rename(final_dir, old_dir);
@@ -92,7 +122,75 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
   } else {
     fs::rename(temp_dir, final_dir);
   }
-  write_text_file_atomic(save_dir / kTracker, std::to_string(state.iteration) + "\n");
+  write_text_file_atomic(save_dir / kTracker, std::to_string(iteration) + "\n");
+}
+
+}  // namespace
+
+void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimizer* optimizer,
+                     const TrainState& state, const SaveOptions& options,
+                     dist::ProcessGroup* group) {
+  if (group != nullptr && group->size() == 1) group = nullptr;
+  if (group == nullptr && optimizer != nullptr && options.save_optimizer &&
+      optimizer->is_sharded()) {
+    throw Error(
+        "saving a checkpoint of the distributed optimizer (--use-distributed-optimizer) "
+        "needs every rank: pass the process group to save_checkpoint on all of them");
+  }
+  const int rank = group != nullptr ? group->rank() : 0;
+  // Rank 0 makes the temp dir and tells the others its name (its pid makes it unique).
+  std::string error;
+  fs::path temp_dir;
+  if (rank == 0) {
+    try {
+      fs::create_directories(save_dir);
+      temp_dir =
+          save_dir / (iteration_dir_name(state.iteration) + ".tmp." + std::to_string(::getpid()));
+      fs::remove_all(temp_dir);
+      fs::create_directories(temp_dir / "model");
+    } catch (...) {
+      error = message_of(std::current_exception());
+    }
+  }
+  if (group != nullptr) {
+    const std::string name = group->broadcast_bytes(error.empty() ? temp_dir.string() : "", 0);
+    if (name.empty() && error.empty()) {
+      error = "rank 0 could not create a temp dir under " + save_dir.string();
+    }
+    temp_dir = name;
+  }
+  if (!error.empty()) throw Error(error);
+  try {
+    if (rank == 0) write_rank0_files(temp_dir, model, optimizer, state, options);
+    if (optimizer != nullptr && options.save_optimizer && optimizer->is_sharded()) {
+      write_optimizer_shard(temp_dir, *optimizer);
+    }
+  } catch (...) {
+    error = message_of(std::current_exception());
+  }
+  try {
+    agree_on_errors(group, error, "saving a checkpoint");
+  } catch (...) {
+    if (rank == 0) fs::remove_all(temp_dir);
+    throw;
+  }
+  if (rank == 0) {
+    try {
+      publish(save_dir, temp_dir, state.iteration);
+    } catch (...) {
+      error = message_of(std::current_exception());
+      fs::remove_all(temp_dir);
+    }
+  }
+  // Nobody goes on before the checkpoint is in place (or everybody knows it is not).
+  if (group != nullptr) {
+    const std::string published = group->broadcast_bytes(error, 0);
+    if (!published.empty()) {
+      throw Error("saving a checkpoint failed on rank 0: " + published);
+    }
+  } else if (!error.empty()) {
+    throw Error(error);
+  }
 }
 
 bool should_save(const CheckpointOptions& options, int64_t rollout_id, int64_t num_rollouts) {
@@ -159,40 +257,66 @@ std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::Scal
   return model;
 }
 
-TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, Optimizer* optimizer,
-                           bool load_rng, int64_t rank) {
-  const fs::path model_dir = checkpoint.is_hf ? checkpoint.dir : checkpoint.dir / "model";
-  model.load_tensors(read_safetensors_dir(model_dir), model_dir.string());
-  TrainState state;
-  if (checkpoint.is_hf) return state;
-  Json s = read_json(checkpoint.dir / "state.json");
-  state.iteration = s.at("iteration").as_int();
-  state.optimizer_steps = s.at("optimizer_steps").as_int();
-  state.lr_scheduler_steps = s.at("lr_scheduler_steps").as_int();
-  state.data_source = s.contains("data_source") ? s.at("data_source") : Json();
-  state.args = s.contains("args") ? s.at("args") : Json();
-  if (optimizer != nullptr) {
-    const fs::path path = checkpoint.dir / optimizer_file(rank);
-    if (!fs::exists(path)) {
-      throw Error(path.string() +
-                  ": no optimizer state in this checkpoint (saved with --no-save-optim?); "
-                  "resume with --no-load-optim");
-    }
-    SafetensorsFile file(path);
-    NamedTensorList tensors;
-    for (const auto& name : file.names()) tensors.emplace_back(name, file.get(name));
-    optimizer->load_state_tensors(tensors, state.optimizer_steps, path.string());
+namespace {
+
+void load_optimizer(const fs::path& iter_dir, Optimizer& optimizer, int64_t num_steps) {
+  if (fs::exists(optimizer_shards_dir(iter_dir))) {
+    OptimizerShards shards(iter_dir);
+    optimizer.load_state([&](const std::string& key, at::IntArrayRef shape, int64_t offset,
+                             int64_t numel) { return shards.read(key, shape, offset, numel); },
+                         num_steps);
+    return;
   }
-  if (load_rng && fs::exists(checkpoint.dir / "rng.safetensors")) {
-    SafetensorsFile rng(checkpoint.dir / "rng.safetensors");
-    at::Generator generator = at::detail::getDefaultCPUGenerator();
-    generator.set_state(rng.get("cpu").clone());
+  const fs::path path = iter_dir / optimizer_file(0);
+  if (!fs::exists(path)) {
+    throw Error(path.string() +
+                ": no optimizer state in this checkpoint (saved with --no-save-optim?); "
+                "resume with --no-load-optim");
+  }
+  SafetensorsFile file(path);
+  NamedTensorList tensors;
+  for (const auto& name : file.names()) tensors.emplace_back(name, file.get(name));
+  optimizer.load_state_tensors(tensors, num_steps, path.string());
+}
+
+}  // namespace
+
+TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, Optimizer* optimizer,
+                           bool load_rng, dist::ProcessGroup* group) {
+  if (group != nullptr && group->size() == 1) group = nullptr;
+  TrainState state;
+  std::string error;
+  try {
+    const fs::path model_dir = checkpoint.is_hf ? checkpoint.dir : checkpoint.dir / "model";
+    model.load_tensors(read_safetensors_dir(model_dir), model_dir.string());
+    if (!checkpoint.is_hf) {
+      Json s = read_json(checkpoint.dir / "state.json");
+      state.iteration = s.at("iteration").as_int();
+      state.optimizer_steps = s.at("optimizer_steps").as_int();
+      state.lr_scheduler_steps = s.at("lr_scheduler_steps").as_int();
+      state.data_source = s.contains("data_source") ? s.at("data_source") : Json();
+      state.args = s.contains("args") ? s.at("args") : Json();
+      if (optimizer != nullptr) load_optimizer(checkpoint.dir, *optimizer, state.optimizer_steps);
+      if (load_rng && fs::exists(checkpoint.dir / "rng.safetensors")) {
+        SafetensorsFile rng(checkpoint.dir / "rng.safetensors");
+        at::Generator generator = at::detail::getDefaultCPUGenerator();
+        generator.set_state(rng.get("cpu").clone());
+      }
+    }
+  } catch (...) {
+    if (group == nullptr) throw;  // alone: the error as it was thrown
+    error = message_of(std::current_exception());
+  }
+  if (group != nullptr) {
+    const auto errors = group->all_gather_bytes(error);
+    for (const auto& e : errors)  // the same message on every rank
+      if (!e.empty()) throw Error(e);
   }
   return state;
 }
 
 ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimizer,
-                               LrScheduler& lr_scheduler) {
+                               LrScheduler& lr_scheduler, dist::ProcessGroup* group) {
   const CheckpointOptions options = CheckpointOptions::from(args);
   ResumeResult result;
   std::optional<ResolvedCheckpoint> from_load;
@@ -201,7 +325,7 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
     const bool finetune = options.finetune || from_load->is_hf;
     const bool load_optim = !finetune && !options.no_load_optim;
     result.state = load_checkpoint(*from_load, model, load_optim ? &optimizer : nullptr,
-                                   !finetune && !options.no_load_rng);
+                                   !finetune && !options.no_load_rng, group);
     if (!load_optim) optimizer.sync_masters_from_params();
     result.is_loaded = true;
     result.is_resumed = !finetune;
@@ -218,7 +342,7 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
     if (!ref.has_value()) {
       throw UsageError("--ref-load " + *options.ref_load + ": no checkpoint or HF model there");
     }
-    load_checkpoint(*ref, model, nullptr, false);
+    load_checkpoint(*ref, model, nullptr, false, group);
     optimizer.sync_masters_from_params();
     result.is_loaded = true;
     result.from = ref->dir;

@@ -1,12 +1,14 @@
 // Training checkpoints in Megatron's layout (DESIGN.md): save/latest_checkpointed_iteration.txt and
 // save/iter_0000100/ (the iteration is the rollout id), holding
 //   model/             config.json + model.safetensors (HF names, padded vocabulary)
-//   optimizer_rank_00000.safetensors   AdamW moments and fp32 masters of each rank's shard
+//   optimizer_rank_00000.safetensors   AdamW moments and fp32 masters (one replica of them), or
+//   optimizer/         the distributed optimizer's per-rank shards (optimizer_shards.hpp)
 //   rng.safetensors    the CPU generator state
 //   state.json         step counters, the LR scheduler, the data source's state, the args
 // An iteration is written to a temp dir and renamed into place, then the tracker file is replaced,
-// so a crash never leaves a half checkpoint that looks whole. An HF directory is accepted wherever
-// a checkpoint is read.
+// so a crash never leaves a half checkpoint that looks whole; with several ranks every rank writes
+// into the same temp dir and rank 0 renames it once all have written. An HF directory is accepted
+// wherever a checkpoint is read.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@
 
 #include "vime/args.hpp"
 #include "vime/ckpt/checkpoint_options.hpp"
+#include "vime/dist/process_group.hpp"
 #include "vime/json.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/optimizer.hpp"
@@ -34,14 +37,16 @@ struct TrainState {
 struct SaveOptions {
   bool save_optimizer = true;  // --no-save-optim turns it off
   bool save_rng = true;        // --no-save-rng turns it off
-  int64_t rank = 0;
 };
 
 std::string iteration_dir_name(int64_t iteration);  // "iter_0000100"
 
+// `group`: the data-parallel ranks (null: alone); then every rank calls it (a collective): rank 0
+// writes the model, RNG and state, each rank its optimizer shard when the optimizer is sharded.
+// Throws on every rank, naming the rank, when any rank failed to write.
 void save_checkpoint(const std::filesystem::path& save_dir, const Model& model,
                      const Optimizer* optimizer, const TrainState& state,
-                     const SaveOptions& options = {});
+                     const SaveOptions& options = {}, dist::ProcessGroup* group = nullptr);
 
 // slime's --save-interval: save after rollout `rollout_id` when (id + 1) % interval == 0, and
 // after the last rollout.
@@ -64,9 +69,11 @@ std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::Scal
 // The dtype the checkpoint's model tensors are stored in.
 at::ScalarType stored_dtype(const ResolvedCheckpoint& checkpoint);
 
-// Restores model weights, and optionally the optimizer (null: skip), RNG and TrainState.
+// Restores model weights, and optionally the optimizer (null: skip), RNG and TrainState. The
+// optimizer's state loads from a checkpoint of any data-parallel size, sharded or not. With a
+// `group` every rank calls it, and an error on any rank is thrown on all of them.
 TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, Optimizer* optimizer,
-                           bool load_rng, int64_t rank = 0);
+                           bool load_rng, dist::ProcessGroup* group = nullptr);
 
 // slime's resume rules: --load (with --ckpt-step) if it holds a checkpoint, else --ref-load as a
 // fresh start (finetune: no optimizer, no RNG, iteration counters at 0). Returns the state and
@@ -78,6 +85,6 @@ struct ResumeResult {
   std::filesystem::path from;
 };
 ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimizer,
-                               LrScheduler& lr_scheduler);
+                               LrScheduler& lr_scheduler, dist::ProcessGroup* group = nullptr);
 
 }  // namespace vime::ckpt

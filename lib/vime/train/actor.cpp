@@ -46,8 +46,8 @@ void add_masked_mean(Metrics& metrics, const char* name, const std::vector<at::T
 Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
-  optimizer_ = std::make_unique<Optimizer>(model.named_parameters(),
-                                           OptimizerConfig::from_args(args), OptimizerShard{});
+  optimizer_ = std::make_unique<Optimizer>(
+      model.named_parameters(), OptimizerConfig::from_args(args), reducer.process_group());
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 
@@ -240,10 +240,8 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
       sums[name] += value.detach().item<double>() * scale / dp;
     }
   }
-  auto grads = optimizer_->main_grads();
-  reducer_.all_reduce_mean(grads);
   const double lr = lr_scheduler_->lr();
-  auto result = optimizer_->step(lr);
+  auto result = optimizer_->step(lr);  // reduces the grads over the ranks itself
   lr_scheduler_->step();
   // Every rank has the same metric names (the same loss options): one collective for all.
   std::vector<double> values;

@@ -17,6 +17,7 @@ class C10dReducer final : public GradReducer {
   void share_samples(std::vector<at::Tensor>& per_sample, const std::vector<int>& owner,
                      const std::vector<int64_t>& lengths) override;
   dist::ProcessGroup& group() { return group_; }
+  dist::ProcessGroup* process_group() const override { return &group_; }
 
  private:
   dist::ProcessGroup& group_;

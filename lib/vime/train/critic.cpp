@@ -20,8 +20,8 @@ Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t se
                     .requires_grad_(true);
   auto params = trunk.named_parameters();
   params.emplace_back("value_head.weight", value_head_);
-  optimizer_ =
-      std::make_unique<Optimizer>(params, OptimizerConfig::from_args(args), OptimizerShard{});
+  optimizer_ = std::make_unique<Optimizer>(params, OptimizerConfig::from_args(args),
+                                           reducer.process_group());
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 
@@ -111,8 +111,6 @@ StepResult Critic::train_step(const TrainBatch& batch, const RolloutTensors& dat
     optimizer_->accumulate_grads();
     for (const auto& [name, value] : out.metrics) sums[name] += value.item<double>() * scale / dp;
   }
-  auto grads = optimizer_->main_grads();
-  reducer_.all_reduce_mean(grads);
   auto result = optimizer_->step(lr_scheduler_->lr());
   lr_scheduler_->step();
   for (const auto& [name, value] : sums) totals["critic/" + name] += reducer_.all_reduce_sum(value);

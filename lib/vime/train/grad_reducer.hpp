@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <vector>
 
+namespace vime::dist {
+class ProcessGroup;
+}
+
 namespace vime::train {
 
 class GradReducer {
@@ -15,6 +19,9 @@ class GradReducer {
   virtual ~GradReducer() = default;
   virtual int64_t rank() const = 0;
   virtual int64_t world_size() const = 0;
+  // The ranks' c10d group, over which the optimizers reduce their gradients and shard their
+  // state (Optimizer(..., group)); null when alone.
+  virtual dist::ProcessGroup* process_group() const { return nullptr; }
   // Averages `grads` over the ranks, in place (reduce, wait, then scale).
   virtual void all_reduce_mean(std::vector<at::Tensor>& grads) = 0;
   virtual double all_reduce_sum(double value) = 0;

@@ -3,10 +3,15 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "vime/core/args_lookup.hpp"
+#include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
+#include "vime/train/grad_buckets.hpp"
+#include "vime/train/host_offload.hpp"
 
 namespace vime {
 
@@ -21,39 +26,126 @@ OptimizerConfig OptimizerConfig::from_args(const Args& args) {
   c.eps = args.get_double("adam_eps");
   c.weight_decay = args.get_double("weight_decay");
   c.clip_grad = args.get_double("clip_grad");
+  c.distributed = core::flag_on(args, "use_distributed_optimizer");
   return c;
 }
 
+// A flat fp32 bucket of main grads and, when sharded, this rank's state of its shard.
+struct Optimizer::Bucket {
+  GradBucketLayout layout;
+  at::Tensor grads;  // [layout.numel] fp32, the main grads' storage
+  at::ScalarType param_dtype = at::kFloat;
+  int64_t shard_begin = 0, shard_numel = 0;  // this rank's range (sharded)
+  at::Tensor master, exp_avg, exp_avg_sq;    // [shard_numel] fp32 (sharded; master: low precision)
+};
+
 Optimizer::Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
-                     OptimizerShard shard)
-    : config_(config) {
-  const auto n = static_cast<int64_t>(parameters.size());
-  for (int64_t i = 0; i < n; ++i) {
-    const auto& [name, param] = parameters[i];
+                     dist::ProcessGroup* group)
+    : config_(config), group_(group) {
+  if (group_ != nullptr) {
+    rank_ = group_->rank();
+    world_size_ = group_->size();
+  }
+  if (world_size_ == 1) group_ = nullptr;  // a world of one: not a single collective
+  sharded_ = config_.distributed && world_size_ > 1;
+  std::vector<at::Tensor> params;
+  for (const auto& [name, param] : parameters) {
+    if (!param.is_contiguous()) {
+      throw Error("optimizer: parameter " + name + " is not contiguous");
+    }
     Slot s;
     s.name = name;
     s.param = param;
-    // Contiguous blocks of parameters per rank, in order.
-    s.is_owned = i * shard.world_size / std::max<int64_t>(n, 1) == shard.rank;
     s.has_weight_decay = param.dim() > 1 && !name.ends_with(".bias");
-    s.main_grad = at::zeros(param.sizes(), param.options().dtype(at::kFloat));
-    if (s.is_owned) {
-      s.master = param.scalar_type() == at::kFloat ? param : param.detach().to(at::kFloat);
-      s.exp_avg = at::zeros_like(s.main_grad);
-      s.exp_avg_sq = at::zeros_like(s.main_grad);
-    }
     slots_.push_back(std::move(s));
+    params.push_back(param);
+  }
+  for (auto& layout :
+       plan_grad_buckets(params, std::max<int64_t>(config_.bucket_elements, 1), world_size_)) {
+    Bucket b;
+    b.param_dtype = params[layout.params.front()].scalar_type();
+    b.grads = at::zeros({layout.numel}, params[layout.params.front()].options().dtype(at::kFloat));
+    for (size_t k = 0; k < layout.params.size(); ++k) {
+      auto& s = slots_[layout.params[k]];
+      s.bucket = buckets_.size();
+      s.bucket_offset = layout.offsets[k];
+      s.main_grad = b.grads.narrow(0, s.bucket_offset, s.param.numel()).view(s.param.sizes());
+    }
+    if (sharded_) {
+      b.shard_numel = layout.numel / world_size_;
+      b.shard_begin = b.shard_numel * rank_;
+      b.exp_avg = at::zeros({b.shard_numel}, b.grads.options());
+      b.exp_avg_sq = at::zeros({b.shard_numel}, b.grads.options());
+      if (b.param_dtype != at::kFloat) b.master = at::zeros({b.shard_numel}, b.grads.options());
+    }
+    b.layout = std::move(layout);
+    buckets_.push_back(std::move(b));
+  }
+  build_segments();
+  sync_masters_from_params();
+}
+
+Optimizer::~Optimizer() = default;
+
+void Optimizer::build_segments() {
+  segments_.clear();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    auto& s = slots_[i];
+    const bool is_fp32 = s.param.scalar_type() == at::kFloat;
+    if (!sharded_) {
+      Segment g;
+      g.slot = i;
+      g.numel = s.param.numel();
+      g.master = is_fp32 ? s.param : s.param.detach().to(at::kFloat);
+      g.grad = s.main_grad;
+      g.exp_avg = at::zeros_like(s.main_grad);
+      g.exp_avg_sq = at::zeros_like(s.main_grad);
+      segments_.push_back(std::move(g));
+      continue;
+    }
+    // The part of [bucket_offset, bucket_offset + numel) inside this rank's shard.
+    const auto& b = buckets_[s.bucket];
+    const int64_t begin = std::max(s.bucket_offset, b.shard_begin);
+    const int64_t end = std::min(s.bucket_offset + s.param.numel(), b.shard_begin + b.shard_numel);
+    if (begin >= end) continue;
+    Segment g;
+    g.slot = i;
+    g.offset = begin - s.bucket_offset;
+    g.numel = end - begin;
+    const int64_t in_shard = begin - b.shard_begin;
+    g.master = is_fp32 ? s.param.detach().view(-1).narrow(0, g.offset, g.numel)
+                       : b.master.narrow(0, in_shard, g.numel);
+    g.grad = b.grads.narrow(0, begin, g.numel);
+    g.exp_avg = b.exp_avg.narrow(0, in_shard, g.numel);
+    g.exp_avg_sq = b.exp_avg_sq.narrow(0, in_shard, g.numel);
+    segments_.push_back(std::move(g));
+  }
+}
+
+void Optimizer::check_resident(const char* what) const {
+  if (is_offloaded()) {
+    throw Error(std::string("optimizer: ") + what +
+                " while its state is offloaded to host memory (--offload-train): call reload() "
+                "first");
   }
 }
 
 void Optimizer::sync_masters_from_params() {
+  check_resident("sync_masters_from_params");
   at::NoGradGuard no_grad;
-  for (auto& s : slots_) {
-    if (s.is_owned && !s.master.is_same(s.param)) s.master.copy_(s.param);
+  for (auto& g : segments_) {
+    const auto& param = slots_[g.slot].param;
+    if (g.master.is_same(param) || param.scalar_type() == at::kFloat) continue;
+    if (sharded_) {
+      g.master.copy_(param.detach().view(-1).narrow(0, g.offset, g.numel));
+    } else {
+      g.master.copy_(param);
+    }
   }
 }
 
 void Optimizer::accumulate_grads() {
+  check_resident("accumulate_grads");
   for (auto& s : slots_) {
     if (!s.param.grad().defined()) continue;
     s.main_grad.add_(s.param.grad().to(at::kFloat));
@@ -68,22 +160,69 @@ std::vector<at::Tensor> Optimizer::main_grads() const {
 }
 
 void Optimizer::zero_grad() {
-  for (auto& s : slots_) {
-    s.main_grad.zero_();
-    s.param.mutable_grad() = at::Tensor();
+  check_resident("zero_grad");
+  for (auto& b : buckets_) b.grads.zero_();
+  for (auto& s : slots_) s.param.mutable_grad() = at::Tensor();
+}
+
+// The mean over the ranks: all of every bucket, or this rank's shard of it (reduce-scattered in
+// place: the shard is a view of the bucket, as NCCL's in-place reduce-scatter expects).
+void Optimizer::reduce_grads() {
+  if (group_ == nullptr) return;
+  const double w = static_cast<double>(world_size_);
+  for (auto& b : buckets_) {
+    if (sharded_) {
+      auto shard = b.grads.narrow(0, b.shard_begin, b.shard_numel);
+      group_->reduce_scatter(shard, b.grads);
+      shard.div_(w);
+    } else {
+      std::vector<at::Tensor> t{b.grads};
+      group_->all_reduce(t);
+      b.grads.div_(w);
+    }
+  }
+}
+
+// Every rank's updated shard of each bucket into every rank's parameters.
+void Optimizer::gather_params() {
+  for (auto& b : buckets_) {
+    auto full = at::zeros({b.layout.numel}, b.grads.options().dtype(b.param_dtype));
+    auto mine = full.narrow(0, b.shard_begin, b.shard_numel);
+    for (const auto& g : segments_) {
+      const auto& s = slots_[g.slot];
+      if (s.bucket != static_cast<size_t>(&b - buckets_.data())) continue;
+      mine.narrow(0, s.bucket_offset + g.offset - b.shard_begin, g.numel).copy_(g.master);
+    }
+    std::vector<at::Tensor> parts;
+    for (int r = 0; r < world_size_; ++r)
+      parts.push_back(full.narrow(0, r * b.shard_numel, b.shard_numel));
+    group_->all_gather(parts, mine.clone());
+    for (size_t k = 0; k < b.layout.params.size(); ++k) {
+      auto& s = slots_[b.layout.params[k]];
+      s.param.detach().view(-1).copy_(full.narrow(0, b.layout.offsets[k], s.param.numel()));
+    }
   }
 }
 
 StepResult Optimizer::step(double lr) {
+  check_resident("step");
   at::NoGradGuard no_grad;
+  reduce_grads();
   StepResult result;
   at::Tensor sum_sq;
-  for (const auto& s : slots_) {
-    auto sq = s.main_grad.pow(2).sum().to(at::kDouble);
+  for (const auto& g : segments_) {
+    auto sq = g.grad.pow(2).sum().to(at::kDouble);
     sum_sq = sum_sq.defined() ? sum_sq + sq : sq;
   }
+  if (sharded_) {  // the global norm: every rank's sum of squares, summed
+    if (!sum_sq.defined())
+      sum_sq = at::zeros({}, buckets_.front().grads.options().dtype(at::kDouble));
+    std::vector<at::Tensor> t{sum_sq.reshape({1})};
+    group_->all_reduce(t);
+    sum_sq = t[0];
+  }
   result.grad_norm = sum_sq.defined() ? std::sqrt(sum_sq.item<double>()) : 0.0;
-  if (!std::isfinite(result.grad_norm)) {
+  if (!std::isfinite(result.grad_norm)) {  // the same on every rank: reduced grads, summed norm
     zero_grad();
     return result;
   }
@@ -95,59 +234,115 @@ StepResult Optimizer::step(double lr) {
   ++num_steps_;
   const double bias1 = 1 - std::pow(config_.beta1, static_cast<double>(num_steps_));
   const double bias2 = 1 - std::pow(config_.beta2, static_cast<double>(num_steps_));
-  for (auto& s : slots_) {
-    if (s.is_owned) {
-      auto g = clip == 1.0 ? s.main_grad : s.main_grad * clip;
-      s.exp_avg.mul_(config_.beta1).add_(g, 1 - config_.beta1);
-      s.exp_avg_sq.mul_(config_.beta2).addcmul_(g, g, 1 - config_.beta2);
-      auto denom = (s.exp_avg_sq / bias2).sqrt_().add_(config_.eps);
-      if (s.has_weight_decay && config_.weight_decay != 0) {
-        s.master.mul_(1 - lr * config_.weight_decay);
-      }
-      s.master.addcdiv_(s.exp_avg, denom, -lr / bias1);
-      if (!s.master.is_same(s.param)) s.param.copy_(s.master);
+  for (auto& g : segments_) {
+    const auto& s = slots_[g.slot];
+    auto grad = clip == 1.0 ? g.grad : g.grad * clip;
+    g.exp_avg.mul_(config_.beta1).add_(grad, 1 - config_.beta1);
+    g.exp_avg_sq.mul_(config_.beta2).addcmul_(grad, grad, 1 - config_.beta2);
+    auto denom = (g.exp_avg_sq / bias2).sqrt_().add_(config_.eps);
+    if (s.has_weight_decay && config_.weight_decay != 0) {
+      g.master.mul_(1 - lr * config_.weight_decay);
     }
-    s.main_grad.zero_();
+    g.master.addcdiv_(g.exp_avg, denom, -lr / bias1);
+    if (!sharded_ && !g.master.is_same(s.param)) s.param.copy_(g.master);
   }
+  if (sharded_) gather_params();
+  for (auto& b : buckets_) b.grads.zero_();
   result.is_updated = true;
   return result;
 }
 
+void Optimizer::offload() {
+  if (is_offloaded()) return;
+  std::vector<at::Tensor> tensors;
+  for (const auto& b : buckets_) {
+    for (const auto* t : {&b.grads, &b.master, &b.exp_avg, &b.exp_avg_sq}) tensors.push_back(*t);
+  }
+  for (const auto& g : segments_) {
+    if (!sharded_) {
+      tensors.push_back(g.exp_avg);
+      tensors.push_back(g.exp_avg_sq);
+      if (!g.master.is_same(slots_[g.slot].param)) tensors.push_back(g.master);
+    }
+  }
+  if (!offload_) offload_ = std::make_unique<HostOffload>();
+  offload_->offload(tensors);
+}
+
+void Optimizer::reload() {
+  if (offload_) offload_->reload();
+}
+
+bool Optimizer::is_offloaded() const { return offload_ && offload_->is_offloaded(); }
+
 NamedTensorList Optimizer::state_tensors() const {
+  check_resident("state_tensors");
+  if (sharded_) {
+    throw Error("optimizer: state_tensors() of a sharded optimizer; use state_segments()");
+  }
   NamedTensorList out;
-  for (const auto& s : slots_) {
-    if (!s.is_owned) continue;
-    out.emplace_back("exp_avg." + s.name, s.exp_avg);
-    out.emplace_back("exp_avg_sq." + s.name, s.exp_avg_sq);
-    if (!s.master.is_same(s.param)) out.emplace_back("master." + s.name, s.master);
+  for (const auto& g : segments_) {
+    const auto& s = slots_[g.slot];
+    out.emplace_back("exp_avg." + s.name, g.exp_avg);
+    out.emplace_back("exp_avg_sq." + s.name, g.exp_avg_sq);
+    if (!g.master.is_same(s.param)) out.emplace_back("master." + s.name, g.master);
   }
   return out;
+}
+
+std::vector<StateSegment> Optimizer::state_segments() const {
+  check_resident("state_segments");
+  std::vector<StateSegment> out;
+  for (const auto& g : segments_) {
+    const auto& s = slots_[g.slot];
+    StateSegment seg;
+    seg.name = s.name;
+    seg.shape = s.param.sizes().vec();
+    seg.offset = g.offset;
+    seg.numel = g.numel;
+    seg.values.emplace_back("exp_avg", g.exp_avg.reshape(-1));
+    seg.values.emplace_back("exp_avg_sq", g.exp_avg_sq.reshape(-1));
+    if (s.param.scalar_type() != at::kFloat)
+      seg.values.emplace_back("master", g.master.reshape(-1));
+    out.push_back(std::move(seg));
+  }
+  return out;
+}
+
+void Optimizer::load_state(const StateReader& read, int64_t num_steps) {
+  check_resident("load_state");
+  at::NoGradGuard no_grad;
+  for (auto& g : segments_) {
+    const auto& s = slots_[g.slot];
+    auto copy = [&](const std::string& key, at::Tensor& dst) {
+      dst.view(-1).copy_(read(key + "." + s.name, s.param.sizes(), g.offset, g.numel));
+    };
+    copy("exp_avg", g.exp_avg);
+    copy("exp_avg_sq", g.exp_avg_sq);
+    if (s.param.scalar_type() != at::kFloat) copy("master", g.master);
+  }
+  // fp32 parameters are their own masters: the model's weights, loaded with the checkpoint.
+  num_steps_ = num_steps;
 }
 
 void Optimizer::load_state_tensors(const NamedTensorList& tensors, int64_t num_steps,
                                    const std::string& where) {
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : tensors) by_name[name] = &t;
-  at::NoGradGuard no_grad;
-  auto copy = [&](const std::string& key, at::Tensor& dst) {
-    auto it = by_name.find(key);
-    if (it == by_name.end()) {
-      throw Error(where + ": optimizer state \"" + key +
-                  "\" is missing (load with --no-load-optim to start the optimizer afresh)");
-    }
-    if (it->second->sizes() != dst.sizes()) {
-      throw Error(where + ": optimizer state \"" + key + "\" has shape " +
-                  c10::str(it->second->sizes()) + ", expected " + c10::str(dst.sizes()));
-    }
-    dst.copy_(*it->second);
-  };
-  for (auto& s : slots_) {
-    if (!s.is_owned) continue;
-    copy("exp_avg." + s.name, s.exp_avg);
-    copy("exp_avg_sq." + s.name, s.exp_avg_sq);
-    if (!s.master.is_same(s.param)) copy("master." + s.name, s.master);
-  }
-  num_steps_ = num_steps;
+  load_state(
+      [&](const std::string& key, at::IntArrayRef shape, int64_t offset, int64_t numel) {
+        auto it = by_name.find(key);
+        if (it == by_name.end()) {
+          throw Error(where + ": optimizer state \"" + key +
+                      "\" is missing (load with --no-load-optim to start the optimizer afresh)");
+        }
+        if (it->second->sizes() != shape) {
+          throw Error(where + ": optimizer state \"" + key + "\" has shape " +
+                      c10::str(it->second->sizes()) + ", expected " + c10::str(shape));
+        }
+        return it->second->reshape(-1).narrow(0, offset, numel);
+      },
+      num_steps);
 }
 
 LrScheduler::LrScheduler(Config config) : config_(std::move(config)) {

@@ -87,7 +87,10 @@ TEST_CASE("vime train: 2 and 3 data-parallel ranks end with 1 rank's parameters"
   const std::string batching = "--use-dynamic-batch-size --max-tokens-per-gpu 48 ";
   const auto one = train_on_ranks(1, batching);
   const auto two = train_on_ranks(2, batching);
-  const auto three = train_on_ranks(3, batching + "--balance-data ");
+  // 3 ranks also balance micro-batches by FLOPs, shard the optimizer (ZeRO-1) and park its state
+  // in host memory between rollouts.
+  const auto three =
+      train_on_ranks(3, batching + "--balance-data --use-distributed-optimizer --offload-train ");
   CHECK_THAT(two.output, Catch::Contains("[rank 0]") && Catch::Contains("2 data-parallel ranks"));
   // After 4 AdamW steps at lr 1e-3 the parameters moved by up to 4e-3. Summing the ranks'
   // gradients changes them by float rounding (~1e-7 relative), which Adam's normalised update

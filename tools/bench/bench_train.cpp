@@ -2,7 +2,7 @@
 // backward, AdamW with fp32 master weights. Random weights, packed sequences.
 //   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
 //                    [--recompute] [--iters 5] [--warmup 2] [--device cuda] [--peak-tflops 989]
-//                    [--gpus N]
+//                    [--gpus N] [--use-distributed-optimizer]
 // --gpus N: data parallel over N local ranks (vime's launcher, c10d NCCL/Gloo), --tokens per rank,
 // gradients all-reduced as the trainer does. Rank 0 prints one JSON line: tokens/s over all ranks,
 // step ms, MFU per GPU (model FLOPs: 6·N·T for the matmul weights, including the output layer,
@@ -23,7 +23,6 @@
 #include "vime/dist/rank_device.hpp"
 #include "vime/dist/rank_env.hpp"
 #include "vime/model/model.hpp"
-#include "vime/train/c10d_reducer.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
 
@@ -48,6 +47,7 @@ int main(int argc, char** argv) {
   int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2;
   bool recompute = false;
   int gpus = 1;
+  bool distributed_optimizer = false;
   double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
       device_name = next();
     else if (a == "--peak-tflops")
       peak_tflops = std::stod(next());
+    else if (a == "--use-distributed-optimizer")
+      distributed_optimizer = true;
     else if (a == "--gpus")
       gpus = std::stoi(next());
     else {
@@ -91,17 +93,13 @@ int main(int argc, char** argv) {
     device = vime::dist::bind_rank_device(env);
     group = vime::dist::ProcessGroup::create(env, device, std::chrono::minutes(10));
   }
-  std::unique_ptr<vime::train::GradReducer> reducer;
-  if (group)
-    reducer = std::make_unique<vime::train::C10dReducer>(*group);
-  else
-    reducer = std::make_unique<vime::train::SingleRank>();
   const auto config = vime::presets::by_name(model_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   vime::Model model(config, dtype, device, 1);
   model.set_recompute({recompute, 0});
   vime::OptimizerConfig opt_config;
-  vime::Optimizer optimizer(model.named_parameters(), opt_config);
+  opt_config.distributed = distributed_optimizer;
+  vime::Optimizer optimizer(model.named_parameters(), opt_config, group.get());
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
   std::vector<std::vector<int64_t>> sequences;
@@ -120,8 +118,6 @@ int main(int argc, char** argv) {
     auto loss = -scored.log_probs.mean();
     loss.backward();
     optimizer.accumulate_grads();
-    auto grads = optimizer.main_grads();
-    reducer->all_reduce_mean(grads);
     optimizer.step(1e-5);
     loss_value = loss.item<double>();  // also waits for the GPU
   };
@@ -144,11 +140,11 @@ int main(int argc, char** argv) {
       "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"gpus\": %d, "
       "\"tokens_per_gpu\": %lld, \"seq_len\": %lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, "
       "\"tflops_per_gpu\": %.1f, \"mfu\": %.4f, \"peak_gib\": %.2f, \"loss\": %.4f, "
-      "\"params\": %lld}\n",
+      "\"params\": %lld, \"distributed_optimizer\": %s}\n",
       model_name.c_str(), recompute ? "true" : "false", world, static_cast<long long>(tokens),
       static_cast<long long>(seq_len), seconds * 1e3, double(tokens) * world / seconds,
       flops / seconds / 1e12, flops / seconds / 1e12 / peak_tflops, peak_gib, loss_value,
-      static_cast<long long>(config.num_parameters()));
+      static_cast<long long>(config.num_parameters()), distributed_optimizer ? "true" : "false");
   std::fflush(stdout);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "vime/error.hpp"
@@ -136,6 +137,9 @@ std::string RankChannel::wait_and_get(const std::string& key) {
     } catch (const std::exception& e) {
       const std::string what = e.what();
       if (what.find("imeout") == std::string::npos && what.find("timed out") == std::string::npos) {
+        // Rank 0's own failure is the cause: let its exit reach the launcher first, so the
+        // job's one line names it rather than this consequence.
+        std::this_thread::sleep_for(std::chrono::seconds(3));
         throw Error("rank " + std::to_string(group_.rank()) +
                     ": lost the controller (rank 0) while waiting for " + key + ": " +
                     what.substr(0, what.find('\n')));

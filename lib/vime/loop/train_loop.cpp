@@ -90,7 +90,7 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), *t->reducer);
   t->actor->set_timer(&t->timer);
   t->resume = ckpt::load_for_training(args, *t->actor_model, t->actor->optimizer(),
-                                      t->actor->lr_scheduler());
+                                      t->actor->lr_scheduler(), t->reducer->process_group());
   if (t->resume.is_loaded && t->reducer->rank() == 0)
     console << "vime train: weights from " << t->resume.from.string() << "\n";
   if (options.train_critic && !options.rollout_only) {
@@ -147,11 +147,10 @@ void log_train_steps(metrics::MetricsLogger& logger, const CiCheckOptions& ci, i
   logger.log("train/step", metrics::compute_train_step(rollout_id, num_steps, 0), renamed);
 }
 
-// The data source's position and a Megatron-layout checkpoint of rollout `rollout_id`.
-void save(Trainer& t, const TrainLoopOptions& options, DataSource& data_source, int64_t rollout_id,
-          std::ostream& console) {
+// A Megatron-layout checkpoint of rollout `rollout_id`, written by every rank together (rank 0:
+// the model; with the distributed optimizer each rank its optimizer shard).
+void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollout_id) {
   auto scope = t.timer.scope("save_model");
-  data_source.save(rollout_id);
   ckpt::TrainState state;
   state.iteration = rollout_id;
   state.optimizer_steps = t.actor->optimizer().num_steps();
@@ -159,15 +158,28 @@ void save(Trainer& t, const TrainLoopOptions& options, DataSource& data_source, 
   ckpt::SaveOptions save;
   save.save_optimizer = options.save_optimizer;
   save.save_rng = options.save_rng;
-  ckpt::save_checkpoint(*options.save, *t.actor_model, &t.actor->optimizer(), state, save);
+  ckpt::save_checkpoint(*options.save, *t.actor_model, &t.actor->optimizer(), state, save,
+                        t.reducer->process_group());
+}
+
+// Rank 0's save: the data source's position too, and the console line.
+void save(Trainer& t, const TrainLoopOptions& options, DataSource& data_source, int64_t rollout_id,
+          std::ostream& console) {
+  data_source.save(rollout_id);
+  save_checkpoint(t, options, rollout_id);
   console << "vime train: saved " << *options.save << "/" << ckpt::iteration_dir_name(rollout_id)
           << "\n";
 }
 
-// A rank > 0's part of a checkpoint: nothing while every rank holds the whole optimizer state
-// (rank 0 writes it); the distributed optimizer's shards come with it.
-void save_rank_share(Trainer& t, const TrainLoopOptions& options, int64_t rollout_id) {
-  (void)t, (void)options, (void)rollout_id;
+// --offload-train: optimizer state (masters, Adam moments, main grads) in host memory while the
+// rollout runs, back on the device for training.
+void offload_train_state(Trainer& t, bool offload) {
+  auto apply = [offload](Optimizer& o) {
+    if (offload && !o.is_offloaded()) o.offload();
+    if (!offload && o.is_offloaded()) o.reload();
+  };
+  apply(t.actor->optimizer());
+  if (t.critic) apply(t.critic->optimizer());
 }
 
 // perf/*_time of the phases, perf/step_time and the actor's train tokens/s.
@@ -199,8 +211,10 @@ int run_follower(const Args& args, const TrainLoopOptions& options, const RunMod
     auto order = channel.receive(rollout_id);
     if (!order.train) continue;
     backend->before_train();
+    if (options.offload_train) offload_train_state(*trainer, false);
     train_on(*trainer, rollout_id, order.batch);
-    if (order.save) save_rank_share(*trainer, options, rollout_id);
+    if (order.save) save_checkpoint(*trainer, options, rollout_id);
+    if (options.offload_train) offload_train_state(*trainer, true);
     backend->update_weights(actor_model, rollout_id + 1);
   }
   return 0;
@@ -256,6 +270,11 @@ int run_training(const Args& given_args, std::ostream& console) {
   Args rollout_args = args;
   if (Json urls = backend->model_urls(); !urls.is_null())
     rollout_args.set("vllm_model_urls", std::move(urls), ArgSource::kDerived);
+  // The embedded backend has one engine per rank: the rollout keeps that many engines busy.
+  if (group && !args.is_set("rollout_num_gpus") && backend->model_urls().is_null()) {
+    rollout_args.set("rollout_num_gpus", Json(static_cast<int64_t>(group->size())),
+                     ArgSource::kDerived);
+  }
   rollout::RolloutManager manager(rollout_args, backend->engine(), *tokenizer, *data_source);
 
   auto run_eval = [&](int64_t rollout_id) {
@@ -298,6 +317,7 @@ int run_training(const Args& given_args, std::ostream& console) {
         options.save &&
         should_run_periodic_action(rollout_id, options.save_interval, per_epoch, num_rollout);
     if (channel) channel->publish({rollout_id, /*train=*/true, do_save, converted.batch});
+    if (options.offload_train) offload_train_state(*trainer, false);
     const auto critic_metrics = train_on(*trainer, rollout_id, converted.batch);
     log_train_steps(*logger, options.ci, rollout_id, *trainer->actor, converted.batch.size(),
                     critic_metrics);
@@ -306,6 +326,7 @@ int run_training(const Args& given_args, std::ostream& console) {
     check_rollout_invariants(options.ci, rollout_id, per_rollout);
     // 4. Save.
     if (do_save) save(*trainer, options, *data_source, rollout_id, console);
+    if (options.offload_train) offload_train_state(*trainer, true);
     // 5. Weight update.
     {
       auto scope = trainer->timer.scope("update_weights");

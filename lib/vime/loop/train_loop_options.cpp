@@ -1,5 +1,7 @@
 #include "vime/loop/train_loop_options.hpp"
 
+#include "vime/core/args_lookup.hpp"
+
 namespace vime::loop {
 
 CiCheckOptions CiCheckOptions::from(const Args& args) {
@@ -31,6 +33,7 @@ TrainLoopOptions TrainLoopOptions::from(const Args& args) {
   o.save_optimizer = !args.get_bool("no_save_optim");
   o.save_rng = !args.get_bool("no_save_rng");
   o.ci = CiCheckOptions::from(args);
+  o.offload_train = core::flag_on(args, "offload_train");
   o.distributed_timeout_minutes = args.get_int("distributed_timeout_minutes");
   return o;
 }

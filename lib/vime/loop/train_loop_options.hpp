@@ -45,6 +45,9 @@ struct TrainLoopOptions {
 
   CiCheckOptions ci;
 
+  // --offload-train: the optimizer's state waits in host memory while the rollout runs.
+  bool offload_train = false;
+
   // Rendezvous and collective timeout between the trainer's ranks (--distributed-timeout-minutes).
   int64_t distributed_timeout_minutes = 10;
 

@@ -189,4 +189,13 @@ double LrScheduler::lr_at(int64_t step) const {
   return c.min_lr + coeff * (c.max_lr - c.min_lr);
 }
 
+void Optimizer::reset_states() {
+  for (auto& s : slots_) {
+    if (!s.is_owned) continue;
+    s.exp_avg.zero_();
+    s.exp_avg_sq.zero_();
+  }
+  num_steps_ = 0;
+}
+
 }  // namespace vime

@@ -59,6 +59,9 @@ class Optimizer {
   NamedTensorList state_tensors() const;
   void load_state_tensors(const NamedTensorList& tensors, int64_t num_steps,
                           const std::string& where);
+  // --reset-optimizer-states: Adam starts afresh (zero moments, bias correction from step 1); the
+  // fp32 masters keep the current weights.
+  void reset_states();
 
  private:
   struct Slot {

@@ -262,7 +262,7 @@ TEST_CASE("vime train: flags vime cannot honour are refused by name", "[trainer_
         std::string("--keep-old-actor"), std::string("--rollout-top-p 0.9"),
         std::string("--custom-model-provider-path x.so"),
         std::string("--megatron-config-path m.yaml"), std::string("--use-rollout-entropy"),
-        std::string("--balance-data")}) {
+        std::string("--balance-by-flops")}) {
     auto r = run_vime("train " + grpo_flags() + "--num-rollout 1 " + flags);
     INFO(flags << "\n" << r.output);
     CHECK(r.exit_code == 2);

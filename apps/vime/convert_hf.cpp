@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "vime/ckpt/checkpoint.hpp"
+#include "vime/ckpt/hf_export.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/arg_parser.hpp"
@@ -34,13 +35,6 @@ constexpr const char* kUsage = R"(usage:
       tokenizer files are copied; -f overwrites a non-empty OUT.
   MODEL_ARGS are vime train's model flags (vime train --help model).
 )";
-
-bool is_weight_file(const fs::path& p) {
-  const auto ext = p.extension().string();
-  const auto name = p.filename().string();
-  return ext == ".safetensors" || ext == ".bin" || ext == ".pt" || ext == ".pth" ||
-         name == "model.safetensors.index.json" || name == "pytorch_model.bin.index.json";
-}
 
 struct ToHfOptions {
   std::string input, output, origin;
@@ -77,18 +71,7 @@ int to_hf(const ToHfOptions& o) {
     throw UsageError("--vocab-size " + std::to_string(o.vocab_size) + " exceeds the checkpoint's " +
                      std::to_string(model->config().padded_vocab_size) + " rows");
   }
-  const fs::path temp = out.string() + ".tmp";
-  fs::remove_all(temp);
-  ckpt::save_hf_model(*model, temp, o.vocab_size);
-  int copied = 0;
-  for (const auto& entry : fs::directory_iterator(o.origin)) {
-    if (!entry.is_regular_file() || is_weight_file(entry.path())) continue;
-    fs::copy_file(entry.path(), temp / entry.path().filename(),
-                  fs::copy_options::overwrite_existing);
-    ++copied;
-  }
-  fs::remove_all(out);
-  fs::rename(temp, out);
+  const int copied = ckpt::write_hf_directory(*model, out, o.origin, o.vocab_size);
   std::printf("wrote %s (%zu tensors, %d files from %s)\n", out.c_str(),
               model->hf_tensors(o.vocab_size).size(), copied, o.origin.c_str());
   return 0;

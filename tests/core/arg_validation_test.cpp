@@ -110,6 +110,18 @@ TEST_CASE("slime's validation rules give clear messages", "[validation]") {
   CHECK_THAT(error_of({"--debug-rollout-only", "--debug-train-only"}),
              Catch::Contains("cannot be used together"));
   CHECK_THAT(error_of({"--use-opd"}), Catch::Contains("--use-opd needs --opd-type"));
+  // Flags that mean something only with another are refused alone, not ignored.
+  CHECK_THAT(error_of({"--debug-train-only"}), Catch::Contains("needs --load-debug-rollout-data"));
+  CHECK_THAT(error_of({"--get-mismatch-metrics"}),
+             Catch::Contains("--get-mismatch-metrics needs --custom-tis-function-path"));
+  CHECK_THAT(error_of({"--disable-compute-advantages-and-returns"}),
+             Catch::Contains("needs --loss-type sft_loss or custom_loss"));
+  CHECK_THAT(error_of({"--save-hf", "/h/{rollout_id}"}), Catch::Contains("--save-hf needs --save"));
+  CHECK_THAT(error_of({"--ref-update-interval", "0"}), Catch::Contains("must be > 0"));
+  CHECK_THAT(error_of({"--custom-tis-function-path", "mis"}),
+             Catch::Contains("needs --use-tis or --get-mismatch-metrics"));
+  CHECK_THAT(error_of({"--update-weight-delta-dir", "/a", "--update-weight-disk-dir", "/b"}),
+             Catch::Contains("must agree"));
   CHECK_THAT(error_of({"--num-epoch", "2", "--disable-rollout-global-dataset"}),
              Catch::Contains("--num-epoch needs the global dataset"));
   CHECK(error_of({"--num-epoch", "2"}) == "no error");

@@ -140,6 +140,9 @@ std::vector<std::string> derive_values(Args& a) {
     derive(a, "rollout_max_prompt_len", a.get_int("rollout_max_context_len") - 1);
   }
   if (on(a, "balance_by_flops")) derive(a, "balance_data", true);
+  if (set(a, "update_weight_delta_dir") && !set(a, "update_weight_disk_dir")) {
+    derive(a, "update_weight_disk_dir", a.get("update_weight_delta_dir"));
+  }
   return warnings;
 }
 
@@ -176,6 +179,31 @@ void derive_batch_sizes(Args& a, Problems& p) {
       derive(a, "grpo_std_normalization", false);
     }
   }
+}
+
+// Flags that mean something only with another: refused alone rather than ignored.
+void check_flag_dependencies(const Args& a, Problems& p) {
+  if (set(a, "update_weight_delta_dir") && set(a, "update_weight_disk_dir")) {
+    p.require(str(a, "update_weight_delta_dir") == str(a, "update_weight_disk_dir"),
+              "--update-weight-delta-dir and --update-weight-disk-dir must agree (the first is the "
+              "second's deprecated spelling)");
+  }
+  p.require(!on(a, "debug_train_only") || set(a, "load_debug_rollout_data"),
+            "--debug-train-only needs --load-debug-rollout-data (the rollouts to train on)");
+  p.require(on(a, "compute_advantages_and_returns") || str(a, "loss_type") != "policy_loss",
+            "--disable-compute-advantages-and-returns needs --loss-type sft_loss or custom_loss "
+            "(the policy loss reads the advantages)");
+  p.require(!on(a, "get_mismatch_metrics") || set(a, "custom_tis_function_path"),
+            "--get-mismatch-metrics needs --custom-tis-function-path (a TIS plugin, or slime's mis "
+            "function: examples.train_infer_mismatch_helper.mis.compute_mis_weights_with_cp)");
+  p.require(
+      !set(a, "custom_tis_function_path") || on(a, "use_tis") || on(a, "get_mismatch_metrics"),
+      "--custom-tis-function-path needs --use-tis or --get-mismatch-metrics (slime calls the "
+      "TIS function only then)");
+  if (set(a, "ref_update_interval"))
+    p.require(a.get_int("ref_update_interval") > 0, "--ref-update-interval must be > 0");
+  p.require(!set(a, "save_hf") || set(a, "save"),
+            "--save-hf needs --save (the HF copy is written at each save)");
 }
 
 // slime's rules between flags.
@@ -232,6 +260,7 @@ void check_slime_rules(const Args& a, Problems& p) {
               "--update-weight-mode delta needs --update-weight-local-checkpoint-dir");
   }
   if (set(a, "eps_clip_c")) p.require(a.get_double("eps_clip_c") > 1.0, "--eps-clip-c must be > 1");
+  check_flag_dependencies(a, p);
 }
 
 // Model and optimizer settings vime would build differently: refused rather than approximated.

@@ -7,6 +7,7 @@
 #include "vime/plugin/plugin_loader.hpp"
 #include "vime/rollout/dynamic_filter.hpp"
 #include "vime/rollout/sft_rollout.hpp"
+#include "vime/train/builtin_tis.hpp"
 
 namespace vime::loop {
 namespace {
@@ -48,6 +49,11 @@ std::vector<std::string> check_hook_plugins(const Args& args) {
       if (kind == PluginKind::kRollout && (rollout::is_sft_rollout_name(s) ||
                                            s == "slime.rollout.sglang_rollout.generate_rollout")) {
         lines.push_back(flag + ": " + s + " (built-in rollout)");
+        continue;
+      }
+      // slime's TIS functions by their Python path, built in (train/builtin_tis.hpp).
+      if (kind == PluginKind::kTis && train::is_builtin_tis_name(s)) {
+        lines.push_back(flag + ": " + s + " (built-in tis)");
         continue;
       }
       reject_python_path(s, flag);

@@ -72,6 +72,16 @@ std::optional<ckpt::ResolvedCheckpoint> reference_source(const RunModelsOptions&
   return std::nullopt;
 }
 
+std::optional<ckpt::ResolvedCheckpoint> opd_teacher_source(const RunModelsOptions& options) {
+  if (!options.opd_teacher_load) return std::nullopt;
+  auto resolved = resolve(options.opd_teacher_load, options.opd_teacher_ckpt_step);
+  if (!resolved) {
+    throw UsageError("--opd-teacher-load " + *options.opd_teacher_load +
+                     ": no vime checkpoint or HF model (config.json + safetensors) there");
+  }
+  return resolved;
+}
+
 engine::NativeEngineOptions engine_options(const Args& args) {
   auto options = engine::NativeEngineOptions::from(args);
   const auto run = RunModelsOptions::from(args);

@@ -33,6 +33,10 @@ ckpt::ResolvedCheckpoint actor_source(const RunModelsOptions& options);
 // --ref-load, else --hf-checkpoint, resolved; nullopt when neither is set.
 std::optional<ckpt::ResolvedCheckpoint> reference_source(const RunModelsOptions& options);
 
+// --opd-teacher-load resolved (at --opd-teacher-ckpt-step) when --use-opd --opd-type megatron
+// asks for an in-trainer teacher; nullopt otherwise. Throws UsageError when nothing is there.
+std::optional<ckpt::ResolvedCheckpoint> opd_teacher_source(const RunModelsOptions& options);
+
 // The embedded engine's options: the flags (NativeEngineOptions::from) and the EOS ids of
 // --hf-checkpoint's generation_config.json (Qwen3 ends turns with <|im_end|>, not the tokenizer's
 // EOS).

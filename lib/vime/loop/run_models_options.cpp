@@ -24,6 +24,10 @@ RunModelsOptions RunModelsOptions::from(const Args& args) {
   o.ckpt_step = int_if_set(args, "ckpt_step");
   o.ref_load = string_if_set(args, "ref_load");
   o.ref_ckpt_step = int_if_set(args, "ref_ckpt_step");
+  if (flag_on(args, "use_opd") && string_if_set(args, "opd_type") == std::string("megatron")) {
+    o.opd_teacher_load = string_if_set(args, "opd_teacher_load");
+    o.opd_teacher_ckpt_step = int_if_set(args, "opd_teacher_ckpt_step");
+  }
   return o;
 }
 

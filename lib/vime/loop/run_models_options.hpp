@@ -22,6 +22,9 @@ struct RunModelsOptions {
   std::optional<int64_t> ckpt_step;
   std::optional<std::string> ref_load;  // --ref-load, at --ref-ckpt-step (unset: the latest)
   std::optional<int64_t> ref_ckpt_step;
+  // --use-opd --opd-type megatron: the teacher, at --opd-teacher-ckpt-step (unset: the latest).
+  std::optional<std::string> opd_teacher_load;
+  std::optional<int64_t> opd_teacher_ckpt_step;
 
   static RunModelsOptions from(const Args& args);
 };

@@ -16,12 +16,14 @@
 #include "vime/error.hpp"
 #include "vime/hooks.hpp"
 #include "vime/loop/ci_checks.hpp"
+#include "vime/loop/critic_checkpoint.hpp"
 #include "vime/loop/periodic.hpp"
 #include "vime/loop/rank_channel.hpp"
 #include "vime/loop/rollout_backend.hpp"
 #include "vime/loop/run_models.hpp"
 #include "vime/loop/train_batch.hpp"
 #include "vime/loop/train_loop_options.hpp"
+#include "vime/loop/trainer_schedule.hpp"
 #include "vime/metrics/metric_steps.hpp"
 #include "vime/metrics/metrics_logger.hpp"
 #include "vime/metrics/phase_timer.hpp"
@@ -57,7 +59,7 @@ int64_t resolve_num_rollout(const TrainLoopOptions& options, int64_t prompts_per
 // The trainer's side of a run: actor (with optimizer and LR schedule), reference model, PPO's
 // critic, and the phase timer they report to.
 struct Trainer {
-  std::unique_ptr<Model> actor_model, ref_model, critic_trunk;
+  std::unique_ptr<Model> actor_model, ref_model, critic_trunk, teacher_model;
   std::unique_ptr<train::GradReducer> reducer;  // SingleRank, or the ranks' c10d group
   metrics::PhaseTimer timer;
   std::unique_ptr<train::Actor> actor;
@@ -89,6 +91,11 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   }
   t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), *t->reducer);
   t->actor->set_timer(&t->timer);
+  if (auto teacher = opd_teacher_source(models); teacher && !options.rollout_only) {
+    t->teacher_model = ckpt::load_model(*teacher, models.dtype, device);
+    t->teacher_model->set_requires_grad(false);
+    t->actor->set_teacher_model(t->teacher_model.get());
+  }
   t->resume = ckpt::load_for_training(args, *t->actor_model, t->actor->optimizer(),
                                       t->actor->lr_scheduler(), t->reducer->process_group());
   if (t->resume.is_loaded && t->reducer->rank() == 0)
@@ -96,6 +103,14 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   if (options.train_critic && !options.rollout_only) {
     t->critic_trunk = ckpt::load_model(source, models.dtype, device);
     t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, *t->reducer);
+    if (t->resume.is_resumed &&
+        !load_critic(t->resume.from, t->resume.state.iteration, *t->critic, *t->critic_trunk,
+                     !ckpt::CheckpointOptions::from(args).no_load_optim,
+                     t->reducer->process_group())) {
+      if (t->reducer->rank() == 0)
+        console << "vime train: no critic next to " << t->resume.from.string()
+                << "; the critic starts afresh\n";
+    }
   }
   if (auto init =
           plugin::load_hook_if_set<PluginKind::kInitHook>(args, "custom_megatron_init_path")) {
@@ -104,33 +119,41 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   return t;
 }
 
-// Trains on one rollout: critic values first (PPO), then the actor, then the critic on the
-// actor's returns. Returns the critic's metrics.
-train::Metrics train_on(Trainer& t, int64_t rollout_id, train::TrainBatch& batch) {
+// Trains on one rollout: critic values first (PPO), then the actor (unless the critic trains alone
+// this rollout), then the critic on the actor's returns. Returns the critic's metrics.
+train::Metrics train_on(Trainer& t, const TrainLoopOptions& options, int64_t rollout_id,
+                        train::TrainBatch& batch, bool actor_trains) {
   auto scope = t.timer.scope("train");
   std::vector<at::Tensor> old_values;
   if (t.critic) {
     old_values = t.critic->compute_values(batch);
     batch.values = old_values;  // on the device, for the actor's GAE
   }
-  std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
-  t.actor->set_step_callback([&](int64_t done, int64_t total) {
-    if (t.reducer->rank() != 0) return;
-    if (!bar)
-      bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
-    if (done > 0) bar->advance();
-  });
-  t.actor->train(rollout_id, batch);
-  if (bar) bar->finish();
-  return t.critic ? t.critic->train(batch, old_values, t.actor->returns()) : train::Metrics{};
+  if (actor_trains) {
+    std::unique_ptr<metrics::ProgressBar> bar;  // made when the actor knows its step count
+    t.actor->set_step_callback([&](int64_t done, int64_t total) {
+      if (t.reducer->rank() != 0) return;
+      if (!bar)
+        bar = metrics::console_progress("train " + std::to_string(rollout_id), "steps", total);
+      if (done > 0) bar->advance();
+    });
+    before_model_train(options, t.actor->optimizer());
+    t.actor->train(rollout_id, batch);
+    if (bar) bar->finish();
+    after_actor_train(options, rollout_id, *t.actor_model, t.ref_model.get());
+  }
+  if (!t.critic) return {};
+  before_model_train(options, t.critic->optimizer());
+  return t.critic->train(
+      batch, old_values,
+      actor_trains ? t.actor->returns() : t.critic->returns_without_actor(batch, old_values));
 }
 
 // train/step lines: each optimizer step's metrics (after the --ci-test step invariants), then the
 // critic's, which slime tags with its role (train/critic-value_loss, ...).
 void log_train_steps(metrics::MetricsLogger& logger, const CiCheckOptions& ci, int64_t rollout_id,
-                     const train::Actor& actor, size_t batch_size,
+                     const std::vector<train::Metrics>& steps, size_t batch_size,
                      const train::Metrics& critic_metrics) {
-  const auto& steps = actor.step_metrics();
   const auto num_steps = static_cast<int64_t>(steps.size());
   for (int64_t step_id = 0; step_id < num_steps; ++step_id) {
     check_step_invariants(ci, rollout_id, step_id, steps[step_id]);
@@ -144,13 +167,18 @@ void log_train_steps(metrics::MetricsLogger& logger, const CiCheckOptions& ci, i
     const auto slash = k.find('/');
     renamed["train/critic-" + (slash == std::string::npos ? k : k.substr(slash + 1))] = v;
   }
-  logger.log("train/step", metrics::compute_train_step(rollout_id, num_steps, 0), renamed);
+  logger.log("train/step",
+             metrics::compute_train_step(rollout_id, std::max<int64_t>(num_steps, 1), 0), renamed);
 }
 
-// A Megatron-layout checkpoint of rollout `rollout_id`, written by every rank together (rank 0:
-// the model; with the distributed optimizer each rank its optimizer shard).
+// A Megatron-layout checkpoint of rollout `rollout_id` (the critic's first), written by every rank
+// together (rank 0: the model; with the distributed optimizer each rank its optimizer shard).
 void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollout_id) {
   auto scope = t.timer.scope("save_model");
+  if (t.critic) {
+    save_critic(*options.save, rollout_id, *t.critic, *t.critic_trunk, options.save_optimizer,
+                t.reducer->process_group());
+  }
   ckpt::TrainState state;
   state.iteration = rollout_id;
   state.optimizer_steps = t.actor->optimizer().num_steps();
@@ -162,13 +190,15 @@ void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollou
                         t.reducer->process_group());
 }
 
-// Rank 0's save: the data source's position too, and the console line.
-void save(Trainer& t, const TrainLoopOptions& options, DataSource& data_source, int64_t rollout_id,
-          std::ostream& console) {
+// Rank 0's save: the data source's position too, the console line, then --save-hf's HF copy.
+void save(Trainer& t, const TrainLoopOptions& options, const RunModelsOptions& models,
+          DataSource& data_source, int64_t rollout_id, std::ostream& console) {
   data_source.save(rollout_id);
   save_checkpoint(t, options, rollout_id);
   console << "vime train: saved " << *options.save << "/" << ckpt::iteration_dir_name(rollout_id)
           << "\n";
+  if (auto hf = save_hf_copy(options, rollout_id, *t.actor_model, models.hf_checkpoint))
+    console << "vime train: saved HF copy " << hf->string() << "\n";
 }
 
 // --offload-train: optimizer state (masters, Adam moments, main grads) in host memory while the
@@ -212,7 +242,8 @@ int run_follower(const Args& args, const TrainLoopOptions& options, const RunMod
     if (!order.train) continue;
     backend->before_train();
     if (options.offload_train) offload_train_state(*trainer, false);
-    train_on(*trainer, rollout_id, order.batch);
+    train_on(*trainer, options, rollout_id, order.batch,
+             actor_trains(options, rollout_id, trainer->critic != nullptr));
     if (order.save) save_checkpoint(*trainer, options, rollout_id);
     if (options.offload_train) offload_train_state(*trainer, true);
     backend->update_weights(actor_model, rollout_id + 1);
@@ -226,14 +257,14 @@ int run_training(const Args& given_args, std::ostream& console) {
   const Args args = with_run_defaults(given_args);
   const auto options = TrainLoopOptions::from(args);
   const auto models = RunModelsOptions::from(args);
-  if (options.num_critic_only_steps > 0) {
-    throw UsageError(
-        "--num-critic-only-steps is not supported yet: the critic trains with the actor");
-  }
   // Ranks: one process per GPU (vime's launcher, torchrun or Slurm); a world of one runs alone.
   const auto env = dist::rank_env_from_environment(args);
   const auto device = dist::bind_rank_device(env);
   std::unique_ptr<dist::ProcessGroup> group;
+  if (device.is_cuda() && options.distributed_backend != "nccl") {
+    throw UsageError("--distributed-backend " + options.distributed_backend +
+                     ": vime's GPU ranks talk over NCCL (Gloo carries CPU ranks); drop the flag");
+  }
   if (!env.is_single()) {
     group = dist::ProcessGroup::create(
         env, device,
@@ -318,14 +349,18 @@ int run_training(const Args& given_args, std::ostream& console) {
         should_run_periodic_action(rollout_id, options.save_interval, per_epoch, num_rollout);
     if (channel) channel->publish({rollout_id, /*train=*/true, do_save, converted.batch});
     if (options.offload_train) offload_train_state(*trainer, false);
-    const auto critic_metrics = train_on(*trainer, rollout_id, converted.batch);
-    log_train_steps(*logger, options.ci, rollout_id, *trainer->actor, converted.batch.size(),
-                    critic_metrics);
+    const bool actor_trains = loop::actor_trains(options, rollout_id, trainer->critic != nullptr);
+    const auto critic_metrics =
+        train_on(*trainer, options, rollout_id, converted.batch, actor_trains);
+    log_train_steps(*logger, options.ci, rollout_id,
+                    actor_trains ? trainer->actor->step_metrics() : std::vector<train::Metrics>{},
+                    converted.batch.size(), critic_metrics);
     Metrics per_rollout = train_data_metrics(rollout.data);
-    for (const auto& [k, v] : trainer->actor->rollout_data_metrics()) per_rollout[k] = v;
+    if (actor_trains)
+      for (const auto& [k, v] : trainer->actor->rollout_data_metrics()) per_rollout[k] = v;
     check_rollout_invariants(options.ci, rollout_id, per_rollout);
     // 4. Save.
-    if (do_save) save(*trainer, options, *data_source, rollout_id, console);
+    if (do_save) save(*trainer, options, models, *data_source, rollout_id, console);
     if (options.offload_train) offload_train_state(*trainer, true);
     // 5. Weight update.
     {

@@ -21,9 +21,11 @@ struct CiCheckOptions {
 
 struct TrainLoopOptions {
   int64_t seed = 1234;
-  bool rollout_only = false;          // --debug-rollout-only
-  bool train_critic = false;          // --advantage-estimator ppo: a critic trains with the actor
-  int64_t num_critic_only_steps = 0;  // not supported yet (> 0 is refused)
+  bool rollout_only = false;            // --debug-rollout-only
+  bool train_critic = false;            // --advantage-estimator ppo: a critic trains with the actor
+  int64_t num_critic_only_steps = 0;    // with a critic, the actor trains from this rollout on
+  bool reset_optimizer_states = false;  // Adam starts afresh before each rollout's training
+  std::optional<int64_t> ref_update_interval;  // the reference takes the actor's weights every N
   // A KL term (--kl-coef, --use-kl-loss) or --ci-test reads reference log-probs; never under
   // --loss-type sft_loss.
   bool needs_reference_model = false;
@@ -42,6 +44,8 @@ struct TrainLoopOptions {
   std::optional<int64_t> save_interval;
   bool save_optimizer = true;  // not --no-save-optim
   bool save_rng = true;        // not --no-save-rng
+  // --save-hf: an HF directory of the actor at each save ({rollout_id} filled in).
+  std::optional<std::string> save_hf;
 
   CiCheckOptions ci;
 
@@ -50,6 +54,8 @@ struct TrainLoopOptions {
 
   // Rendezvous and collective timeout between the trainer's ranks (--distributed-timeout-minutes).
   int64_t distributed_timeout_minutes = 10;
+  std::string distributed_backend =
+      "nccl";  // --distributed-backend: CUDA ranks; CPU ranks use Gloo
 
   static TrainLoopOptions from(const Args& args);
 };

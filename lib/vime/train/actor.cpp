@@ -8,6 +8,7 @@
 #include "vime/train/log_probs.hpp"
 #include "vime/train/loss.hpp"
 #include "vime/train/loss_batch.hpp"
+#include "vime/train/trainable_params.hpp"
 
 namespace vime::train {
 namespace {
@@ -47,7 +48,7 @@ Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& redu
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
   optimizer_ = std::make_unique<Optimizer>(
-      model.named_parameters(), OptimizerConfig::from_args(args), reducer.process_group());
+      trainable_parameters(model, args), OptimizerConfig::from_args(args), reducer.process_group());
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 
@@ -70,8 +71,8 @@ std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch&
   const auto& batching = ctx_.options.batching;
   std::vector<int64_t> lengths;
   for (const auto& t : batch.tokens) lengths.push_back(static_cast<int64_t>(t.size()));
-  const auto mbs = batching.max_tokens_per_gpu.has_value()
-                       ? first_fit(samples, lengths, *batching.max_tokens_per_gpu)
+  const auto mbs = batching.log_probs_max_tokens_per_gpu.has_value()
+                       ? first_fit(samples, lengths, *batching.log_probs_max_tokens_per_gpu)
                        : fixed_size(samples, batching.micro_batch_size);
   std::vector<at::Tensor> out(batch.size());
   for (const auto& mb : mbs) {
@@ -105,7 +106,8 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
   // 2. Reference and old log-probs.
   compute_ref_and_old_log_probs(batch, data, plans);
   // 3. Advantages and returns.
-  if (options.loss_type != LossType::kSftLoss) compute_advantages_and_returns(ctx_, data);
+  if (options.loss_type != LossType::kSftLoss && options.compute_advantages_and_returns)
+    compute_advantages_and_returns(ctx_, data);
   // 4. --rollout-data-postprocess-path.
   if (ctx_.plugins.rollout_data_postprocess) run_rollout_data_postprocess(rollout_id, data);
   returns_ = data.returns;
@@ -138,6 +140,11 @@ void Actor::compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensor
   } else if (use_kl_loss && is_policy) {
     throw UsageError("--use-kl-loss needs a reference model (--ref-load)");
   }
+  if (teacher_model_ != nullptr && is_policy && options.advantages.use_opd) {
+    auto timed = scoped_timer("teacher_log_probs");
+    if (hook) hook(ctx_.args, *teacher_model_, "teacher_");
+    data.teacher_log_probs = log_probs_of(*teacher_model_);
+  }
   if ((options.use_rollout_logprobs || options.policy_loss.use_tis) &&
       data.rollout_log_probs.empty()) {
     throw Error("--use-rollout-logprobs / --use-tis need rollout_log_probs in the train data");
@@ -148,7 +155,8 @@ void Actor::compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensor
   const auto estimator = options.advantages.estimator;
   const bool needs_old_forward =
       !(num_steps == 1 && kl_coef == 0 && estimator != AdvantageEstimator::kGspo &&
-        estimator != AdvantageEstimator::kPpo && !options.get_mismatch_metrics);
+        estimator != AdvantageEstimator::kPpo && !options.get_mismatch_metrics &&
+        !options.advantages.use_opd);
   if (options.use_rollout_logprobs) {
     data.log_probs = data.rollout_log_probs;
   } else if (needs_old_forward) {
@@ -173,6 +181,7 @@ void Actor::log_rollout_data(const RolloutTensors& data) {
   add_masked_mean(rollout_data_metrics_, "rollout_log_probs", data.rollout_log_probs, data);
   add_masked_mean(rollout_data_metrics_, "advantages", data.advantages, data);
   add_masked_mean(rollout_data_metrics_, "returns", data.returns, data);
+  add_masked_mean(rollout_data_metrics_, "teacher_log_probs", data.teacher_log_probs, data);
 }
 
 Metrics Actor::train_steps(int64_t rollout_id, const TrainBatch& batch, const RolloutTensors& data,

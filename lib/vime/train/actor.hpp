@@ -62,6 +62,10 @@ class Actor {
     step_callback_ = std::move(callback);
   }
 
+  // --use-opd --opd-type megatron: the teacher whose log-probs the advantages move toward (kept
+  // by reference; null: the teacher log-probs come with the train data).
+  void set_teacher_model(Model* teacher) { teacher_model_ = teacher; }
+
   Optimizer& optimizer() { return *optimizer_; }
   LrScheduler& lr_scheduler() { return *lr_scheduler_; }
   Model& model() { return model_; }
@@ -91,6 +95,7 @@ class Actor {
   TrainContext ctx_;
   Model& model_;
   Model* ref_model_;
+  Model* teacher_model_ = nullptr;
   GradReducer& reducer_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrScheduler> lr_scheduler_;

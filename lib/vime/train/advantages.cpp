@@ -157,15 +157,48 @@ void estimate_all(const AdvantageOptions& options, RolloutTensors& data) {
   }
 }
 
+// slime's rollout_data["kl"], which compute_advantages_and_returns fills before the estimator:
+// KL(old || ref) per token with a non-zero --kl-coef, else zeros.
+std::vector<at::Tensor> per_token_kl(const AdvantageOptions& options, const RolloutTensors& data) {
+  std::vector<at::Tensor> kl;
+  const bool has_kl = options.kl_coef != 0 && data.ref_log_probs.size() == data.size() &&
+                      data.log_probs.size() == data.size();
+  for (size_t i = 0; i < data.size(); ++i) {
+    kl.push_back(has_kl ? approx_kl(data.log_probs[i], data.ref_log_probs[i], options.kl_type)
+                        : at::zeros({data.response_lengths[i]}, data.loss_masks[i].options()));
+  }
+  return kl;
+}
+
 void run_custom_advantage(const TrainContext& ctx, RolloutTensors& data) {
   const auto& plugin = ctx.plugins.custom_advantage;
   RolloutData rd = data.to_rollout_data();
+  rd["kl"] = per_token_kl(ctx.options.advantages, data);
   plugin(ctx.args, rd);
   if (rd["advantages"].size() != data.size()) {
     throw Error(plugin.description() + " must set one \"advantages\" per sample");
   }
   data.advantages = rd["advantages"];
   data.returns = rd.count("returns") ? rd["returns"] : rd["advantages"];
+}
+
+// On-policy distillation: the advantage of each token loses opd_kl_coef times the student's excess
+// log-prob over the teacher's (the old policy's log-probs, at the rollout temperature).
+void apply_opd(const AdvantageOptions& options, RolloutTensors& data) {
+  if (data.teacher_log_probs.size() != data.size()) {
+    throw Error(
+        "--use-opd: the train data has no teacher log-probs (--opd-type megatron computes them "
+        "from --opd-teacher-load; otherwise a rollout plugin sets Sample.teacher_log_probs, as "
+        "slime's on_policy_distillation.post_process_rewards does)");
+  }
+  if (data.log_probs.size() != data.size()) {
+    throw Error("--use-opd needs the student's log-probs of the train data");
+  }
+  for (size_t i = 0; i < data.size(); ++i) {
+    const auto& teacher = data.teacher_log_probs[i];
+    data.advantages[i] = data.advantages[i] -
+                         options.opd_kl_coef * (data.log_probs[i].to(teacher.device()) - teacher);
+  }
 }
 
 }  // namespace
@@ -179,6 +212,7 @@ void compute_advantages_and_returns(const TrainContext& ctx, RolloutTensors& dat
   } else {
     estimate_all(options, data);
   }
+  if (options.use_opd) apply_opd(options, data);
   if (options.normalize_advantages) {
     data.advantages = whiten_advantages(data.advantages, data.loss_masks);
   }

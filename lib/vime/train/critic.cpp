@@ -5,13 +5,15 @@
 #include <ATen/core/grad_mode.h>
 
 #include "vime/error.hpp"
+#include "vime/train/advantages.hpp"
 #include "vime/train/dp_schedule.hpp"
 #include "vime/train/loss.hpp"
+#include "vime/train/train_context.hpp"
 
 namespace vime::train {
 
 Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed)
-    : options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
+    : args_(args), options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
   options_.batching.flops_linear_coeff = 6.0 * static_cast<double>(trunk.config().hidden_size);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   value_head_ = at::normal(0.0, 0.02, {1, trunk.config().hidden_size}, gen,
@@ -70,6 +72,17 @@ std::vector<at::Tensor> Critic::compute_values(const TrainBatch& batch) {
   }
   reducer_.share_samples(out, owner, batch.response_lengths);
   return out;
+}
+
+std::vector<at::Tensor> Critic::returns_without_actor(const TrainBatch& batch,
+                                                      const std::vector<at::Tensor>& values) const {
+  TrainContext ctx(args_);
+  ctx.options.advantages.kl_coef = 0;
+  ctx.options.advantages.use_opd = false;
+  auto data = RolloutTensors::from(batch, trunk_.device());
+  data.values = values;
+  compute_advantages_and_returns(ctx, data);
+  return data.returns;
 }
 
 Metrics Critic::train(const TrainBatch& batch, const std::vector<at::Tensor>& old_values,

@@ -21,6 +21,7 @@ namespace vime::train {
 
 class Critic {
  public:
+  // Keeps a reference to `args`.
   Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed = 4321);
   ~Critic();
 
@@ -32,8 +33,15 @@ class Critic {
   Metrics train(const TrainBatch& batch, const std::vector<at::Tensor>& old_values,
                 const std::vector<at::Tensor>& returns);
 
+  // The returns to regress on when the actor does not train this rollout
+  // (--num-critic-only-steps): the estimator's over `values`, without the KL term (slime's critic
+  // runs with kl_coef = 0).
+  std::vector<at::Tensor> returns_without_actor(const TrainBatch& batch,
+                                                const std::vector<at::Tensor>& values) const;
+
   at::Tensor value_head() const { return value_head_; }  // [1, hidden]
   Optimizer& optimizer() { return *optimizer_; }
+  LrScheduler& lr_scheduler() { return *lr_scheduler_; }
 
  private:
   // Each response token's value, [Σ response_lengths] (differentiable).
@@ -44,6 +52,7 @@ class Critic {
   StepResult train_step(const TrainBatch& batch, const RolloutTensors& data, const StepPlan& plan,
                         Metrics& totals);
 
+  const Args& args_;
   TrainOptions options_;
   Model& trunk_;
   GradReducer& reducer_;

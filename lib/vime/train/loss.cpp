@@ -97,9 +97,10 @@ TisOutput icepop_tis(const TisInputs& in, double low, double high) {
   TisOutput out;
   out.pg_loss = in.pg_loss * weights;
   out.loss_masks = in.loss_masks;
-  out.metrics["ice_ratio"] = split_like(ratio, in.loss_masks);
-  out.metrics["ice_abs"] = split_like((ratio - 1).abs(), in.loss_masks);
-  out.metrics["ice_clipfrac"] = split_like(at::logical_not(inside).to(at::kFloat), in.loss_masks);
+  // slime's icepop_function reports under the TIS names.
+  out.metrics["tis"] = split_like(ratio, in.loss_masks);
+  out.metrics["tis_abs"] = split_like((ratio - 1).abs(), in.loss_masks);
+  out.metrics["tis_clipfrac"] = split_like(at::logical_not(inside).to(at::kFloat), in.loss_masks);
   return out;
 }
 
@@ -145,11 +146,12 @@ namespace {
 
 using MetricTensors = std::map<std::string, at::Tensor>;
 
-// --use-tis: pg_loss reweighted by the built-in TIS or --custom-tis-function-path; its per-token
-// metrics go into `metrics`.
+// --use-tis or --get-mismatch-metrics (slime calls the TIS function for either): pg_loss
+// reweighted by --custom-tis-function-path, else by the vanilla TIS; its per-token metrics go into
+// `metrics`. When the function narrowed the loss masks (rejection sampling), `ssm` becomes the
+// reducer over the new masks, as slime rebuilds sum_of_sample_mean.
 at::Tensor apply_tis(const TrainContext& ctx, const LossBatch& batch, const at::Tensor& old,
-                     const at::Tensor& pg_loss, const SumOfSampleMean& ssm,
-                     MetricTensors& metrics) {
+                     const at::Tensor& pg_loss, SumOfSampleMean& ssm, MetricTensors& metrics) {
   TisInputs in;
   in.pg_loss = pg_loss;
   in.train_log_probs = batch.split(old.detach());
@@ -160,6 +162,15 @@ at::Tensor apply_tis(const TrainContext& ctx, const LossBatch& batch, const at::
   const auto& o = ctx.options.policy_loss;
   auto tis = ctx.plugins.custom_tis ? ctx.plugins.custom_tis(ctx.args, in)
                                     : vanilla_tis(in, o.tis_clip_low, o.tis_clip);
+  if (tis.loss_masks.size() == in.loss_masks.size()) {
+    bool changed = false;
+    for (size_t i = 0; i < in.loss_masks.size() && !changed; ++i)
+      changed = !tis.loss_masks[i].is_same(in.loss_masks[i]);
+    if (changed) {
+      ssm = sum_of_sample_mean(batch.response_lengths, tis.loss_masks, {},
+                               ctx.options.calculate_per_token_loss);
+    }
+  }
   for (auto& [name, parts] : tis.metrics) metrics[name] = ssm(at::cat(parts));
   return tis.pg_loss;
 }
@@ -175,7 +186,7 @@ at::Tensor kl_loss_per_token(const PolicyLossOptions& o, const at::Tensor& log_p
 }  // namespace
 
 LossOutput policy_loss_function(const TrainContext& ctx, const LossBatch& batch,
-                                const ForwardOutput& forward, const SumOfSampleMean& ssm) {
+                                const ForwardOutput& forward, SumOfSampleMean ssm) {
   const auto& o = ctx.options.policy_loss;
   const auto& lp = forward.response.log_probs;
   const auto old = batch.log_probs.defined() ? batch.log_probs : lp.detach();
@@ -191,7 +202,8 @@ LossOutput policy_loss_function(const TrainContext& ctx, const LossBatch& batch,
   if (o.use_opsm) {
     pg_loss = pg_loss * opsm_mask(adv, sequence_mean_kl(ppo_kl.detach(), masks), o.opsm_delta);
   }
-  if (o.use_tis) pg_loss = apply_tis(ctx, batch, old, pg_loss, ssm, metrics);
+  if (o.use_tis || ctx.options.get_mismatch_metrics)
+    pg_loss = apply_tis(ctx, batch, old, pg_loss, ssm, metrics);
   const auto& reducer = ctx.plugins.custom_pg_loss_reducer;
   SumOfSampleMean pg_reducer = reducer ? reducer(batch.total_lengths, batch.response_lengths, masks,
                                                  ctx.options.calculate_per_token_loss)

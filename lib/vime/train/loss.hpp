@@ -74,11 +74,12 @@ struct ForwardOutput {
 // The loss functions of one micro-batch. Each returns the scalar loss and the metrics to log as
 // train/<name> (reduced with `ssm`; "loss" among them).
 // PPO clip (CISPO for cispo; on the sequence-mean KL for gspo), OPSM, TIS (built-in or
-// --custom-tis-function-path), the pg-loss reducer (--custom-pg-loss-reducer-function-path), the
-// entropy bonus and --use-kl-loss. The old policy is batch.log_probs, else the forward's own
-// log-probs (detached).
+// --custom-tis-function-path, under --use-tis or --get-mismatch-metrics; masks it narrows reduce
+// every later term), the pg-loss reducer (--custom-pg-loss-reducer-function-path), the entropy
+// bonus and --use-kl-loss. The old policy is batch.log_probs, else the forward's own log-probs
+// (detached).
 LossOutput policy_loss_function(const TrainContext& ctx, const LossBatch& batch,
-                                const ForwardOutput& forward, const SumOfSampleMean& ssm);
+                                const ForwardOutput& forward, SumOfSampleMean ssm);
 // −mean(log-probs).
 LossOutput sft_loss_function(const ForwardOutput& forward, const SumOfSampleMean& ssm);
 // --custom-loss-function-path, given the batch as slime's dict (LossBatch::to_rollout_data).

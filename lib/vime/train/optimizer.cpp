@@ -384,4 +384,13 @@ double LrScheduler::lr_at(int64_t step) const {
   return c.min_lr + coeff * (c.max_lr - c.min_lr);
 }
 
+void Optimizer::reset_states() {
+  check_resident("reset_states");
+  for (auto& segment : segments_) {
+    segment.exp_avg.zero_();
+    segment.exp_avg_sq.zero_();
+  }
+  num_steps_ = 0;
+}
+
 }  // namespace vime

@@ -109,6 +109,9 @@ class Optimizer {
   std::vector<StateSegment> state_segments() const;
   // Fills this rank's part from `read` (a checkpoint of any data-parallel size).
   void load_state(const StateReader& read, int64_t num_steps);
+  // --reset-optimizer-states: Adam starts afresh (zero moments, bias correction from step 1); the
+  // fp32 masters keep the current weights.
+  void reset_states();
 
  private:
   struct Slot {

@@ -65,6 +65,14 @@ RolloutTensors RolloutTensors::from(const TrainBatch& batch, const at::Device& d
       data.rollout_log_probs.push_back(to_tensor(batch.rollout_log_probs[i], device));
     }
   }
+  for (size_t i = 0; i < batch.teacher_log_probs.size() && i < n; ++i) {
+    if (static_cast<int64_t>(batch.teacher_log_probs[i].size()) != batch.response_lengths[i]) {
+      throw Error(sample_name(i) + " has teacher_log_probs of " +
+                  std::to_string(batch.teacher_log_probs[i].size()) +
+                  " entries for response_length " + std::to_string(batch.response_lengths[i]));
+    }
+    data.teacher_log_probs.push_back(to_tensor(batch.teacher_log_probs[i], device));
+  }
   for (const auto& v : batch.values) data.values.push_back(v.to(device));
   return data;
 }
@@ -85,6 +93,7 @@ RolloutData RolloutTensors::to_rollout_data() const {
   add_if_present("values", values);
   add_if_present("advantages", advantages);
   add_if_present("returns", returns);
+  add_if_present("teacher_log_probs", teacher_log_probs);
   return rd;
 }
 

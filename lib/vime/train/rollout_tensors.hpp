@@ -21,8 +21,11 @@ struct TrainBatch {
   // reward post-process, rollout::post_process_rewards), used as they are.
   std::vector<double> rewards;
   std::vector<std::vector<float>> rollout_log_probs;  // optional, [response_length] each
-  std::vector<int64_t> rollout_ids;                   // optional: samples of one rollout id
-  std::vector<at::Tensor> values;  // PPO: the critic's values, [response_length] on its device
+  // Optional, [response_length] each: --use-opd's teacher log-probs that a rollout plugin put in
+  // the samples (slime's on_policy_distillation.post_process_rewards).
+  std::vector<std::vector<float>> teacher_log_probs;
+  std::vector<int64_t> rollout_ids;  // optional: samples of one rollout id
+  std::vector<at::Tensor> values;    // PPO: the critic's values, [response_length] on its device
   size_t size() const { return tokens.size(); }
 };
 
@@ -34,7 +37,7 @@ struct RolloutTensors {
   std::vector<double> rollout_mask_sums;  // Σ loss_mask over the samples of its rollout id
   // [response_length] each; an empty vector: not computed / not in the train data.
   std::vector<at::Tensor> loss_masks, log_probs, ref_log_probs, rollout_log_probs, values,
-      advantages, returns;
+      advantages, returns, teacher_log_probs;
 
   // Checks the batch (one entry per sample, 0 < response_length < tokens, mask and rollout
   // log-prob lengths) and moves it to `device`; log_probs, ref_log_probs, advantages and returns

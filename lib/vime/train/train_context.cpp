@@ -2,6 +2,7 @@
 
 #include "vime/error.hpp"
 #include "vime/plugin/hook_flags.hpp"
+#include "vime/train/builtin_tis.hpp"
 
 namespace vime::train {
 
@@ -11,7 +12,11 @@ TrainPlugins TrainPlugins::load(const Args& args) {
   p.custom_loss = load_hook_if_set<PluginKind::kLoss>(args, "custom_loss_function_path");
   p.custom_advantage =
       load_hook_if_set<PluginKind::kAdvantage>(args, "custom_advantage_function_path");
-  p.custom_tis = load_hook_if_set<PluginKind::kTis>(args, "custom_tis_function_path");
+  if (auto builtin = builtin_tis_function(args)) {
+    p.custom_tis = *builtin;
+  } else {
+    p.custom_tis = load_hook_if_set<PluginKind::kTis>(args, "custom_tis_function_path");
+  }
   p.custom_pg_loss_reducer =
       load_hook_if_set<PluginKind::kPgLossReducer>(args, "custom_pg_loss_reducer_function_path");
   p.rollout_data_postprocess =

@@ -58,6 +58,8 @@ TrainOptions TrainOptions::from(const Args& args) {
   adv.gamma = args.get_double("gamma");
   adv.lambd = args.get_double("lambd");
   adv.normalize_advantages = args.get_bool("normalize_advantages");
+  adv.use_opd = args.get_bool("use_opd");
+  adv.opd_kl_coef = args.get_double("opd_kl_coef");
 
   auto& pl = o.policy_loss;
   pl.use_cispo = adv.estimator == AdvantageEstimator::kCispo;
@@ -82,6 +84,8 @@ TrainOptions TrainOptions::from(const Args& args) {
   b.max_tokens_per_gpu = args.get_optional_int("max_tokens_per_gpu");
   b.micro_batch_size = args.get_int("micro_batch_size");
   b.balance_data = args.get_bool("balance_data");
+  b.log_probs_max_tokens_per_gpu = args.get_optional_int("log_probs_max_tokens_per_gpu");
+  if (!b.log_probs_max_tokens_per_gpu) b.log_probs_max_tokens_per_gpu = b.max_tokens_per_gpu;
 
   o.rollout_temperature = args.get_double("rollout_temperature");
   const int64_t chunk = args.get_int("log_probs_chunk_size");
@@ -89,6 +93,7 @@ TrainOptions TrainOptions::from(const Args& args) {
   o.calculate_per_token_loss = args.get_bool("calculate_per_token_loss");
   o.use_rollout_logprobs = args.get_bool("use_rollout_logprobs");
   o.get_mismatch_metrics = args.get_bool("get_mismatch_metrics");
+  o.compute_advantages_and_returns = args.get_bool("compute_advantages_and_returns");
   o.ci_test = args.get_bool("ci_test");
   o.value_clip = args.get_double("value_clip");
   return o;

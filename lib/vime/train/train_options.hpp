@@ -38,6 +38,9 @@ struct AdvantageOptions {
   double gamma = 1.0;
   double lambd = 1.0;
   bool normalize_advantages = false;
+  // --use-opd: A −= opd_kl_coef·(student − teacher log-prob), after the estimator (spec §4).
+  bool use_opd = false;
+  double opd_kl_coef = 1.0;
 
   // The reward carries -kl_coef·KL(old || ref) (slime: ppo and both reinforce++ estimators).
   bool has_kl_in_reward() const;
@@ -67,6 +70,9 @@ struct BatchingOptions {
   std::optional<int64_t> global_batch_size;  // unset: the whole rollout is one step
   bool use_dynamic_batch_size = false;
   std::optional<int64_t> max_tokens_per_gpu;
+  // The no-grad log-prob passes' micro-batches (--log-probs-max-tokens-per-gpu, which defaults to
+  // --max-tokens-per-gpu); unset: --micro-batch-size samples.
+  std::optional<int64_t> log_probs_max_tokens_per_gpu;
   int64_t micro_batch_size = 1;
   bool balance_data = false;  // --balance-data (implied by --balance-by-flops)
   // The linear term of a sample's FLOPs estimate per token, relative to the quadratic attention
@@ -86,6 +92,7 @@ struct TrainOptions {
   bool calculate_per_token_loss = false;
   bool use_rollout_logprobs = false;
   bool get_mismatch_metrics = false;
+  bool compute_advantages_and_returns = true;  // not --disable-compute-advantages-and-returns
   bool ci_test = false;
   double value_clip = 0.2;  // the critic's value loss
 

@@ -84,7 +84,9 @@ constexpr FlagSpec kFlags[] = {
      "--advantage-plugin"},
     {"--use-rollout-entropy", kStoreTrue, nullptr,
      "Also compute token entropy in the actor and reference log-prob passes (for entropy-based "
-     "masks)."},
+     "masks). Not supported yet: the log-prob passes keep no per-token entropy; compute it from "
+     "the logits in a --custom-loss-function-path plugin.",
+     kNotYet},
     {"--get-mismatch-metrics", kStoreTrue, nullptr,
      "Log train-vs-rollout log-prob mismatch metrics (through the TIS function)."},
     {"--use-rollout-logprobs", kStoreTrue, nullptr,
@@ -123,23 +125,26 @@ constexpr FlagSpec kFlags[] = {
     {"--reset-optimizer-states", kStoreTrue, nullptr,
      "Clear the optimizer state after every rollout."},
     {"--use-stateless-adam", kStoreTrue, nullptr,
-     "Adam whose moments are not carried across steps (needs --optimizer adam and "
-     "--no-save-optim)."},
+     "Adam whose moments are not carried across steps. Not supported yet; --reset-optimizer-states "
+     "clears the moments after every rollout.",
+     kNotYet},
     {"--use-opd", kStoreTrue, nullptr,
-     "On-policy distillation: add a KL penalty toward a teacher to the advantages (needs "
-     "--opd-type)."},
+     "On-policy distillation: advantages -= --opd-kl-coef x (student - teacher log-prob) after the "
+     "estimator (needs --opd-type)."},
     {"--opd-type", kString, nullptr,
-     "Teacher log-probs from a served model during rollout (vllm; sglang is slime's name for it) "
-     "or from a teacher checkpoint in the trainer (megatron).",
+     "Where the teacher log-probs come from: megatron, a teacher checkpoint in the trainer "
+     "(--opd-teacher-load); vllm (sglang is slime's name for it), the samples' teacher_log_probs "
+     "that a rollout plugin sets from a served teacher.",
      kYes, "vllm|megatron|sglang"},
     {"--opd-kl-coef", kFloat, "1.0", "Weight of the on-policy distillation KL penalty."},
     {"--opd-teacher-load", kString, nullptr,
-     "Teacher checkpoint for --opd-type megatron (same architecture as the actor)."},
+     "Teacher checkpoint or HF directory for --opd-type megatron (same tokenizer as the actor)."},
     {"--opd-teacher-ckpt-step", kInt, nullptr,
      "Iteration of --opd-teacher-load to read (unset: the latest)."},
     {"--opd-teacher-model", kString, nullptr,
-     "Served model name of the teacher for --opd-type vllm, sent as the request's model (unset: "
-     "omitted)."},
+     "Served model name of the teacher for --opd-type vllm. Not supported yet: vime sends no "
+     "teacher request itself; the rollout plugin that sets teacher_log_probs picks the model.",
+     kNotYet},
 };
 }  // namespace
 FlagGroup algorithm() { return {"algorithm", "RL algorithm", kFlags}; }

@@ -14,7 +14,10 @@ constexpr FlagSpec kFlags[] = {
     {"--save-interval", kInt, nullptr,
      "Save every N rollouts, at each epoch end and at the last rollout; unset: never. Needs "
      "--save."},
-    {"--async-save", kStoreTrue, nullptr, "Write checkpoints in the background."},
+    {"--async-save", kStoreTrue, nullptr,
+     "Write checkpoints in the background (vime writes them synchronously: same files, same "
+     "results).",
+     kNoEffect},
     {"--no-save-optim", kStoreTrue, nullptr,
      "Leave optimizer state out of checkpoints (smaller; a resume restarts the optimizer)."},
     {"--no-save-rng", kStoreTrue, nullptr, "Leave RNG state out of checkpoints."},

@@ -16,8 +16,9 @@ constexpr FlagSpec kFlags[] = {
      "GPUs per rollout engine; the engine's tensor-parallel size is this divided by its "
      "pipeline-parallel size."},
     {"--num-gpus-per-node", kInt, "8",
-     "GPUs per node available to rollout engines; set it when a node has fewer than 8 under "
-     "--colocate."},
+     "GPUs per node for slime's Ray placement; vime places engines by --rollout-num-gpus and the "
+     "devices it sees.",
+     kNoEffect},
     {"--colocate", kStoreTrue, nullptr,
      "Put the rollout engines on the trainer's GPUs; both sides offload in turn (implies "
      "--offload-train and --offload-rollout unless set)."},

@@ -59,8 +59,9 @@ constexpr FlagSpec kFlags[] = {
      "Balance estimated work across data-parallel ranks (Karmarkar-Karp); a group's responses may "
      "land in different steps."},
     {"--balance-by-flops", kStoreTrue, nullptr,
-     "Form micro-batches by estimated FLOPs (linear plus quadratic in length) instead of token "
-     "count; needs --use-dynamic-batch-size, implies --balance-data."},
+     "Form micro-batches by estimated FLOPs. Not supported yet: --balance-data already assigns "
+     "micro-batches to ranks by estimated FLOPs.",
+     kNotYet},
     {"--use-dynamic-batch-size", kStoreTrue, nullptr,
      "Pack micro-batches up to --max-tokens-per-gpu tokens instead of a fixed sample count."},
     {"--max-tokens-per-gpu", kInt, nullptr,
@@ -69,9 +70,13 @@ constexpr FlagSpec kFlags[] = {
     {"--log-probs-max-tokens-per-gpu", kInt, nullptr,
      "Token budget per GPU for log-prob forward passes (unset: --max-tokens-per-gpu)."},
     {"--data-pad-size-multiplier", kInt, "128",
-     "Pad packed training sequences to a multiple of this many tokens."},
-    {"--loss-mask-type", kString, "qwen", "Chat format the SFT loss-mask generator follows.", kYes,
-     "qwen|qwen3|qwen3_5|distill_qwen"},
+     "Pad packed training sequences to a multiple of this many tokens (Megatron's TP/CP alignment; "
+     "vime packs without padding: same results).",
+     kNoEffect},
+    {"--loss-mask-type", kString, "qwen",
+     "Chat format the SFT loss-mask generator follows. Only qwen (the default) is supported yet: "
+     "vime masks every assistant turn of the chat template.",
+     kNotYet, "qwen|qwen3|qwen3_5|distill_qwen"},
 };
 }  // namespace
 FlagGroup data() { return {"data", "Data", kFlags}; }

@@ -20,25 +20,37 @@ constexpr FlagSpec kFlags[] = {
     {"--load-debug-rollout-data-subsample", kFloat, nullptr,
      "Fraction of the loaded debug rollout data to keep, for faster runs."},
     {"--load-forge-rollout-data", kString, nullptr,
-     "Saved rollout data (path, or template with {rollout_id}) that the forge-load rollout "
-     "function replays while engines, weight sync and offloading stay live."},
+     "Saved rollout data that a forge-load rollout function replays while engines stay live. Not "
+     "supported yet: use --load-debug-rollout-data.",
+     kNotYet},
     {"--save-debug-train-data", kString, nullptr,
-     "Save each step's train data to this path template ({rollout_id} and {rank} are filled in)."},
+     "Save each step's train data (path template with {rollout_id} and {rank}). Not supported yet: "
+     "use --save-debug-rollout-data.",
+     kNotYet},
     {"--dump-details", kString, nullptr,
-     "Directory for full run details: sets the rollout and train data dumps to "
-     "DIR/{rollout,train}_data/{rollout_id}."},
+     "Directory for full run details. Not supported yet: use --save-debug-rollout-data and "
+     "--metrics-jsonl.",
+     kNotYet},
     {"--memory-snapshot-dir", kString, ".",
-     "Directory for GPU memory snapshots (with --record-memory-history)."},
+     "Directory for GPU memory snapshots (only with --record-memory-history, which is not "
+     "supported yet).",
+     kNoEffect},
     {"--memory-snapshot-num-steps", kInt, nullptr,
-     "Write the memory snapshot after this many steps."},
+     "Write the memory snapshot after this many steps (only with --record-memory-history, which is "
+     "not supported yet).",
+     kNoEffect},
     {"--record-memory-history", kStoreTrue, nullptr,
-     "Record the GPU allocator's history for memory snapshots."},
+     "Record the GPU allocator's history for memory snapshots. Not supported yet.", kNotYet},
     {"--memory-recorder", kString, "torch", "Python memory profiler slime uses.", kNoEffect,
      "torch|memray"},
     {"--profile-target", kStringList, "train_overall",
-     "Phases the profiler wraps: the whole train step, the actor update, log-prob passes.", kYes,
-     "train_overall|train_actor|train_log_probs"},
-    {"--http-proxy", kString, nullptr, "HTTP proxy for requests to engines and reward services."},
+     "Phases slime's PyTorch profiler wraps (only with --use-pytorch-profiler, which vime does not "
+     "support).",
+     kNoEffect, "train_overall|train_actor|train_log_probs"},
+    {"--http-proxy", kString, nullptr,
+     "HTTP proxy for requests to engines and reward services. Not supported yet: set http_proxy in "
+     "the environment of the reward service's client instead.",
+     kNotYet},
     {"--use-distributed-post", kStoreTrue, nullptr, "Spread slime's HTTP posts over Ray workers.",
      kNoEffect},
     {"--ci-test", kStoreTrue, nullptr,
@@ -48,10 +60,13 @@ constexpr FlagSpec kFlags[] = {
     {"--ci-train-rollout-logprob-abs-diff-threshold", kFloat, "0.1",
      "CI mode: largest allowed train/train_rollout_logprob_abs_diff."},
     {"--ci-save-grad-norm", kString, nullptr,
-     "CI mode: save each step's grad norm to this path template ({role}, {rollout_id}, "
-     "{step_id})."},
+     "CI mode: save each step's grad norm to this path template. Not supported yet: "
+     "train/grad_norm is in --metrics-jsonl.",
+     kNotYet},
     {"--ci-load-grad-norm", kString, nullptr,
-     "CI mode: check each step's grad norm against the one saved at this path template."},
+     "CI mode: check each step's grad norm against a saved one. Not supported yet: compare "
+     "train/grad_norm of two --metrics-jsonl files.",
+     kNotYet},
 };
 }  // namespace
 FlagGroup debug() { return {"debug", "Debug and CI", kFlags}; }

@@ -41,7 +41,9 @@ constexpr FlagSpec kFlags[] = {
     {"--eval-min-new-tokens", kInt, nullptr,
      "Fewest tokens generated per eval response (unset: no minimum)."},
     {"--eval-max-context-len", kInt, nullptr,
-     "Context limit for eval, in tokens (unset: --rollout-max-context-len)."},
+     "Context limit for eval, in tokens. Not supported yet: eval requests share the engine's "
+     "--rollout-max-context-len; use --eval-max-response-len.",
+     kNotYet},
     {"--dataset", kStringList, nullptr,
      "Eval benchmark presets by name (math, gsm8k, aime, gpqa): reward type, keys, prompt template "
      "and samples per prompt; the file comes from --dataset-path or $VIME_DATA."},

@@ -57,7 +57,8 @@ constexpr FlagSpec kFlags[] = {
     {"--distributed-timeout-seconds-after-init", kInt, nullptr,
      "Tighter collective timeout applied once initialization is done.", kNoEffect},
     {"--use-distributed-optimizer", kStoreTrue, nullptr,
-     "Shard optimizer state across data-parallel ranks (ZeRO-1); slime always turns it on."},
+     "Shard fp32 master weights and Adam state across data-parallel ranks (ZeRO-1: gradients "
+     "reduce-scattered, parameters all-gathered); slime's scripts turn it on."},
     {"--num-distributed-optimizer-instances", kInt, "1",
      "Copies of the distributed optimizer across the data-parallel group.", kNoEffect},
     {"--overlap-grad-reduce", kStoreTrue, nullptr,

@@ -21,8 +21,9 @@ constexpr FlagSpec kFlags[] = {
     {"--recompute-activations", kStoreTrue, nullptr,
      "Shorthand for --recompute-granularity selective."},
     {"--recompute-modules", kStringList, nullptr,
-     "Submodules selective recompute covers; core_attn when unset.", kYes,
-     "core_attn|moe_act|layernorm|mla_up_proj|mlp|moe|shared_experts"},
+     "Submodules Megatron's selective recompute covers (vime recomputes whole layers with "
+     "--recompute-granularity full; memory only, same results).",
+     kNoEffect, "core_attn|moe_act|layernorm|mla_up_proj|mlp|moe|shared_experts"},
     {"--distribute-saved-activations", kStoreTrue, nullptr,
      "Shard recompute checkpoints across the tensor-parallel group.", kNoEffect},
     {"--cpu-offloading-num-layers", kInt, "0",

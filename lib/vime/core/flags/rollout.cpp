@@ -26,7 +26,9 @@ constexpr FlagSpec kFlags[] = {
     {"--rollout-temperature", kFloat, "1.0",
      "Sampling temperature for rollouts (> 0); the trainer divides logits by it too."},
     {"--rollout-top-p", kFloat, "1.0",
-     "Top-p for rollouts; below 1 the trainer also replays the engine's top-p mask."},
+     "Top-p for rollouts. Training with a value below 1 is refused: slime's trainer replays the "
+     "engine's top-p mask, which vime does not yet (--debug-rollout-only and eval may use it).",
+     kYes},
     {"--rollout-top-k", kInt, "-1", "Top-k for rollouts (-1: off)."},
     {"--rollout-max-context-len", kInt, nullptr,
      "Engine context limit in tokens, prompt plus response (unset: the model's)."},
@@ -129,12 +131,21 @@ constexpr FlagSpec kFlags[] = {
     {"--mooncake-store-init-kwargs", kJson, nullptr,
      "JSON settings for the Mooncake Store client of --transfer-backend mooncake_store.", kNotYet},
     {"--rollout-buffer-url", kString, nullptr,
-     "URL of an external rollout-buffer service that a rollout plugin fetches trajectories from."},
+     "URL of an external rollout-buffer service; only a rollout plugin reads it (vime's built-in "
+     "rollouts do not).",
+     kNoEffect},
     {"--fetch-trajectory-retry-times", kInt, "-1",
-     "Retries when fetching trajectories from the rollout buffer (-1: unlimited)."},
+     "Rollout-buffer fetch retries; only a rollout plugin reads it (vime's built-in rollouts do "
+     "not).",
+     kNoEffect},
     {"--min-batch-collection-ratio", kFloat, "1",
-     "Fraction of the batch the rollout-buffer plugin must collect before it returns."},
-    {"--rollout-task-type", kString, "math", "Task type sent to the rollout-buffer service."},
+     "Rollout-buffer batch fraction; only a rollout plugin reads it (vime's built-in rollouts do "
+     "not).",
+     kNoEffect},
+    {"--rollout-task-type", kString, "math",
+     "Task type for the rollout-buffer service; only a rollout plugin reads it (vime's built-in "
+     "rollouts do not).",
+     kNoEffect},
 };
 }  // namespace
 FlagGroup rollout() { return {"rollout", "Rollout", kFlags}; }

@@ -18,13 +18,17 @@ constexpr FlagSpec kFlags[] = {
     {"--train-env-vars", kJson, "{}",
      "JSON object of extra environment variables for the Python training processes.", kNoEffect},
     {"--train-memory-margin-bytes", kInt, "1073741824",
-     "GPU memory, in bytes, kept free as a margin when the trainer reserves memory (1 GiB)."},
+     "GPU memory slime keeps free when it reserves training memory (vime reserves none ahead: "
+     "memory only).",
+     kNoEffect},
     {"--megatron-to-hf-mode", kString, "raw",
      "How slime converts Megatron weights to HF names for the engine (hand-written or "
      "Megatron-Bridge); vime has one converter.",
      kNoEffect, "raw|bridge"},
     {"--recompute-loss-function", kStoreTrue, nullptr,
-     "Recompute the loss function's activations in the backward pass to save memory."},
+     "Recompute the loss function's activations in the backward pass (memory only, same results; "
+     "vime keeps them).",
+     kNoEffect},
     {"--log-probs-chunk-size", kInt, "-1",
      "Compute log-probs from logits in chunks of this many tokens to save memory (-1: one chunk)."},
     {"--only-train-params-name-list", kStringList, nullptr,
@@ -37,11 +41,13 @@ constexpr FlagSpec kFlags[] = {
     {"--allgather-cp", kStoreTrue, nullptr,
      "Context parallelism through all-gather of K/V instead of ring exchange.", kNotYet},
     {"--custom-model-provider-path", kString, nullptr,
-     "Plugin: path/to/lib.so[:symbol]. Builds the model in place of the built-in provider (the "
-     "critic gets a 1-dim head)."},
+     "Plugin that builds the model. Not supported yet: vime builds Llama/Qwen decoders from "
+     "--hf-checkpoint's config.json, and plugins cannot construct its Model.",
+     kNotYet},
     {"--megatron-config-path", kString, nullptr,
-     "YAML with per-role overrides (megatron: [{name, role: actor|critic, overrides: {...}}]); the "
-     "critic also gets kl_coef=0 and no OPD."},
+     "YAML with per-role Megatron overrides. Not supported yet: give the actor's settings as flags "
+     "(the critic shares them).",
+     kNotYet},
     {"--num-critic-only-steps", kInt, "0",
      "Rollouts at the start that train only the critic (PPO); >= --num-rollout gives a "
      "critic-only run."},

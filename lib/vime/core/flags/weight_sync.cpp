@@ -41,21 +41,29 @@ constexpr FlagSpec kFlags[] = {
      "Plugin: path/to/lib.so[:symbol]. Runs on each trainer rank after a disk sync's files are "
      "written, before the engines read them (e.g. to publish them on a non-POSIX filesystem)."},
     {"--custom-delta-pre-push-path", kString, nullptr,
-     "Plugin: path/to/lib.so[:symbol]. Runs on each trainer rank once its disk-sync files are "
-     "durable locally, before rank 0 tells the engines to load them."},
+     "Plugin run before delta weight files are pushed. Not supported yet (--update-weight-mode "
+     "delta is not); use --custom-update-weight-post-write-path with --update-weight-transport "
+     "disk.",
+     kNotYet},
     {"--update-weight-buffer-size", kInt, "536870912",
      "Bytes of parameters gathered per bucket when sending weights to the engines (512 MiB)."},
     {"--update-weights-interval", kInt, "1",
-     "Sync weights to the engines every N rollouts (async training)."},
+     "Sync weights to the engines every N rollouts. Not supported yet: the synchronous loop syncs "
+     "after every rollout (the embedded engine generates with the trainer's own weights).",
+     kNotYet},
     {"--keep-old-actor", kStoreTrue, nullptr,
-     "Keep a copy of the weights the engines are serving in the trainer, for the off-policy old "
-     "log-probs of async training."},
+     "Keep a copy of the weights the engines serve for the old log-probs. Not supported yet: with "
+     "--update-weights-interval 1 (the default) the engines serve the trainer's weights, so old "
+     "log-probs need no copy.",
+     kNotYet},
     {"--release-train", kStoreTrue, nullptr,
      "Tear the trainer down during rollouts and rebuild it from --save before each train step "
      "(needs full + disk sync).",
      kNotYet},
     {"--check-weight-update-equal", kStoreTrue, nullptr,
-     "Debug: after a sync, check that the engine's weights equal the trainer's."},
+     "Debug: after a sync, check that the engine's weights equal the trainer's. Not supported yet: "
+     "the [weight_sync] tests check it.",
+     kNotYet},
     {"--force-fp8-ue8m0-scale", kStoreTrue, nullptr,
      "Quantize block-FP8 rollout weights with power-of-two (UE8M0) scales on any GPU.", kNotYet},
 };

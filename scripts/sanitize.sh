@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The ASan+UBSan build of vime's torch-free parsers, their tests and the fuzz harnesses
 # (tests/sanitize/CMakeLists.txt), then a bounded fuzz run: VIME_FUZZ_RUNS mutations per harness
-# (default 3000, about a minute for all on 2 cores). Run by .ci/run; JOBS sets the build's -j.
+# (default 3000). Meant as the last step of .ci/run; JOBS sets the build's -j.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${SANITIZE_BUILD_DIR:-build-san}

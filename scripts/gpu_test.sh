@@ -16,4 +16,24 @@ ninja -C build-gpu > "$out/build.log" 2>&1 || { grep -A12 FAILED "$out/build.log
 (cd build-gpu && ctest -j8 --output-on-failure -E "scaffold|tokenizer") > "$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|\*\*\*" "$out/ctest.log"
+# Two GPUs: the trainer on GPU 0 and one launched `vime serve` engine on GPU 1, weights over NCCL
+# (issue 22 (a): the engine once came up on the CPU and the TCPStore rendezvous then hung). Bounded:
+# every wait of the vLLM backend has a deadline, and the whole run gets 10 minutes.
+if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+  w=$(mktemp -d)
+  build-gpu/bin/make_arith_task --out "$w/task" > /dev/null &&
+  VIME_VLLM_COMMAND="$PWD/build-gpu/bin/vime serve" timeout 600 build-gpu/bin/vime train \
+    --hf-checkpoint "$w/task/model" --prompt-data "$w/task/data/train.jsonl" --input-key input \
+    --label-key label --rm-type math --advantage-estimator grpo --rollout-batch-size 8 \
+    --n-samples-per-prompt 4 --global-batch-size 32 --rollout-max-response-len 16 --lr 1e-3 \
+    --num-rollout 3 --ci-test --rollout-backend vllm --actor-num-gpus-per-node 1 \
+    --rollout-num-gpus 1 --rollout-num-gpus-per-engine 1 --update-weight-transport nccl \
+    --vllm-weight-transfer-timeout-sec 120 > "$out/two_gpu_vllm.log" 2>&1
+  two=$?
+  grep -E "error|weights v|engine http" "$out/two_gpu_vllm.log" | cut -c1-300 | tail -8
+  echo "two-GPU launched vLLM backend (NCCL weights): exit $two"
+  [ $two = 0 ] || rc=1
+else
+  echo "two-GPU launched vLLM backend: skipped (fewer than 2 GPUs)"
+fi
 exit $rc

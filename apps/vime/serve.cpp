@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -115,6 +116,9 @@ ServeCommandOptions ServeCommandOptions::from(const Args& args) {
   const std::string dtype = args.get_string("dtype");
   o.bf16 = dtype == "bfloat16" || dtype == "bf16";
   o.server.enable_sleep_mode = args.get_bool("enable_sleep_mode");
+  o.server.max_request_bytes = args.get_int("max_request_bytes");
+  if (o.server.max_request_bytes < 0)
+    throw UsageError("--max-request-bytes must be >= 0 (0: no limit)");
   if (args.is_set("tool_call_parser")) {
     o.server.tool_call_parser = args.get_string("tool_call_parser");
     if (o.server.tool_call_parser != "hermes") {
@@ -165,7 +169,17 @@ int run_serve(const Arguments& argv) {
 
   auto tokenizer = loop::load_run_tokenizer(args);
   const auto source = loop::actor_source(args);
-  auto model = ckpt::load_model(source, loop::run_dtype(args), loop::run_device());
+  const at::Device device = loop::run_device();
+  if (!device.is_cuda() && !o.server.weight_transfer_config.is_null() &&
+      o.server.weight_transfer_config.at("backend").as_string() == "nccl") {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::cerr
+        << "vime serve: warning: --weight-transfer-config backend nccl, but no CUDA device is "
+           "visible (CUDA_VISIBLE_DEVICES="
+        << (visible ? visible : "unset")
+        << "): the model runs on the CPU and /init_weight_transfer_engine will fail" << std::endl;
+  }
+  auto model = ckpt::load_model(source, loop::run_dtype(args), device);
   model->set_requires_grad(false);
   auto engine_options = loop::engine_options(args);
   if (o.seed) engine_options.seed = static_cast<uint64_t>(*o.seed);

@@ -2,6 +2,11 @@
 // (slime rm_hub/gpqa.py). The correct letter comes from metadata.correct_letter, a letter label, an
 // integer label (an index) or the label text found among metadata.choices; without a letter, the
 // correct answer's text appearing in the response scores 1.
+//
+// That text match is slime's as the spec states it (--rm-type gpqa): any substring of the
+// normalised response, the label text included. Built with VIME_GPQA_WHOLE_WORD (--rm-type
+// gpqa_whole_word) it is the stricter rule of slime's gpqa.py at 643f912 (the committed goldens):
+// whole words only, a single-letter label skipped. rm_hub/README.md compares the two.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -145,16 +150,25 @@ Json reward(const vime::Args& /*args*/, const vime::Sample& sample) {
       candidates.push_back(*correct_answer_set);
     }
   }
-  if (label_text && !label_text->empty() &&
-      !(utf8_length(*label_text) == 1 && is_valid(upper(*label_text)))) {
+#ifdef VIME_GPQA_WHOLE_WORD
+  constexpr bool kWholeWord = true;
+#else
+  constexpr bool kWholeWord = false;
+#endif
+  const bool single_letter_label =
+      label_text && utf8_length(*label_text) == 1 && is_valid(upper(*label_text));
+  if (label_text && !label_text->empty() && !(kWholeWord && single_letter_label)) {
     candidates.push_back(*label_text);
   }
-  std::string normalized_response =
-      " " + normalize_text(strip_chain_of_thought(sample.response)) + " ";
+  const std::string normalized_response = normalize_text(strip_chain_of_thought(sample.response));
+  const std::string padded_response = " " + normalized_response + " ";
   for (const auto& text : candidates) {
     if (text.empty()) continue;
     std::string target = normalize_text(text);
-    if (!target.empty() && contains(normalized_response, " " + target + " ")) return 1.0;
+    if (target.empty()) continue;
+    if (kWholeWord ? contains(padded_response, " " + target + " ")
+                   : contains(normalized_response, target))
+      return 1.0;
   }
   if (extracted && correct_letter.empty() && label_text && !label_text->empty()) {
     return *extracted == upper(strip(*label_text)) ? 1.0 : 0.0;

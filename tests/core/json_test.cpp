@@ -50,3 +50,14 @@ TEST_CASE("Json object assignment works like a Python dict", "[json]") {
   CHECK(j.contains("x"));
   CHECK_FALSE(j.contains("w"));
 }
+
+TEST_CASE("Json refuses nesting deeper than 1000 levels instead of overflowing the stack",
+          "[json]") {
+  const std::string deep(2'000'000, '[');  // a 2 MB request body: once a segfault in vime serve
+  CHECK_THROWS_WITH(Json::parse(deep, "body"),
+                    Catch::Contains("body") && Catch::Contains("nested deeper than 1000"));
+  std::string ok = std::string(1000, '[') + std::string(1000, ']');
+  CHECK(Json::parse(ok).is_array());
+  // Brackets inside strings do not count.
+  CHECK(Json::parse("[\"" + std::string(5000, '[') + "\\\"[\"]").size() == 1);
+}

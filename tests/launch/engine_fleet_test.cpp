@@ -61,7 +61,9 @@ class EnvGuard {
 void stand_in_env(EnvGuard& env) {
   env.set("VIME_VLLM_COMMAND", std::string(VIME_LAUNCH_TEST_HELPER) + " engine");
   env.set("VIME_VLLM_ROUTER_COMMAND", std::nullopt);
-  env.set("CUDA_VISIBLE_DEVICES", std::nullopt);
+  // GPU indices as on a 16-GPU host, whatever this machine has (a GPU machine's plan is checked
+  // against its own GPUs only when CUDA_VISIBLE_DEVICES is unset).
+  env.set("CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
   env.set("LAUNCH_HELPER_DELAY_MS", "300");  // engines are not healthy at once
   env.set("PATH", "/usr/bin:/bin");          // no real vllm-router
 }
@@ -331,9 +333,12 @@ TEST_CASE("engine_fleet: a start timeout names the engines and stops them", "[la
   EngineFleet fleet(
       parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1", "--actor-num-gpus-per-node", "1"}),
       options);
-  CHECK_THROWS_WITH(fleet.start(), Catch::StartsWith("engine 0 not healthy after 0 s (GET "
-                                                     "/health); check " +
-                                                     (dir.path() / "logs").string()));
+  // One line: the engine, its URL, the step and its log file.
+  CHECK_THROWS_WITH(
+      fleet.start(),
+      Catch::Matches("engine 0 \\(http://127\\.0\\.0\\.1:[0-9]+\\) not healthy after 0 s "
+                     "\\(GET /health\\); check " +
+                     (dir.path() / "logs").string() + "/engine-engine-0\\.log"));
   REQUIRE(fleet.process(0) != nullptr);
   CHECK_FALSE(fleet.process(0)->is_running());
 }

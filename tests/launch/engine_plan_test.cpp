@@ -163,6 +163,27 @@ TEST_CASE("engine_plan: VIME_VLLM_COMMAND, CUDA_VISIBLE_DEVICES and NCCL_CUMEM_E
         "lower --rollout-num-gpus or use --colocate");
 }
 
+TEST_CASE("engine_plan: an engine placed past the host's GPUs is refused, not started on the CPU",
+          "[launch]") {
+  // Issue 22 (a): slime's default of 8 actor GPUs on a 2-GPU host put the engine on GPU 8, which
+  // CUDA_VISIBLE_DEVICES=8 hid from it: it served on the CPU and refused the NCCL weight transfer.
+  PlanEnvironment env = bare_env();
+  env.host_gpu_count = 2;
+  CHECK(plan_error({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1"}, env) ==
+        "engine 0 needs GPU 8 (after the actor's 8: --actor-num-nodes x --actor-num-gpus-per-node, "
+        "default 1 x 8) but this host has 2 GPUs; set --actor-num-gpus-per-node to the trainer's "
+        "GPUs, lower --rollout-num-gpus or use --colocate");
+  const auto plan = plan_engines(
+      parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1", "--actor-num-gpus-per-node", "1"}),
+      env);
+  REQUIRE(plan.engines.size() == 1);
+  CHECK(plan.engines[0].env[0] == std::pair<std::string, std::string>{"CUDA_VISIBLE_DEVICES", "1"});
+  CHECK_THAT(plan_error({"--hf-checkpoint", "/m", "--rollout-num-gpus", "2",
+                         "--actor-num-gpus-per-node", "1"},
+                        env),
+             Catch::StartsWith("engine 1 needs GPU 2"));
+}
+
 TEST_CASE("engine_plan: external engines, router only, and bad layouts", "[launch]") {
   auto plan = plan_engines(parse({"--rollout-external-engine-addrs", "10.0.0.5:8000",
                                   "http://h:9000/", "--rollout-num-gpus", "4"}),

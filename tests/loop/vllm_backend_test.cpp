@@ -41,7 +41,13 @@ std::string grpo_flags(int rollout_batch_size = 4, int max_len = 8) {
          std::to_string(max_len) + " --lr 1e-3 ";
 }
 
-std::string engine_command() { return std::string("VIME_VLLM_COMMAND='") + VIME_BIN + " serve' "; }
+// The engines go after the default 8 actor GPUs (GPU 8, 9): listed, so the plan holds on any
+// machine, and beyond the GPUs a test machine has, so they serve on the CPU.
+std::string engine_command() {
+  return std::string(
+             "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 VIME_VLLM_COMMAND='") +
+         VIME_BIN + " serve' ";
+}
 
 // Pids of processes whose command line holds every one of `parts`.
 std::vector<pid_t> find_processes(const std::vector<std::string>& parts) {

@@ -62,8 +62,10 @@ TEST_CASE("rm goldens: vime agrees with slime's graders", "[rm_goldens]") {
                         {"deepscaler.jsonl", "deepscaler", 500, 1.0},
                         {"dapo.jsonl", "dapo", 500, 1.0},
                         {"f1.jsonl", "f1", 500, 1.0},
-                        {"gpqa.jsonl", "gpqa", 500, 1.0},
-                        {"gpqa_fuzz.jsonl", "gpqa", 1500, 1.0},
+                        // slime's gpqa.py at 643f912 matches answer text by whole words: vime's
+                        // gpqa_whole_word (rm_hub/README.md: --rm-type gpqa follows the spec).
+                        {"gpqa.jsonl", "gpqa_whole_word", 500, 1.0},
+                        {"gpqa_fuzz.jsonl", "gpqa_whole_word", 1500, 1.0},
                         {"f1_fuzz.jsonl", "f1", 1500, 1.0},
                         {"dapo_fuzz.jsonl", "dapo", 1500, 1.0},
                         {"deepscaler_fuzz.jsonl", "deepscaler", 1500, 1.0}};

@@ -82,6 +82,26 @@ TEST_CASE("gpqa", "[rm_graders]") {
   CHECK(grade("gpqa", "The answer is A", "", lower).as_double() == 1.0);
 }
 
+TEST_CASE(
+    "gpqa's answer-text fallback: substring and label text (gpqa), whole words (gpqa_whole_word)",
+    "[rm_graders]") {
+  // No letter in the response, so the correct answer's text decides. --rm-type gpqa: slime's rule
+  // as the spec states it, any substring of the normalised response, the label text included.
+  CHECK(grade("gpqa", "The capital is Parisian", "Paris").as_double() == 1.0);
+  CHECK(grade("gpqa", "i think it is b", "B").as_double() == 1.0);
+  CHECK(grade("gpqa", "no idea", "Paris").as_double() == 0.0);
+  // --rm-type gpqa_whole_word: slime 643f912's gpqa.py (the goldens): whole words, and a
+  // single-letter label is never matched as text.
+  CHECK(grade("gpqa_whole_word", "The capital is Parisian", "Paris").as_double() == 0.0);
+  CHECK(grade("gpqa_whole_word", "i think it is b", "B").as_double() == 0.0);
+  CHECK(grade("gpqa_whole_word", "Definitely paris.", "Paris").as_double() == 1.0);
+  // The letter rules are the same in both.
+  for (const char* type : {"gpqa", "gpqa_whole_word"}) {
+    CHECK(grade(type, "we ruled out A, then B, settled on C", "C").as_double() == 1.0);
+    CHECK(grade(type, "we ruled out A, then B, settled on C", "B").as_double() == 0.0);
+  }
+}
+
 TEST_CASE("random gives both 0 and 1", "[rm_graders]") {
   int ones = 0;
   for (int i = 0; i < 200; ++i) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <future>
 #include <random>
 #include <thread>
@@ -78,4 +79,94 @@ TEST_CASE(
   CHECK(query == "true");
   at::Tensor t = at::zeros({2});
   CHECK_THROWS_WITH(sender.send({{"w", t}}, "1"), Catch::Contains("not connected"));
+}
+
+TEST_CASE(
+    "weight_sync: the TCPStore host gives up at its deadline, or at once when a receiver failed",
+    "[weight_sync]") {
+  NcclUniqueId id{};
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  CHECK_THROWS_WITH(TcpStoreHost(0, 2, id, 2), Catch::Contains("not every rank joined"));
+  CHECK(Clock::now() - start < std::chrono::seconds(10));
+  start = Clock::now();
+  CHECK_THROWS_WITH(TcpStoreHost(0, 2, id, 300,
+                                 [&] {
+                                   return Clock::now() - start > std::chrono::milliseconds(200)
+                                              ? std::string("POST /init on http://e: 500")
+                                              : std::string();
+                                 }),
+                    Catch::Contains("gave up") && Catch::Contains("POST /init on http://e: 500"));
+  CHECK(Clock::now() - start < std::chrono::seconds(5));
+}
+
+namespace {
+
+// A stand-in engine on 127.0.0.1: world size 1, and /init_weight_transfer_engine answers `status`
+// at once without ever joining the rendezvous.
+struct FakeEngine {
+  httplib::Server server;
+  std::thread thread;
+  std::string url;
+  explicit FakeEngine(int status) {
+    server.Get("/get_world_size", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"world_size": 1})", "application/json");
+    });
+    server.Post("/init_weight_transfer_engine",
+                [status](const httplib::Request&, httplib::Response& res) {
+                  res.status = status;
+                  res.set_content(status == 200 ? R"({"message":"ok"})" : R"({"error":"no CUDA"})",
+                                  "application/json");
+                });
+    const int port = server.bind_to_any_port("127.0.0.1");
+    url = "http://127.0.0.1:" + std::to_string(port);
+    thread = std::thread([this] { server.listen_after_bind(); });
+  }
+  ~FakeEngine() {
+    server.stop();
+    thread.join();
+  }
+};
+
+std::string connect_error(const std::string& url, double timeout_s) {
+  NcclWeightSender sender;
+  NcclSenderOptions options;
+  options.use_unique_id = false;  // the TCPStore rendezvous (issue 22 (a) hung here)
+  options.timeout_s = timeout_s;
+  try {
+    sender.connect({url}, options);
+  } catch (const vime::Error& e) {
+    return e.what();
+  }
+  return "connected";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "weight_sync: an engine that fails or never joins the TCPStore rendezvous is named in time",
+    "[weight_sync]") {
+  using Clock = std::chrono::steady_clock;
+  {
+    FakeEngine refusing(500);
+    const auto start = Clock::now();
+    const std::string error = connect_error(refusing.url, 300);
+    INFO(error);
+    CHECK(Clock::now() - start < std::chrono::seconds(10));    // not the 300 s deadline
+    if (error.find("ncclGetUniqueId") == std::string::npos) {  // libnccl present (needs no GPU)
+      CHECK_THAT(error, Catch::Contains("TCPStore") && Catch::Contains(refusing.url) &&
+                            Catch::Contains("500"));
+    }
+  }
+  {
+    FakeEngine silent(200);
+    const auto start = Clock::now();
+    const std::string error = connect_error(silent.url, 3);
+    INFO(error);
+    CHECK(Clock::now() - start < std::chrono::seconds(15));
+    if (error.find("ncclGetUniqueId") == std::string::npos) {
+      CHECK_THAT(error, Catch::Contains("not every rank joined") && Catch::Contains(silent.url));
+      CHECK(error.find('\n') == std::string::npos);
+    }
+  }
 }

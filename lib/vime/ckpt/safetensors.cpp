@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "vime/ckpt/safetensors_header.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/json.hpp"
@@ -94,72 +95,13 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : impl_(new 
   ::close(fd);
   if (impl_->mapping->base == MAP_FAILED) impl_->fail("cannot mmap");
   const auto* bytes = static_cast<const uint8_t*>(impl_->mapping->base);
-  uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = header_len << 8 | bytes[i];
-  if (header_len > file_size - 8) {
-    impl_->fail("header length " + std::to_string(header_len) + " runs past the end of the " +
-                std::to_string(file_size) + "-byte file");
+  SafetensorsHeader header = parse_safetensors_header(bytes, file_size, path.string());
+  impl_->data = bytes + 8 + header.header_bytes;
+  impl_->metadata = std::move(header.metadata);
+  for (auto& h : header.entries) {  // sorted by offset, validated
+    impl_->entries.push_back(
+        Entry{std::move(h.name), find_dtype(h.dtype), std::move(h.shape), h.begin, h.end});
   }
-  std::string_view header_text(reinterpret_cast<const char*>(bytes + 8), header_len);
-  Json header = Json::parse(header_text, path.string() + " (safetensors header)");
-  if (!header.is_object()) impl_->fail("header is not a JSON object");
-  impl_->data = bytes + 8 + header_len;
-  const auto data_size = static_cast<int64_t>(file_size - 8 - header_len);
-  for (const auto& [name, info] : header.as_object()) {
-    if (name == "__metadata__") {
-      if (!info.is_object()) impl_->fail("__metadata__ is not an object");
-      for (const auto& [k, v] : info.as_object())
-        impl_->metadata[k] = v.is_string() ? v.as_string() : v.dump();
-      continue;
-    }
-    auto bad = [&](const std::string& what) { impl_->fail("tensor \"" + name + "\": " + what); };
-    if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") ||
-        !info.contains("data_offsets")) {
-      bad("needs dtype, shape and data_offsets");
-    }
-    Entry e{name, nullptr, {}, 0, 0};
-    if (!info.at("dtype").is_string()) bad("dtype is not a string");
-    e.dtype = find_dtype(info.at("dtype").as_string());
-    if (e.dtype == nullptr) bad("unsupported dtype " + info.at("dtype").dump());
-    const Json& shape = info.at("shape");
-    if (!shape.is_array()) bad("shape is not a list");
-    int64_t numel = 1;
-    for (const auto& d : shape.as_array()) {
-      if (!d.is_int() || d.as_int() < 0) bad("shape " + shape.dump() + " is not a list of sizes");
-      e.shape.push_back(d.as_int());
-      numel *= d.as_int();
-    }
-    const Json& offsets = info.at("data_offsets");
-    if (!offsets.is_array() || offsets.size() != 2 || !offsets.at(0).is_int() ||
-        !offsets.at(1).is_int()) {
-      bad("data_offsets is not [begin, end]");
-    }
-    e.begin = offsets.at(0).as_int();
-    e.end = offsets.at(1).as_int();
-    if (e.begin < 0 || e.end < e.begin) bad("data_offsets " + offsets.dump() + " are reversed");
-    if (e.end > data_size) {
-      bad("data_offsets " + offsets.dump() + " run past the " + std::to_string(data_size) +
-          " data bytes (truncated file?)");
-    }
-    if (e.end - e.begin != numel * e.dtype->size) {
-      bad("holds " + std::to_string(e.end - e.begin) + " bytes but shape " + shape.dump() + " of " +
-          e.dtype->name + " needs " + std::to_string(numel * e.dtype->size));
-    }
-    impl_->entries.push_back(std::move(e));
-  }
-  // Tensors must not overlap (the format requires them to tile the buffer).
-  std::vector<const Entry*> sorted;
-  for (const auto& e : impl_->entries) sorted.push_back(&e);
-  std::sort(sorted.begin(), sorted.end(),
-            [](const Entry* a, const Entry* b) { return a->begin < b->begin; });
-  for (size_t i = 1; i < sorted.size(); ++i) {
-    if (sorted[i]->begin < sorted[i - 1]->end) {
-      impl_->fail("tensors \"" + sorted[i - 1]->name + "\" and \"" + sorted[i]->name +
-                  "\" overlap");
-    }
-  }
-  std::sort(impl_->entries.begin(), impl_->entries.end(),
-            [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
   for (size_t i = 0; i < impl_->entries.size(); ++i) impl_->by_name[impl_->entries[i].name] = i;
 }
 
@@ -294,14 +236,8 @@ NamedTensors read_safetensors_dir(const std::filesystem::path& dir) {
     std::ifstream in(index_path);
     std::stringstream text;
     text << in.rdbuf();
-    Json index = Json::parse(text.str(), index_path.string());
-    const Json* map = index.find("weight_map");
-    if (map == nullptr || !map->is_object()) {
-      throw Error(index_path.string() + ": no \"weight_map\" object");
-    }
-    std::set<std::string> names;
-    for (const auto& [tensor, file] : map->as_object()) names.insert(file.as_string());
-    for (const auto& n : names) files.push_back(dir / n);
+    for (const auto& n : safetensors_index_files(text.str(), index_path.string()))
+      files.push_back(dir / n);
   } else if (std::filesystem::exists(dir / "model.safetensors")) {
     files.push_back(dir / "model.safetensors");
   } else {

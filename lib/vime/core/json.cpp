@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "vime/core/json_depth.hpp"
 #include "vime/error.hpp"
 
 namespace vime {
@@ -95,7 +96,36 @@ void write(const Json& j, Writer& w) {
 
 }  // namespace
 
+namespace core {
+
+void check_json_depth(std::string_view text, std::string_view where) {
+  constexpr int kMaxDepth = 1000;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) {
+        throw Error(std::string(where) + ": invalid JSON at offset " + std::to_string(i) +
+                    ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+}  // namespace core
+
 Json Json::parse(std::string_view text, std::string_view where) {
+  core::check_json_depth(text, where);
   rapidjson::Document doc;
   constexpr unsigned kFlags = rapidjson::kParseFullPrecisionFlag | rapidjson::kParseNanAndInfFlag;
   doc.Parse<kFlags>(text.data(), text.size());

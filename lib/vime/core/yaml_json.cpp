@@ -2,9 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "vime/error.hpp"
@@ -12,32 +14,52 @@
 namespace vime::core {
 namespace {
 
+bool is_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// YAML 1.1's int ([-+]?[0-9]+) and float forms, checked by hand: std::regex recurses once per
+// character and overflows the stack on a long scalar.
+bool is_yaml_int(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return is_digits(s);
+}
+
+bool is_yaml_float(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  if (s == ".inf" || s == ".Inf" || s == ".INF") return true;
+  const size_t e = s.find_first_of("eE");
+  std::string_view mantissa = s.substr(0, e);
+  if (e != std::string_view::npos) {
+    std::string_view exponent = s.substr(e + 1);
+    if (!exponent.empty() && (exponent[0] == '-' || exponent[0] == '+')) exponent.remove_prefix(1);
+    if (!is_digits(exponent)) return false;
+  }
+  const size_t dot = mantissa.find('.');
+  if (dot == std::string_view::npos) return is_digits(mantissa);
+  const std::string_view whole = mantissa.substr(0, dot), fraction = mantissa.substr(dot + 1);
+  if (whole.empty()) return is_digits(fraction);
+  return is_digits(whole) && (fraction.empty() || is_digits(fraction));
+}
+
+bool is_yaml_nan(std::string_view s) { return s == ".nan" || s == ".NaN" || s == ".NAN"; }
+
 Json scalar_to_json(const YAML::Node& node) {
   const std::string& s = node.Scalar();
   if (node.Tag() == "!") return Json(s);  // quoted: always a string
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Json();
   if (s == "true" || s == "True" || s == "TRUE") return Json(true);
   if (s == "false" || s == "False" || s == "FALSE") return Json(false);
-  static const std::regex kInt(R"([-+]?[0-9]+)");
-  static const std::regex kFloat(
-      R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))");
-  if (std::regex_match(s, kInt)) {
-    try {
-      return Json(static_cast<int64_t>(std::stoll(s)));
-    } catch (const std::out_of_range&) {
-      return Json(std::stod(s));
-    }
+  if (is_yaml_int(s)) {
+    errno = 0;
+    const long long v = std::strtoll(s.c_str(), nullptr, 10);
+    if (errno != ERANGE) return Json(static_cast<int64_t>(v));
+    return Json(std::strtod(s.c_str(), nullptr));  // past int64: a float, as before
   }
-  if (std::regex_match(s, kFloat)) {
-    if (s.find("inf") != std::string::npos || s.find("Inf") != std::string::npos ||
-        s.find("INF") != std::string::npos) {
-      return Json(s[0] == '-' ? -HUGE_VAL : HUGE_VAL);
-    }
-    if (s.find("nan") != std::string::npos || s.find("NaN") != std::string::npos ||
-        s.find("NAN") != std::string::npos) {
-      return Json(std::nan(""));
-    }
-    return Json(std::stod(s));
+  if (is_yaml_nan(s)) return Json(std::nan(""));
+  if (is_yaml_float(s)) {
+    if (s.find_first_of("iI") != std::string::npos) return Json(s[0] == '-' ? -HUGE_VAL : HUGE_VAL);
+    return Json(std::strtod(s.c_str(), nullptr));  // 1e999: inf, as Python's float() gives
   }
   return Json(s);
 }

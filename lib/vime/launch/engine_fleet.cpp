@@ -81,6 +81,21 @@ void EngineFleet::launch(size_t i) {
   engines_[i].url = http::http_url(options_.host, port);
 }
 
+std::string EngineFleet::log_path(const std::string& url) const {
+  for (const auto& e : engines_)
+    if (e.url == url && e.process) return e.process->spec().log_path.string();
+  return "";
+}
+
+std::string EngineFleet::logs_named_in(const std::string& text) const {
+  std::string logs;
+  for (const auto& e : engines_) {
+    if (!e.process || e.url.empty() || text.find(e.url) == std::string::npos) continue;
+    logs += (logs.empty() ? "" : ", ") + e.url + " logs to " + e.process->spec().log_path.string();
+  }
+  return logs.empty() ? "" : " (" + logs + ")";
+}
+
 Router* EngineFleet::router_of(const std::string& model) const {
   const auto it = routers_.find(model);
   return it == routers_.end() ? nullptr : it->second.get();

@@ -67,6 +67,10 @@ class EngineFleet {
   // "" named "default": what plugins get as args.vllm_model_urls.
   Json describe_models() const;
   const EnginePlan& plan() const { return plan_; }
+  // Where the launched engine at `url` writes its log; "" for an external or unknown URL.
+  std::string log_path(const std::string& url) const;
+  // " (log: <file>)" for every launched engine whose URL `text` names: for errors about engines.
+  std::string logs_named_in(const std::string& text) const;
   // The process of launched engine i (nullptr for external ones or before start()).
   ChildProcess* process(size_t i);
   // Restarts launched engine i: deregisters it, kills it if needed, starts it on a new free port,

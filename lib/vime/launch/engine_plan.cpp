@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "vime/error.hpp"
@@ -85,6 +86,17 @@ PlanEnvironment PlanEnvironment::from_process() {
   if (const char* cuda = std::getenv("CUDA_VISIBLE_DEVICES"); cuda != nullptr)
     env.cuda_visible_devices = cuda;
   env.nccl_cumem_enable_set = std::getenv("NCCL_CUMEM_ENABLE") != nullptr;
+  if (!env.cuda_visible_devices) {
+    int count = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.size() > 6 && name.compare(0, 6, "nvidia") == 0 &&
+          name.find_first_not_of("0123456789", 6) == std::string::npos)
+        ++count;
+    }
+    if (count > 0) env.host_gpu_count = count;
+  }
   return env;
 }
 
@@ -220,6 +232,16 @@ EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment&
       for (int g = 0; g < group.gpus_per_engine; ++g, ++cursor) {
         engine.gpus.push_back(static_cast<int>(cursor));
         if (!environment.cuda_visible_devices) {
+          // An index past the host's GPUs leaves the engine with none: it would start on the CPU.
+          if (environment.host_gpu_count && cursor >= *environment.host_gpu_count) {
+            throw UsageError(engine.name + " needs GPU " + std::to_string(cursor) +
+                             " (after the actor's " + std::to_string(offset) +
+                             ": --actor-num-nodes x --actor-num-gpus-per-node, default 1 x 8) "
+                             "but this host has " +
+                             std::to_string(*environment.host_gpu_count) +
+                             " GPUs; set --actor-num-gpus-per-node to the trainer's GPUs, lower "
+                             "--rollout-num-gpus or use --colocate");
+          }
           devices.push_back(std::to_string(cursor));
         } else if (cursor < static_cast<int64_t>(visible.size())) {
           devices.push_back(visible[cursor]);

@@ -44,6 +44,9 @@ struct PlanEnvironment {
   std::vector<std::string> command = {"vllm", "serve"};  // VIME_VLLM_COMMAND, split on spaces
   std::optional<std::string> cuda_visible_devices;       // engine GPU i is the i-th entry
   bool nccl_cumem_enable_set = false;  // NCCL_CUMEM_ENABLE is set: leave it as it is
+  // The host's GPUs when CUDA_VISIBLE_DEVICES is unset (/dev/nvidia<N> device files); nullopt when
+  // none are found (a CPU machine: the plan is not checked against it).
+  std::optional<int> host_gpu_count;
   static PlanEnvironment from_process();
 };
 

@@ -43,7 +43,8 @@ void wait_healthy(const std::vector<HealthTarget>& targets, const HealthWait& op
     if (now - start >= options.timeout) {
       std::string pending;
       for (size_t i = 0; i < targets.size(); ++i) {
-        if (!healthy[i]) pending += (pending.empty() ? "" : ", ") + targets[i].name;
+        if (!healthy[i])
+          pending += (pending.empty() ? "" : ", ") + targets[i].name + " (" + targets[i].url + ")";
       }
       std::string logs;
       for (size_t i = 0; i < targets.size(); ++i) {

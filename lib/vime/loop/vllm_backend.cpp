@@ -142,13 +142,14 @@ class VllmBackend final : public RolloutBackend {
     engine_->pause("keep");
     if (asleep_) post_all(urls, "/wake_up?tags=weights", timeout_s_, api_key_);
     if (disk_) {
-      disk_->send(model, urls, version);
+      with_engine_logs([&] { disk_->send(model, urls, version); });
     } else {
       if (!nccl_->connected() || nccl_urls_ != urls) {
         connect_nccl(urls);
         nccl_urls_ = urls;
       }
-      const auto stats = nccl_->send(model, tag);
+      weight_sync::SendStats stats;
+      with_engine_logs([&] { stats = nccl_->send(model, tag); });
       std::ostringstream line;  // its own stream: std::fixed must not stick to the console
       line << "vime train: weights v" << tag << " to " << urls.size()
            << " engine(s): " << std::fixed << std::setprecision(2) << double(stats.bytes) / 1e9
@@ -198,16 +199,32 @@ class VllmBackend final : public RolloutBackend {
 
   // vLLM's unique-id rendezvous first (no store; ~v0.30+); servers that refuse it get the
   // TCPStore rendezvous every version since v0.16 speaks.
-  void connect_nccl(const std::vector<std::string>& urls) {
+  // Runs one step of a weight update; an error that names launched engines (their URLs) gets
+  // their log files added, so its one line says which engine, which step and where to look.
+  template <class F>
+  void with_engine_logs(F step) {
     try {
-      nccl_->connect(urls, nccl_options_);
+      step();
     } catch (const Error& e) {
-      if (!nccl_options_.use_unique_id) throw;
-      console_ << "vime train: NCCL unique-id rendezvous failed (" << e.what()
-               << "); retrying with vLLM's TCPStore rendezvous" << std::endl;
-      nccl_options_.use_unique_id = false;
-      nccl_->connect(urls, nccl_options_);
+      const std::string logs = fleet_->logs_named_in(e.what());
+      if (logs.empty()) throw;
+      throw Error(e.what() + logs);
     }
+  }
+
+  void connect_nccl(const std::vector<std::string>& urls) {
+    if (nccl_options_.use_unique_id) {
+      try {
+        nccl_->connect(urls, nccl_options_);
+        return;
+      } catch (const Error& e) {
+        console_ << "vime train: NCCL unique-id rendezvous failed (" << e.what()
+                 << fleet_->logs_named_in(e.what()) << "); retrying with vLLM's TCPStore rendezvous"
+                 << std::endl;
+      }
+      nccl_options_.use_unique_id = false;
+    }
+    with_engine_logs([&] { nccl_->connect(urls, nccl_options_); });
   }
 
   // A failed health check (monitor thread): out of the balancer, restarted (or waited for, when

@@ -48,8 +48,8 @@ std::string boxed_content(const std::string& text) {
 }  // namespace
 
 const std::vector<std::string>& builtin_rm_types() {
-  static const std::vector<std::string> types = {"math", "deepscaler", "dapo",     "f1",
-                                                 "gpqa", "random",     "remote_rm"};
+  static const std::vector<std::string> types = {"math", "deepscaler",      "dapo",   "f1",
+                                                 "gpqa", "gpqa_whole_word", "random", "remote_rm"};
   return types;
 }
 

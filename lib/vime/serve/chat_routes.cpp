@@ -12,6 +12,7 @@
 
 #include "vime/serve/completion_output.hpp"
 #include "vime/serve/event_stream.hpp"
+#include "vime/serve/request_limits.hpp"
 #include "vime/serve/serve_context.hpp"
 #include "vime/serve/tool_calls.hpp"
 
@@ -273,8 +274,9 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   const Json body = parse_body(req);
   const Json messages = messages_of(body);
   Chat c;
-  c.prompt = ctx.tokenizer.encode(render(ctx, body, messages),
-                                  bool_field(body, "add_special_tokens", false));
+  const std::string rendered = render(ctx, body, messages);
+  check_prompt_bytes(ctx, rendered.size(), "messages");
+  c.prompt = ctx.tokenizer.encode(rendered, bool_field(body, "add_special_tokens", false));
   if (c.prompt.empty()) throw BadRequest("messages render to no tokens");
 
   // Chat's logprobs is a bool and top_logprobs the count; the rest reads as /v1/completions.

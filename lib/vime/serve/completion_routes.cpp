@@ -9,6 +9,7 @@
 
 #include "vime/serve/completion_output.hpp"
 #include "vime/serve/event_stream.hpp"
+#include "vime/serve/request_limits.hpp"
 #include "vime/serve/serve_context.hpp"
 
 namespace vime::serve {
@@ -22,6 +23,7 @@ std::vector<std::vector<int32_t>> prompts_of(const ServeContext& ctx, const Json
   if (const Json* a = body.find("add_special_tokens"); a && a->is_bool())
     add_special = a->as_bool();
   auto encode = [&](const Json& text) {
+    check_prompt_bytes(ctx, text.as_string().size(), "prompt");
     auto ids = ctx.tokenizer.encode(text.as_string(), add_special);
     if (ids.empty()) throw BadRequest("prompt encodes to no tokens");
     return ids;

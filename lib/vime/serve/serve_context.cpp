@@ -106,6 +106,9 @@ void send_json(httplib::Response& res, const Json& body, int status) {
 void send_error(httplib::Response& res, int status, const std::string& message) {
   const char* type = status == 400   ? "BadRequestError"
                      : status == 404 ? "NotFoundError"
+                     : status == 411 ? "LengthRequiredError"
+                     : status == 413 ? "RequestEntityTooLargeError"
+                     : status == 414 ? "RequestURITooLongError"
                      : status == 503 ? "ServiceUnavailableError"
                                      : "InternalServerError";
   Json error =

@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "vime/serve/request_limits.hpp"
 #include "vime/serve/serve_context.hpp"
 
 namespace vime::serve {
@@ -42,7 +43,9 @@ Server::Server(engine::NativeEngine& engine, Model& model, const Tokenizer& toke
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     impl->listen_fd = fd;
   });
+  limit_request_size(http, ctx);
   http.set_pre_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
+    if (refuse_unbounded_body(ctx, req, res)) return httplib::Server::HandlerResponse::Handled;
     if (authorized(ctx, req)) return httplib::Server::HandlerResponse::Unhandled;
     send_json(res, Json::Object{{"error", "Unauthorized"}}, 401);  // vLLM's api-key middleware
     return httplib::Server::HandlerResponse::Handled;
@@ -58,7 +61,8 @@ Server::Server(engine::NativeEngine& engine, Model& model, const Tokenizer& toke
           send_error(res, 500, e.what());
         }
       });
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  http.set_error_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
+    describe_limit_error(ctx, req, res);
     if (res.status == 404 && res.body.empty()) {
       send_json(res, Json::Object{{"detail", "Not Found"}}, 404);  // FastAPI's 404
     } else if (res.status == 405 && res.body.empty()) {

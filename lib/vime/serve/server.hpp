@@ -33,6 +33,10 @@ struct ServeOptions {
   std::string model_dir;  // the served HF dir: /collective_rpc reload_weights without a path
   // --enable-auto-tool-choice --tool-call-parser hermes: chat answers carry tool_calls.
   std::string tool_call_parser;
+  // --max-request-bytes: a larger body is answered 413 unread (0: no limit). 32 MiB: the largest
+  // legitimate bodies are prompts as token ids (a 128K-token prompt is ~0.9 MB of JSON: ~35 fit)
+  // and /update_weights' tensor metadata (under 1 MB for thousands of tensors).
+  int64_t max_request_bytes = int64_t(32) << 20;
 };
 
 struct ServeContext;

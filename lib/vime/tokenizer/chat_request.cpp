@@ -5,6 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "vime/core/json_depth.hpp"
 #include "vime/error.hpp"
 
 namespace vime::tokenizer {
@@ -18,6 +19,7 @@ std::string to_json(const rapidjson::Value& value) {
 }
 
 rapidjson::Document parse_object(std::string_view line, const std::string& where) {
+  core::check_json_depth(line, where);
   rapidjson::Document doc;
   doc.Parse(line.data(), line.size());
   if (doc.HasParseError()) {

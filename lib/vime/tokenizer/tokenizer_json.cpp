@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "vime/core/json_depth.hpp"
 #include "vime/core/regex.hpp"
 #include "vime/error.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
@@ -304,6 +305,7 @@ class Reader {
 };
 
 void parse(rapidjson::Document& doc, std::string_view text, const std::string& where) {
+  core::check_json_depth(text, "tokenizer: " + where);
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
     throw Error("tokenizer: " + where + " is not valid JSON (" +

@@ -49,6 +49,16 @@ std::string ConcurrentPosts::first_failure() const {
   return "";
 }
 
+std::string ConcurrentPosts::status() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::string text;
+  for (size_t i = 0; i < state_->done.size(); ++i) {
+    text += (text.empty() ? "" : ", ") + state_->requests[i].url + " ";
+    text += state_->done[i] ? "answered " + state_->responses[i].describe() : "has not answered";
+  }
+  return what_ + ": " + text;
+}
+
 void ConcurrentPosts::join_and_check() const {
   {
     std::unique_lock<std::mutex> lock(state_->mutex);

@@ -19,6 +19,9 @@ class ConcurrentPosts {
 
   // The first failure among the answers in so far ("" while none failed): for the NCCL waits.
   std::string first_failure() const;
+  // Each server's state, for a wait that gave up: "<what>: <url> answered 200 OK, <url> has not
+  // answered".
+  std::string status() const;
   // Waits for all answers; throws vime::Error naming the first server that did not answer 2xx.
   void join_and_check() const;
 

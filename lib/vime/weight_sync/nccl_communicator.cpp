@@ -6,6 +6,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -41,6 +42,14 @@ Clock::time_point deadline_after(double timeout_s) {
 
 }  // namespace
 
+std::string no_cuda_reason() {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return visible != nullptr
+             ? "no CUDA device is visible: CUDA_VISIBLE_DEVICES=" + std::string(visible) +
+                   " names no GPU of this host (or this LibTorch has no CUDA)"
+             : "no CUDA device is visible (no GPU, or this LibTorch has no CUDA)";
+}
+
 NcclUniqueId NcclCommunicator::new_unique_id() {
   const auto& nccl = NcclLibrary::get();
   NcclUniqueId id;
@@ -54,7 +63,7 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::create(const NcclUniqueId& i
                                                            const FailureCheck& failure) {
   if (!device.is_cuda() || !at::hasCUDA()) {
     throw Error("NCCL weight transfer needs a CUDA device (got " + device.str() +
-                (at::hasCUDA() ? "" : "; this LibTorch build has no CUDA") +
+                (at::hasCUDA() ? "" : "; " + no_cuda_reason()) +
                 "); use the disk weight transfer instead");
   }
   const auto& nccl = NcclLibrary::get();

@@ -19,6 +19,10 @@ namespace vime::weight_sync {
 // the wait with that reason.
 using FailureCheck = std::function<std::string()>;
 
+// Why this process has no CUDA device, for errors: at::hasCUDA() is false both for a LibTorch
+// without CUDA and for a CUDA_VISIBLE_DEVICES that names no GPU of the host.
+std::string no_cuda_reason();
+
 class NcclCommunicator {
  public:
   // Joins the communicator (ncclCommInitRank: returns once all `world` ranks did), then runs the

@@ -52,10 +52,9 @@ NcclWeightReceiver::NcclWeightReceiver(const Json& config) {
   const Json* d = config.find("device");
   device_ = at::Device(d && !d->is_null() ? d->as_string() : std::string("cuda"));
   if (!device_.is_cuda() || !at::hasCUDA()) {
-    throw Error(
-        "--weight-transfer-config {\"backend\": \"nccl\"} needs a CUDA device (" +
-        std::string(at::hasCUDA() ? "got " + device_.str() : "this LibTorch build has no CUDA") +
-        "); use {\"backend\": \"disk\"}");
+    throw Error("--weight-transfer-config {\"backend\": \"nccl\"} needs a CUDA device (" +
+                (at::hasCUDA() ? "got " + device_.str() : no_cuda_reason()) +
+                "); use {\"backend\": \"disk\"}");
   }
   NcclLibrary::get();  // fail now, at startup, when libnccl is missing
 }

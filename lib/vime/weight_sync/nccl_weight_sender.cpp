@@ -103,10 +103,18 @@ void NcclWeightSender::connect(const std::vector<std::string>& server_urls,
   }
   // The servers block in their init until every rank joined, so their calls go out first.
   ConcurrentPosts posts(std::move(inits), "POST /init_weight_transfer_engine");
-  if (!options.use_unique_id)
-    store_ = std::make_unique<TcpStoreHost>(port, int(world), id, options.timeout_s);
-  comm_ = NcclCommunicator::create(id, int(world), 0, options.device, options.timeout_s,
-                                   [&posts] { return posts.first_failure(); });
+  const FailureCheck failed = [&posts] { return posts.first_failure(); };
+  try {
+    if (!options.use_unique_id)
+      store_ = std::make_unique<TcpStoreHost>(port, int(world), id, options.timeout_s, failed);
+    comm_ = NcclCommunicator::create(id, int(world), 0, options.device, options.timeout_s, failed);
+  } catch (const Error& e) {
+    // One line that names every engine and where its init call stands.
+    store_.reset();
+    throw Error("NCCL weight transfer rendezvous (" +
+                std::string(options.use_unique_id ? "unique id" : "TCPStore") + "): " + e.what() +
+                "; " + posts.status());
+  }
   try {
     posts.join_and_check();
   } catch (...) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/nccl_library.hpp"
 
 namespace c10d {
@@ -16,15 +17,17 @@ namespace vime::weight_sync {
 
 class TcpStoreHost {
  public:
-  // Listens on `port` (0: a free one) on every interface, waiting up to `timeout_s` for all `world`
-  // ranks to connect (itself included): blocks, so start the receivers' init calls first. Then
-  // publishes `id`. Throws vime::Error on a taken port or a timeout.
-  TcpStoreHost(int port, int world, const NcclUniqueId& id, double timeout_s);
+  // Listens on `port` (0: a free one) on every interface, publishes `id`, and waits up to
+  // `timeout_s` for all `world` ranks to connect (itself included): blocks, so start the
+  // receivers' init calls first. Throws vime::Error on a taken port, a timeout, or as soon as
+  // `failure` returns a reason (a receiver's init call failed: it will never join).
+  TcpStoreHost(int port, int world, const NcclUniqueId& id, double timeout_s,
+               const FailureCheck& failure = {});
   ~TcpStoreHost();
   int port() const { return port_; }
 
  private:
-  std::unique_ptr<c10d::TCPStore> store_;
+  std::shared_ptr<c10d::TCPStore> store_;  // shared with the thread that waits for the ranks
   int port_ = 0;
 };
 

@@ -38,6 +38,9 @@ constexpr FlagSpec kFlags[] = {
      "chat answers carry tool_calls (with --tool-call-parser hermes)"},
     {"--tool-call-parser", kString, nullptr,
      "hermes: <tool_call> JSON (Qwen2.5, Qwen3, Hermes); with --enable-auto-tool-choice"},
+    {"--max-request-bytes", kInt, "33554432",
+     "largest request body accepted (32 MiB); a larger one is answered 413 without being read "
+     "into memory (0: no limit)"},
     {"--weight-transfer-config", kJson, nullptr,
      "{\"backend\": \"disk\"} or {\"backend\": \"nccl\"}"},
     {"--tensor-parallel-size",

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "vime/core/json_depth.hpp"
 #include "vime/error.hpp"
 
 namespace vime::tokenizer::jinja {
@@ -43,6 +44,7 @@ Value from_rapidjson(const rapidjson::Value& v) {
 }  // namespace
 
 Value value_from_json_text(std::string_view text, std::string_view where) {
+  core::check_json_depth(text, where);
   rapidjson::Document doc;
   // Invalid UTF-8 is an error here, as it is to Python reading the file.
   doc.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseValidateEncodingFlag>(

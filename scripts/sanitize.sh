@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The ASan+UBSan build of vime's torch-free parsers, their tests and the fuzz harnesses
+# (tests/sanitize/CMakeLists.txt), then a bounded fuzz run: VIME_FUZZ_RUNS mutations per harness
+# (default 3000). Meant as the last step of .ci/run; JOBS sets the build's -j.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${SANITIZE_BUILD_DIR:-build-san}
+cmake -S tests/sanitize -B "$build" -G Ninja -DVIME_FUZZ_RUNS="${VIME_FUZZ_RUNS:-3000}" > /dev/null
+ninja -C "$build" -j "${JOBS:-2}"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd "$build" && ctest -j "${JOBS:-2}" --output-on-failure)

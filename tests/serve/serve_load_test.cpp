@@ -1,0 +1,41 @@
+// [serve_load] The real `vime serve` binary under a CI-sized load-and-abuse run (tools/serve_load
+// runs the full 2,000 requests at 64 concurrent): valid completions answer 200, every malformed
+// request a 4xx in vLLM's error shape, client hang-ups cost nothing, the server stays healthy and
+// stops cleanly, and its RSS grows by less than 128 MiB (it levels off near 67 MiB: the
+// allocator arenas of 64 HTTP threads; 2,000 and 6,000 requests grow it alike).
+#include <catch2/catch.hpp>
+
+#include "load_driver.hpp"
+#include "support/test_support.hpp"
+
+TEST_CASE("serve_load: 300 requests at 16 concurrent with aborts and malformed bodies, 300 fuzzed",
+          "[serve_load]") {
+  vime::test::TempDir dir;
+  auto made = vime::test::run_command(std::string(VIME_MAKE_ARITH_TASK_BIN) + " --out " +
+                                      dir.path().string() +
+                                      " --num-train 16 --num-test 4 --hidden-size 32"
+                                      " --num-layers 1 --head-dim 16 --intermediate-size 64");
+  REQUIRE(made.exit_code == 0);
+  vime::tools::LoadOptions options;
+  options.requests = 300;
+  options.concurrency = 16;
+  options.seed = 7;
+  options.fuzz_requests = 300;
+  const auto r = vime::tools::run_serve_load(VIME_BIN, (dir.path() / "model").string(), options,
+                                             (dir.path() / "serve.log").string());
+  INFO(r.summary());
+  REQUIRE(r.error.empty());
+  CHECK(r.report.sent == 300);
+  CHECK(r.report.valid_ok > 50);
+  CHECK(r.report.valid_failed == 0);
+  CHECK(r.report.bad_ok > 50);
+  CHECK(r.report.bad_failed == 0);
+  CHECK(r.report.aborted > 10);
+  // Each kind of refusal was met: 400 (bad fields, context), 404, 411 (chunked), 413 (size).
+  for (int status : {400, 404, 411, 413}) CHECK(r.report.status_counts.count(status) == 1);
+  CHECK(r.fuzz.sent == 300);
+  CHECK(r.fuzz.bad_failed == 0);  // fuzzed bodies: 200 or a 4xx in vLLM's shape, never a 5xx
+  CHECK(r.alive_after);
+  CHECK(r.exit_status == 0);
+  CHECK(r.rss_after_kib - r.rss_before_kib < 128 * 1024);
+}

@@ -119,8 +119,7 @@ bool extract_solution(std::string_view text, std::string& answer) {
   });
   if (matches <= 1) return false;
   constexpr size_t kOpen = 8, kClose = 9;  // "<answer>", "</answer>"
-  answer = vime::rm::strip(
-      text.substr(last_start + kOpen, last_end - last_start - kOpen - kClose));
+  answer = vime::rm::strip(text.substr(last_start + kOpen, last_end - last_start - kOpen - kClose));
   return true;
 }
 

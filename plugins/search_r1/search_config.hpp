@@ -18,8 +18,8 @@ struct SearchConfig {
   // HTTP retrieval server (slime's local_search_server contract). Unset with search_corpus or
   // search_index set: the in-process BM25 index instead.
   std::string search_url;
-  std::string search_corpus;  // JSONL {"id", "contents"} for the in-process index
-  std::string search_index;   // its saved index directory (built there on first use)
+  std::string search_corpus;     // JSONL {"id", "contents"} for the in-process index
+  std::string search_index;      // its saved index directory (built there on first use)
   double search_timeout_s = 60;  // local_search's aiohttp timeout
   double bm25_k1 = 0.9, bm25_b = 0.4;
   EmScores scores;  // structure_format_score, final_format_score, retrieval_score, score

@@ -235,7 +235,8 @@ Bm25Index Bm25Index::load(const std::filesystem::path& dir) {
             index.term_offsets_.back() == index.posting_docs_.size() &&
             index.posting_tfs_.size() == index.posting_docs_.size() &&
             std::is_sorted(index.term_offsets_.begin(), index.term_offsets_.end());
-  for (size_t i = 0; ok && i < index.posting_docs_.size(); ++i) ok = index.posting_docs_[i] < num_docs;
+  for (size_t i = 0; ok && i < index.posting_docs_.size(); ++i)
+    ok = index.posting_docs_[i] < num_docs;
   if (!ok) r.bad();
   return index;
 }

@@ -1,9 +1,9 @@
 // Okapi BM25 over a document collection, scored as Lucene's BM25Similarity (what pyserini runs):
-// idf = ln(1 + (N - df + 0.5) / (df + 0.5)), term score = idf * tf / (tf + k1 (1 - b + b dl/avgdl)),
-// summed over the query's terms (a repeated query term counts each time); defaults k1 0.9, b 0.4
-// (pyserini's). Differences from pyserini: exact document lengths (Lucene stores them lossily) and
-// no Porter stemming (text_analyzer.hpp). Built once, saved to a directory and loaded back; search
-// is const and thread-safe.
+// idf = ln(1 + (N - df + 0.5) / (df + 0.5)), term score = idf * tf / (tf + k1 (1 - b + b
+// dl/avgdl)), summed over the query's terms (a repeated query term counts each time); defaults k1
+// 0.9, b 0.4 (pyserini's). Differences from pyserini: exact document lengths (Lucene stores them
+// lossily) and no Porter stemming (text_analyzer.hpp). Built once, saved to a directory and loaded
+// back; search is const and thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -28,8 +28,8 @@ std::vector<Document> read_corpus(const std::filesystem::path& path) {
                        ": each line must be {\"id\": ..., \"contents\": \"...\"} (pyserini's "
                        "JsonCollection)");
     }
-    docs.push_back({id->is_string() ? id->as_string() : std::to_string(id->as_int()),
-                    contents->as_string()});
+    docs.push_back(
+        {id->is_string() ? id->as_string() : std::to_string(id->as_int()), contents->as_string()});
   }
   return docs;
 }

@@ -12,7 +12,8 @@ Bm25Index open_index(const IndexSource& source, std::string* how) {
   if (source.corpus.empty() && source.index_dir.empty()) {
     throw UsageError("a retrieval index needs --corpus corpus.jsonl and/or --index DIR");
   }
-  const bool saved = !source.index_dir.empty() && fs::exists(Bm25Index::index_file(source.index_dir));
+  const bool saved =
+      !source.index_dir.empty() && fs::exists(Bm25Index::index_file(source.index_dir));
   const uint64_t fingerprint = source.corpus.empty() ? 0 : corpus_fingerprint(source.corpus);
   if (saved) {
     Bm25Index index = Bm25Index::load(source.index_dir);

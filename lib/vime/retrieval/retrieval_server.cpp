@@ -96,8 +96,8 @@ RetrievalServer::RetrievalServer(const Bm25Index& index, RetrievalServerOptions 
     }
   });
   s.http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
-    send_json(res, Json::Object{{"status", "ok"},
-                                {"documents", static_cast<int64_t>(s.index.size())}});
+    send_json(res,
+              Json::Object{{"status", "ok"}, {"documents", static_cast<int64_t>(s.index.size())}});
   });
 }
 
@@ -105,10 +105,9 @@ RetrievalServer::~RetrievalServer() { stop(); }
 
 int RetrievalServer::start() {
   Impl& s = *impl_;
-  s.port = s.options.port == 0 ? s.http.bind_to_any_port(s.options.host)
-                               : (s.http.bind_to_port(s.options.host, s.options.port)
-                                      ? s.options.port
-                                      : -1);
+  s.port = s.options.port == 0
+               ? s.http.bind_to_any_port(s.options.host)
+               : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
   if (s.port <= 0) {
     throw Error("vime retrieve serve: cannot listen on " + s.options.host + ":" +
                 std::to_string(s.options.port) + " (address in use or not local)");

@@ -8,10 +8,9 @@ namespace {
 
 // Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, sorted.
 constexpr std::array<std::string_view, 33> kStopWords = {
-    "a",    "an",   "and",  "are",   "as",    "at",    "be",    "but",  "by",
-    "for",  "if",   "in",   "into",  "is",    "it",    "no",    "not",  "of",
-    "on",   "or",   "such", "that",  "the",   "their", "then",  "there", "these",
-    "they", "this", "to",   "was",   "will",  "with"};
+    "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
+    "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
+    "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with"};
 
 bool is_word_byte(unsigned char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;

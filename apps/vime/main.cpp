@@ -38,6 +38,8 @@ constexpr Command kCommands[] = {
      vime::app::run_logprobs},
     {"serve", "serve a checkpoint behind vLLM's HTTP API (/v1/completions, /inference/v1/generate)",
      vime::app::run_serve},
+    {"retrieve", "BM25 search over a JSONL corpus behind Search-R1's /retrieve (`retrieve serve`)",
+     vime::app::run_retrieve},
 };
 
 void print_usage() {

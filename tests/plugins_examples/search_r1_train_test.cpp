@@ -181,3 +181,22 @@ TEST_CASE("vime retrieve serve builds, saves and reloads its index", "[search_r1
   auto none = vime::test::run_vime("retrieve serve");
   CHECK(none.exit_code == 2);
 }
+
+TEST_CASE("vime eval --dataset math reads MATH-500's JSONL from --dataset-path or $VIME_DATA",
+          "[search_r1_train]") {
+  const fs::path task = search_task();
+  const std::string fixture = std::string(VIME_SOURCE_DIR) + "/tests/data/eval";
+  const std::string common = "eval --hf-checkpoint " + (task / "model").string() +
+                             " --dataset math --eval-max-response-len 4 --eval-temperature 0";
+  auto by_path = vime::test::run_vime(common + " --dataset-path " + fixture);
+  INFO(by_path.output);
+  REQUIRE(by_path.exit_code == 0);
+  CHECK_THAT(by_path.output, Catch::Contains("eval/math"));
+  auto by_env = run_command("VIME_DATA=" + fixture + " " + VIME_BIN + " " + common);
+  INFO(by_env.output);
+  REQUIRE(by_env.exit_code == 0);
+  CHECK_THAT(by_env.output, Catch::Contains("eval/math"));
+  auto nowhere = run_command("env -u VIME_DATA " + std::string(VIME_BIN) + " " + common);
+  CHECK(nowhere.exit_code == 2);
+  CHECK_THAT(nowhere.output, Catch::Contains("--dataset-path") && Catch::Contains("VIME_DATA"));
+}

@@ -17,6 +17,10 @@
 
 namespace {
 
+vime::Args parse_flags(const std::vector<std::string>& flags) {
+  return vime::core::parse_args(flags);
+}
+
 const std::string kPlugin = std::string(VIME_EXAMPLE_PLUGIN_DIR) + "/search_r1.so";
 
 // Replies with scripted texts in order; log-probs -0.1, -0.2, ... per reply.
@@ -85,7 +89,7 @@ struct Fixture {
 vime::Args config_args(const std::string& yaml) {
   vime::test::TempDir* dir = new vime::test::TempDir();  // lives for the test binary's run
   auto path = dir->write("search.yaml", yaml);
-  return vime::core::parse_args({"--custom-config-path", path.string()});
+  return parse_flags({"--custom-config-path", path.string()});
 }
 
 std::string info_block(const std::string& passages) {
@@ -223,7 +227,7 @@ TEST_CASE("search_r1: invalid actions, max_turns, length and abort", "[search_r1
 
 TEST_CASE("--rollout-plugin resolves the kind from the plugin's exports", "[search_r1]") {
   SECTION("a generate plugin with a reward: both flags") {
-    auto args = vime::core::parse_args({"--rollout-plugin", kPlugin});
+    auto args = parse_flags({"--rollout-plugin", kPlugin});
     auto set = vime::plugin::resolve_rollout_plugin(args);
     CHECK(args.get_string("custom_generate_function_path") == kPlugin);
     CHECK(args.get_string("custom_rm_path") == kPlugin);
@@ -231,28 +235,27 @@ TEST_CASE("--rollout-plugin resolves the kind from the plugin's exports", "[sear
     CHECK(set.size() == 2);
   }
   SECTION("a reward the run names wins over the plugin's") {
-    auto args = vime::core::parse_args({"--rollout-plugin", kPlugin, "--rm-type", "math"});
+    auto args = parse_flags({"--rollout-plugin", kPlugin, "--rm-type", "math"});
     vime::plugin::resolve_rollout_plugin(args);
     CHECK_FALSE(args.is_set("custom_rm_path"));
   }
   SECTION("a rollout function plugin") {
     const std::string best_of_n = std::string(VIME_EXAMPLE_PLUGIN_DIR) + "/libbest_of_n_rollout.so";
-    auto args = vime::core::parse_args({"--rollout-plugin", best_of_n});
+    auto args = parse_flags({"--rollout-plugin", best_of_n});
     vime::plugin::resolve_rollout_plugin(args);
     CHECK(args.get_string("rollout_function_path") == best_of_n);
     CHECK_FALSE(args.is_set("custom_generate_function_path"));
   }
   SECTION("errors name the flag") {
-    auto twice = vime::core::parse_args(
-        {"--rollout-plugin", kPlugin, "--custom-generate-function-path", kPlugin});
+    auto twice =
+        parse_flags({"--rollout-plugin", kPlugin, "--custom-generate-function-path", kPlugin});
     CHECK_THROWS_WITH(vime::plugin::resolve_rollout_plugin(twice),
                       Catch::Contains("pass only one"));
-    auto reward_only =
-        vime::core::parse_args({"--rollout-plugin", vime::test::plugin_path("good_plugins")});
+    auto reward_only = parse_flags({"--rollout-plugin", vime::test::plugin_path("good_plugins")});
     CHECK_THROWS_WITH(
         vime::plugin::resolve_rollout_plugin(reward_only),
         Catch::Contains("--rollout-plugin") && Catch::Contains("no rollout or generate function"));
-    auto missing = vime::core::parse_args({"--rollout-plugin", "/nonexistent/x.so"});
+    auto missing = parse_flags({"--rollout-plugin", "/nonexistent/x.so"});
     CHECK_THROWS_AS(vime::plugin::resolve_rollout_plugin(missing), vime::UsageError);
   }
 }

@@ -26,6 +26,10 @@ using vime::test::run_command;
 
 namespace {
 
+vime::Args parse_flags(const std::vector<std::string>& flags) {
+  return vime::core::parse_args(flags);
+}
+
 const std::string kInvalid =
     "\nMy previous action is invalid. If I want to search, I should put the query between "
     "<search> and </search>. If I want to give the final answer, I should put the answer between "
@@ -78,7 +82,7 @@ TEST_CASE("vime train --rollout-plugin build/plugins/search_r1.so", "[search_r1_
   auto tok = vime::tokenizer::HfTokenizer::from_directory(task / "model");
   auto reward = vime::plugin::load_plugin<vime::PluginKind::kReward>(
       (build / "plugins/search_r1.so").string(), "--custom-rm-path", "reward");
-  const auto args = vime::core::parse_args({"--custom-config-path", config.string()});
+  const auto args = parse_flags({"--custom-config-path", config.string()});
   static const vime::core::Regex action("(?s)<(search|answer)>(.*?)</\\1>");
 
   int64_t searches = 0, info_blocks = 0, invalid = 0, answered = 0;

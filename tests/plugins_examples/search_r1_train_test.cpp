@@ -67,8 +67,8 @@ TEST_CASE("vime train --rollout-plugin build/plugins/search_r1.so", "[search_r1_
       build.filename().string() + "/plugins/search_r1.so --hf-checkpoint " + t +
       "/model --prompt-data " + t +
       "/data/train.jsonl --input-key prompt --label-key reward_model --apply-chat-template"
-      " --advantage-estimator grpo --rollout-batch-size 4 --n-samples-per-prompt 4"
-      " --global-batch-size 16 --rollout-max-response-len 24 --num-rollout 1 --lr 1e-4"
+      " --advantage-estimator grpo --rollout-batch-size 2 --n-samples-per-prompt 4"
+      " --global-batch-size 8 --rollout-max-response-len 16 --num-rollout 1 --lr 1e-4"
       " --rollout-seed 3 --custom-config-path " +
       config.string() + " --save-debug-rollout-data " +
       (run.path() / "r{rollout_id}.json").string());
@@ -78,7 +78,7 @@ TEST_CASE("vime train --rollout-plugin build/plugins/search_r1.so", "[search_r1_
 
   const auto doc = vime::Json::parse(vime::read_text_file(run.path() / "r0.json"));
   const auto& samples = doc.at("samples").as_array();
-  REQUIRE(samples.size() == 16);
+  REQUIRE(samples.size() == 8);
   auto tok = vime::tokenizer::HfTokenizer::from_directory(task / "model");
   auto reward = vime::plugin::load_plugin<vime::PluginKind::kReward>(
       (build / "plugins/search_r1.so").string(), "--custom-rm-path", "reward");

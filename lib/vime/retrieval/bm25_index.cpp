@@ -116,6 +116,15 @@ Bm25Index::Bm25Index(std::vector<Document> docs, Bm25Params params, uint64_t fin
     }
     term_offsets_.push_back(posting_docs_.size());
   }
+  compute_doc_norms();
+}
+
+void Bm25Index::compute_doc_norms() {
+  doc_norm_.resize(docs_.size());
+  for (size_t d = 0; d < docs_.size(); ++d) {
+    doc_norm_[d] = static_cast<float>(
+        params_.k1 * (1.0 - params_.b + params_.b * doc_len_[d] / std::max(avg_doc_len_, 1e-9)));
+  }
 }
 
 int64_t Bm25Index::term_id(std::string_view term) const {
@@ -141,10 +150,8 @@ std::vector<Hit> Bm25Index::search(std::string_view query, int64_t topk) const {
     for (uint64_t p = begin; p < end; ++p) {
       const uint32_t d = posting_docs_[p];
       const double f = posting_tfs_[p];
-      const double norm =
-          params_.k1 * (1.0 - params_.b + params_.b * doc_len_[d] / std::max(avg_doc_len_, 1e-9));
       if (scores[d] == 0.0f) touched.push_back(d);
-      scores[d] += static_cast<float>(idf * f / (f + norm));
+      scores[d] += static_cast<float>(idf * f / (f + doc_norm_[d]));
     }
   }
   std::vector<Hit> hits;
@@ -238,6 +245,7 @@ Bm25Index Bm25Index::load(const std::filesystem::path& dir) {
   for (size_t i = 0; ok && i < index.posting_docs_.size(); ++i)
     ok = index.posting_docs_[i] < num_docs;
   if (!ok) r.bad();
+  index.compute_doc_norms();
   return index;
 }
 

@@ -49,6 +49,7 @@ class Bm25Index {
 
  private:
   int64_t term_id(std::string_view term) const;  // -1 when absent
+  void compute_doc_norms();
 
   std::vector<Document> docs_;
   Bm25Params params_;
@@ -59,6 +60,7 @@ class Bm25Index {
   std::vector<uint64_t> term_offsets_;  // postings of terms_[t]: [term_offsets_[t], [t + 1])
   std::vector<uint32_t> posting_docs_;
   std::vector<uint32_t> posting_tfs_;
+  std::vector<float> doc_norm_;  // k1 (1 - b + b dl/avgdl) per document
 };
 
 }  // namespace vime::retrieval

@@ -60,6 +60,11 @@ SearchConfig SearchConfig::from(const vime::Args& args) {
   c.search_index = text(args, "search_index", "");
   const bool in_process = !c.search_corpus.empty() || !c.search_index.empty();
   c.search_url = text(args, "search_url", in_process ? "" : kDefaultSearchUrl);
+  if (c.search_url.empty() && !in_process) {
+    throw vime::UsageError(
+        "search_r1: search_url is empty; give a retrieval server's URL, or search_corpus / "
+        "search_index for the in-process BM25 index");
+  }
   c.search_timeout_s = number(args, "search_timeout_s", vime::Json(60.0)).as_double();
   c.bm25_k1 = number(args, "bm25_k1", vime::Json(0.9)).as_double();
   c.bm25_b = number(args, "bm25_b", vime::Json(0.4)).as_double();

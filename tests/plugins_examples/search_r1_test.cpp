@@ -77,7 +77,8 @@ struct Fixture {
     vime::GenerateContext ctx{args, engine, *tok};
     vime::Sample s;
     s.prompt =
-        "<|im_start|>user\nWhere was Zorvath Quellin born?<|im_end|>\n<|im_start|>assistant\n";
+        "<|im_start|>user\nFor example, <answer> Beijing </answer>. Question: Where was Zorvath "
+        "Quellin born?<|im_end|>\n<|im_start|>assistant\n";
     s.label = vime::Json::parse(R"({"ground_truth": {"target": ["Mirelund"]}})");
     vime::SamplingParams params;
     params.max_new_tokens = 64;
@@ -136,7 +137,8 @@ TEST_CASE("search_r1: search, information masked out, then the answer", "[search
   vime::retrieval::RetrievalServer server(index, options);
   server.start();
   auto args = config_args("search_url: " + server.url() + "/retrieve\ntopk: 2\n");
-  const std::string t1 = "<think>I need to search</think><search> Zorvath Quellin born </search>";
+  const std::string t1 =
+      "<think>I need to search</think><search> Zorvath Quellin born Mirelund </search>";
   const std::string t2 = "<think>found it</think><answer>Mirelund</answer>";
   ScriptedEngine engine(*f.tok, {{t1}, {t2}});
   auto s = f.run(engine, args);
@@ -168,6 +170,9 @@ TEST_CASE("search_r1: search, information masked out, then the answer", "[search
   CHECK(engine.requests[1].input_ids.size() == s.tokens.size() - n2);
   // The reward sees the prompt and the whole response: valid format, EM 1.0.
   CHECK(f.reward(args, s).as_double() == 1.0);
+  // slime's quirk, kept: a single <answer> (no example in the prompt) is no answer at all.
+  s.prompt = "<|im_start|>assistant\n";
+  CHECK(f.reward(args, s) == vime::Json(0));
 }
 
 TEST_CASE("search_r1: invalid actions, max_turns, length and abort", "[search_r1]") {

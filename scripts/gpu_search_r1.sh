@@ -4,7 +4,7 @@
 # corpus) with a random-init Qwen3-0.6B-shape model (bf16, the real Qwen3 tokenizer and its ChatML
 # template), `vime retrieve serve` as the retrieval server, and the card's spelling
 #   vime train --rollout-plugin build-gpu/plugins/search_r1.so
-# Prints samples/s and retrieval time per rollout step. Carry .cache/assets/tokenizer-qwen3.
+# Prints samples/s and retrieval time per rollout step, then retrieval_bench (100k passages). Carry .cache/assets/tokenizer-qwen3.
 # Knobs: ROLLOUTS (3), RBS (32 prompts), N (8 samples each), RESPONSE_LEN (512), PEOPLE (5000).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -63,4 +63,6 @@ if times:
     print(f"samples/s: {samples / sum(times):.2f} ({samples} samples over {len(times)} steps); "
           f"wall {end - start:.0f} s")
 PY
+echo "BM25 throughput on a 100k-passage synthetic corpus (queries/s):"
+build-gpu/bin/retrieval_bench --docs 100000 --queries 8000
 exit $rc

@@ -28,5 +28,6 @@ int run_reward(const Arguments& args);
 int run_convert_hf(const Arguments& args);
 int run_logprobs(const Arguments& args);
 int run_serve(const Arguments& args);
+int run_retrieve(const Arguments& args);
 
 }  // namespace vime::app

@@ -33,7 +33,8 @@ constexpr const char* kUsage = R"(usage:
       vime checkpoint (an iter_NNNNNNN dir or a save dir) -> HF directory. --vocab-size cuts the
       padded vocabulary (default: the config's vocab_size); the origin's config.json and
       tokenizer files are copied; -f overwrites a non-empty OUT.
-  MODEL_ARGS are vime train's model flags (vime train --help model).
+  MODEL_ARGS are vime train's model flags (vime train --help model). `vime convert` is the same
+  command with the same flags.
 )";
 
 struct ToHfOptions {

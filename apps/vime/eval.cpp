@@ -9,6 +9,7 @@
 #include "vime/core/help.hpp"
 #include "vime/loop/eval_run.hpp"
 #include "vime/loop/hook_plugin_check.hpp"
+#include "vime/plugin/rollout_plugin.hpp"
 
 namespace vime::app {
 namespace {
@@ -29,6 +30,7 @@ or --eval-config YAML. --eval-output FILE writes one JSON line per sample.
 int run_eval(const Arguments& argv) {
   if (auto code = help_exit_code(argv, kUsage, core::FlagRegistry::instance())) return *code;
   Args args = core::parse_args(argv);
+  plugin::resolve_rollout_plugin(args);
   // Training-only requirements do not apply to an eval run.
   if (!args.is_set("rollout_batch_size")) args.set("rollout_batch_size", 1, ArgSource::kDerived);
   if (!args.is_set("num_rollout") && !args.is_set("num_epoch")) {

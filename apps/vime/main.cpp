@@ -34,10 +34,14 @@ constexpr Command kCommands[] = {
      vime::app::run_reward},
     {"convert-hf", "HF <-> vime checkpoints (--hf-checkpoint/--save, or --input-dir/--output-dir)",
      vime::app::run_convert_hf},
+    {"convert", "the same as convert-hf (the design card's spelling), with the same flags",
+     vime::app::run_convert_hf},
     {"logprobs", "score {tokens, response_length} JSONL under a model: log_probs and entropy",
      vime::app::run_logprobs},
     {"serve", "serve a checkpoint behind vLLM's HTTP API (/v1/completions, /inference/v1/generate)",
      vime::app::run_serve},
+    {"retrieve", "BM25 search over a JSONL corpus behind Search-R1's /retrieve (`retrieve serve`)",
+     vime::app::run_retrieve},
 };
 
 void print_usage() {

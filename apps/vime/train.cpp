@@ -15,6 +15,7 @@
 #include "vime/error.hpp"
 #include "vime/loop/hook_plugin_check.hpp"
 #include "vime/loop/train_loop.hpp"
+#include "vime/plugin/rollout_plugin.hpp"
 
 namespace vime::app {
 namespace {
@@ -34,6 +35,7 @@ scripts/models/*.sh work as in slime:  source scripts/models/qwen3-4B.sh; vime t
 int run_train(const Arguments& argv) {
   if (auto code = help_exit_code(argv, kUsage, core::FlagRegistry::instance())) return *code;
   Args args = core::parse_args(argv);
+  plugin::resolve_rollout_plugin(args);
   auto warnings = core::validate_args(args);
   core::ConfigDumpExtras extras;
   extras.plugins = loop::check_hook_plugins(args);

@@ -72,3 +72,33 @@ TEST_CASE("convert-hf: flags that disagree with config.json, missing inputs", "[
   CHECK(no_origin.exit_code == 2);
   CHECK_THAT(no_origin.output, Catch::Contains("--origin-hf-dir"));
 }
+
+TEST_CASE("vime convert is convert-hf under the design card's name, both directions", "[ckpt]") {
+  vime::test::TempDir dir;
+  const fs::path origin = dir.path() / "origin";
+  fs::copy(VIME_SOURCE_DIR "/tests/model/golden/tiny_llama", origin);
+  fs::remove(origin / "logits.safetensors");
+  const auto file = vime::ckpt::read_safetensors_dir(origin);
+  const auto ckpt = dir.path() / "ckpt";
+  auto to_vime = run_vime("convert --hf-checkpoint " + origin.string() + " --save " +
+                          ckpt.string() + " --untie-embeddings-and-output-weights");
+  INFO(to_vime.output);
+  REQUIRE(to_vime.exit_code == 0);
+  const auto out = dir.path() / "hf";
+  auto to_hf = run_vime("convert --input-dir " + ckpt.string() + " --output-dir " + out.string() +
+                        " --origin-hf-dir " + origin.string() + " --vocab-size 96");
+  INFO(to_hf.output);
+  REQUIRE(to_hf.exit_code == 0);
+  auto back = vime::ckpt::read_safetensors_dir(out);
+  std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
+  REQUIRE(back.size() == file.size());
+  for (const auto& [name, t] : file) {
+    CAPTURE(name);
+    REQUIRE(by_name.count(name) == 1);
+    CHECK(by_name[name].equal(t));
+  }
+  // Its errors carry its own name.
+  auto bad = run_vime("convert --input-dir x --output-dir y");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::StartsWith("vime convert: error"));
+}

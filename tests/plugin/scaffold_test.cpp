@@ -1,10 +1,12 @@
 // `vime plugin new` output must build out of tree against an installed vime and load.
 #include "vime/plugin/scaffold.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
 #include "vime/error.hpp"
+#include "vime/plugin.hpp"
 
 using vime::test::run_command;
 using vime::test::run_vime;
@@ -18,6 +20,22 @@ TEST_CASE("scaffold refuses bad kinds, names and existing files", "[plugin]") {
   vime::plugin::write_plugin_scaffold("reward", "ok", dir.path());
   CHECK_THROWS_WITH(vime::plugin::write_plugin_scaffold("reward", "ok", dir.path()),
                     Catch::Contains("already exists"));
+}
+
+TEST_CASE("vime plugin new has a template for every kind of the plugin ABI", "[plugin]") {
+  const auto kinds = vime::plugin::scaffold_kinds();
+  auto has = [&](vime::PluginKind k) {
+    return std::find(kinds.begin(), kinds.end(), vime::plugin_kind_name(k)) != kinds.end();
+  };
+  for (uint32_t k = 1; k <= static_cast<uint32_t>(vime::PluginKind::kUpdateWeightPostWrite); ++k) {
+    CAPTURE(vime::plugin_kind_name(static_cast<vime::PluginKind>(k)));
+    CHECK(has(static_cast<vime::PluginKind>(k)));
+  }
+  for (uint32_t k = 100; k <= static_cast<uint32_t>(vime::PluginKind::kModelProvider); ++k) {
+    CAPTURE(vime::plugin_kind_name(static_cast<vime::PluginKind>(k)));
+    CHECK(has(static_cast<vime::PluginKind>(k)));
+  }
+  CHECK(kinds.size() == 24);
 }
 
 TEST_CASE("a scaffolded plugin builds against the installed vime and loads", "[scaffold]") {

@@ -119,24 +119,21 @@ ModelConfig arith_model_config(const ArithTaskOptions& options, int64_t vocab_si
   return presets::qwen3_config(shape);
 }
 
-std::vector<std::string> write_arith_task(const ArithTaskOptions& options) {
-  auto split = make_problems(options.problems);
-  auto tok = make_arith_tokenizer();
-  const fs::path model_dir = options.out / "model", data_dir = options.out / "data";
+std::vector<std::string> write_tiny_model(const fs::path& model_dir, const ModelConfig& config,
+                                          const ArithTokenizerFiles& tok, uint64_t seed,
+                                          const std::function<void(Model&)>& edit) {
   std::error_code ec;
   fs::create_directories(model_dir, ec);
-  if (!ec) fs::create_directories(data_dir, ec);
-  if (ec) throw Error("cannot create " + options.out.string() + ": " + ec.message());
-
-  Model model(arith_model_config(options, tok.vocab_size), at::kFloat, at::kCPU,
-              options.model_seed);
+  if (ec) throw Error("cannot create " + model_dir.string() + ": " + ec.message());
+  Model model(config, at::kFloat, at::kCPU, seed);
+  if (edit) edit(model);
   ckpt::save_hf_model(model, model_dir, tok.vocab_size, at::kFloat);
   // save_hf_model writes the shape; HF's config also names the special token ids.
-  Json config = model.config().to_hf_json("float32");
-  config["bos_token_id"] = nullptr;
-  config["eos_token_id"] = tok.eos_token_id;
-  config["pad_token_id"] = tok.eos_token_id;
-  write_text_file_atomic(model_dir / "config.json", config.dump(2) + "\n");
+  Json hf = model.config().to_hf_json("float32");
+  hf["bos_token_id"] = nullptr;
+  hf["eos_token_id"] = tok.eos_token_id;
+  hf["pad_token_id"] = tok.eos_token_id;
+  write_text_file_atomic(model_dir / "config.json", hf.dump(2) + "\n");
   Json generation = Json::object();
   generation["eos_token_id"] = tok.eos_token_id;
   generation["pad_token_id"] = tok.eos_token_id;
@@ -144,6 +141,18 @@ std::vector<std::string> write_arith_task(const ArithTaskOptions& options) {
   write_text_file_atomic(model_dir / "generation_config.json", generation.dump(2) + "\n");
   write_text_file_atomic(model_dir / "tokenizer.json", tok.tokenizer_json);
   write_text_file_atomic(model_dir / "tokenizer_config.json", tok.tokenizer_config_json);
+  return {"config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
+          "tokenizer_config.json"};
+}
+
+std::vector<std::string> write_arith_task(const ArithTaskOptions& options) {
+  auto split = make_problems(options.problems);
+  auto tok = make_arith_tokenizer();
+  const fs::path model_dir = options.out / "model", data_dir = options.out / "data";
+  std::error_code ec;
+  fs::create_directories(data_dir, ec);
+  if (ec) throw Error("cannot create " + options.out.string() + ": " + ec.message());
+  write_tiny_model(model_dir, arith_model_config(options, tok.vocab_size), tok, options.model_seed);
 
   write_jsonl(data_dir / "train.jsonl", split.train, false);
   write_jsonl(data_dir / "sft.jsonl", split.train, true);

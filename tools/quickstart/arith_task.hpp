@@ -4,12 +4,18 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "arith_problems.hpp"
+#include "arith_tokenizer.hpp"
 #include "common/model_presets.hpp"
 #include "vime/model/model_config.hpp"
+
+namespace vime {
+class Model;
+}
 
 namespace vime::quickstart {
 
@@ -30,6 +36,14 @@ struct ArithTaskOptions {
 
 // The tiny Qwen3 config for `options` and a tokenizer of `vocab_size` tokens.
 ModelConfig arith_model_config(const ArithTaskOptions& options, int64_t vocab_size);
+
+// Writes a random-init model of `config` (seeded) with tokenizer `tok` into `model_dir`:
+// config.json, model.safetensors, generation_config.json, tokenizer.json, tokenizer_config.json.
+// `edit` may change the weights before they are saved. Returns the file names.
+std::vector<std::string> write_tiny_model(const std::filesystem::path& model_dir,
+                                          const ModelConfig& config, const ArithTokenizerFiles& tok,
+                                          uint64_t seed,
+                                          const std::function<void(Model&)>& edit = {});
 
 // Writes every file (each atomically); returns their paths relative to options.out.
 std::vector<std::string> write_arith_task(const ArithTaskOptions& options);

@@ -27,14 +27,16 @@ Json type_object(const char* type) {
 
 }  // namespace
 
-ArithTokenizerFiles make_arith_tokenizer() {
+ArithTokenizerFiles make_arith_tokenizer(std::span<const std::string_view> extra_words) {
+  std::vector<std::string_view> words(std::begin(kWords), std::end(kWords));
+  words.insert(words.end(), extra_words.begin(), extra_words.end());
   Json vocab = Json::object();
   int64_t next_id = 0;
   for (int byte = 0; byte < 256; ++byte) {
     vocab[tokenizer::byte_to_chars(static_cast<unsigned char>(byte))] = next_id++;
   }
   Json merges = Json::array();
-  for (std::string_view word : kWords) {
+  for (std::string_view word : words) {
     std::string left = tokenizer::bytes_to_chars(word.substr(0, 1));
     for (size_t i = 1; i < word.size(); ++i) {
       std::string right = tokenizer::bytes_to_chars(word.substr(i, 1));

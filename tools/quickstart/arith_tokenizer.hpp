@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace vime::quickstart {
 
@@ -16,6 +18,7 @@ struct ArithTokenizerFiles {
   int64_t eos_token_id = 0;
 };
 
-ArithTokenizerFiles make_arith_tokenizer();
+// `extra_words` become single tokens too (the search task's <search>, </search>, ...).
+ArithTokenizerFiles make_arith_tokenizer(std::span<const std::string_view> extra_words = {});
 
 }  // namespace vime::quickstart

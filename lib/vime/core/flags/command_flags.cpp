@@ -43,9 +43,15 @@ const FlagRegistry& plugin_flags() {
   return registry;
 }
 
+const FlagRegistry& retrieve_flags() {
+  static const FlagRegistry registry("retrieve", {retrieve_command()});
+  return registry;
+}
+
 std::vector<const FlagRegistry*> command_registries() {
-  return {&serve_flags(),   &reward_flags(), &logprobs_flags(),        &tokenize_flags(),
-          &from_hf_flags(), &to_hf_flags(),  &convert_hf_help_flags(), &plugin_flags()};
+  return {&serve_flags(),           &reward_flags(),  &logprobs_flags(),
+          &tokenize_flags(),        &from_hf_flags(), &to_hf_flags(),
+          &convert_hf_help_flags(), &plugin_flags(),  &retrieve_flags()};
 }
 
 }  // namespace vime::core::flags

@@ -17,6 +17,7 @@ FlagGroup tokenize_command();    // MODE, --tokenizer, --input, --output, --add-
 FlagGroup convert_hf_from_hf();  // --hf-checkpoint, --save
 FlagGroup convert_hf_to_hf();    // --input-dir, --output-dir, --origin-hf-dir, --vocab-size, -f
 FlagGroup plugin_command();      // COMMAND, TARGET, --kind, --output
+FlagGroup retrieve_command();    // COMMAND (serve), --corpus, --index, --port, BM25 parameters
 
 const FlagRegistry& serve_flags();     // serve's group over train's
 const FlagRegistry& reward_flags();    // reward's group over train's
@@ -26,6 +27,7 @@ const FlagRegistry& from_hf_flags();   // HF -> vime: its group over train's (th
 const FlagRegistry& to_hf_flags();     // vime -> HF: its group alone
 const FlagRegistry& convert_hf_help_flags();  // both directions' groups, for --help
 const FlagRegistry& plugin_flags();           // its group alone
+const FlagRegistry& retrieve_flags();         // its group alone
 
 // Every registry above, for checks over every flag a command declares.
 std::vector<const FlagRegistry*> command_registries();

@@ -14,15 +14,13 @@ constexpr FlagSpec kFlags[] = {
     {"--model-name", kString, nullptr,
      "Model family used to map trainer weights to HF names (unset: from the HF config's class "
      "name)."},
-    {"--rollout-function-path",
-     kString,
-     nullptr,
+    {"--rollout-function-path", kString, nullptr,
      "Plugin: path/to/lib.so[:symbol]. Produces one rollout's samples from the data source "
-     "(unset: the built-in rollout).",
-     kYes,
-     {},
-     {},
-     "--rollout-plugin"},
+     "(unset: the built-in rollout)."},
+    {"--rollout-plugin", kString, nullptr,
+     "Plugin: path/to/lib.so[:symbol] exporting a rollout function (sets --rollout-function-path) "
+     "or a generate function (sets --custom-generate-function-path); a reward it exports is the "
+     "run's --custom-rm-path when the run names no reward."},
     {"--rollout-temperature", kFloat, "1.0",
      "Sampling temperature for rollouts (> 0); the trainer divides logits by it too."},
     {"--rollout-top-p", kFloat, "1.0",

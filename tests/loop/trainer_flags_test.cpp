@@ -246,7 +246,9 @@ TEST_CASE("vime train: --use-opd with an in-trainer teacher shifts the advantage
   REQUIRE(m[true]["rollout/teacher_log_probs"].size() == 1);
   const double student = m[true]["rollout/log_probs"].at(0);
   const double teacher_lp = m[true]["rollout/teacher_log_probs"].at(0);
-  CHECK(std::abs(student - teacher_lp) > 1e-3);  // another model (both near uniform)
+  // Another model: both are near uniform over the vocabulary, so their mean log-probs differ by
+  // ~1e-3 (measured 9.6e-4 .. 2e-3), where the same model would give 0.
+  CHECK(std::abs(student - teacher_lp) > 1e-4);
   // The same rollout 0 (same seed, same starting actor): masked means are linear, so the OPD run's
   // mean advantage is the plain one minus (student − teacher).
   CHECK(m[true]["rollout/advantages"].at(0) ==

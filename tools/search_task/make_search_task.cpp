@@ -6,6 +6,7 @@
 // --tag-biased makes that model draw every token from one fixed distribution that favours the
 // tags, so a CPU test sees searches, information blocks and answers without any training.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <charconv>
 #include <cmath>

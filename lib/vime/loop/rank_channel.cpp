@@ -150,6 +150,21 @@ std::string RankChannel::wait_and_get(const std::string& key) {
   return std::string(value.begin(), value.end());
 }
 
+void RankChannel::finish() {
+  auto& store = group_.store();
+  store.set("vime/done", std::vector<uint8_t>{1});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (store.add("vime/left", 0) < group_.size() - 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void RankChannel::wait_finish() {
+  wait_and_get("vime/done");
+  group_.store().add("vime/left", 1);
+}
+
 RunRange RankChannel::receive_range() {
   const auto bytes = wait_and_get("vime/range");
   Reader r(bytes);

@@ -41,6 +41,12 @@ class RankChannel {
   // Other ranks: block until rank 0 publishes.
   RunRange receive_range();
   RolloutOrder receive(int64_t rollout_id);
+  // The end of the run, through the store (rank 0's eval may still use the other ranks' engines
+  // after their last training, longer than a collective would wait): the other ranks wait for
+  // finish() and check out; rank 0 returns once they have (at most a minute), so its store
+  // outlives their NCCL watchdogs.
+  void finish();
+  void wait_finish();
 
  private:
   std::string wait_and_get(const std::string& key);

@@ -248,6 +248,7 @@ int run_follower(const Args& args, const TrainLoopOptions& options, const RunMod
     if (options.offload_train) offload_train_state(*trainer, true);
     backend->update_weights(actor_model, rollout_id + 1);
   }
+  channel.wait_finish();
   return 0;
 }
 
@@ -377,6 +378,7 @@ int run_training(const Args& given_args, std::ostream& console) {
     run_bar->advance();
   }
   run_bar->finish();
+  if (channel) channel->finish();
   console << "vime train: done\n";
   return 0;
 }

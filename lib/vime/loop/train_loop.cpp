@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <ostream>
 
@@ -20,6 +21,7 @@
 #include "vime/loop/periodic.hpp"
 #include "vime/loop/rank_channel.hpp"
 #include "vime/loop/rollout_backend.hpp"
+#include "vime/loop/rollout_backend_options.hpp"
 #include "vime/loop/run_models.hpp"
 #include "vime/loop/train_batch.hpp"
 #include "vime/loop/train_loop_options.hpp"
@@ -258,6 +260,11 @@ int run_training(const Args& given_args, std::ostream& console) {
   const Args args = with_run_defaults(given_args);
   const auto options = TrainLoopOptions::from(args);
   const auto models = RunModelsOptions::from(args);
+  // vLLM forces NCCL_CUMEM_ENABLE=0 in its processes (vime's launcher does the same for `vime
+  // serve`); NCCL peers that disagree on it fail their P2P setup ("Cuda failure 'invalid
+  // argument'"), so the trainer matches before its first NCCL communicator.
+  if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm)
+    ::setenv("NCCL_CUMEM_ENABLE", "0", 1);
   // Ranks: one process per GPU (vime's launcher, torchrun or Slurm); a world of one runs alone.
   const auto env = dist::rank_env_from_environment(args);
   const auto device = dist::bind_rank_device(env);

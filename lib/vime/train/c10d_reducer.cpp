@@ -7,41 +7,6 @@
 #include "vime/error.hpp"
 
 namespace vime::train {
-namespace {
-
-// Gradients travel in flat buckets of about this many fp32 values (Megatron's bucket size
-// order), so a model of many small tensors makes few collectives.
-constexpr int64_t kBucketElements = 10 * 1000 * 1000;
-
-}  // namespace
-
-void C10dReducer::all_reduce_mean(std::vector<at::Tensor>& grads) {
-  if (group_.size() == 1 || grads.empty()) return;
-  const double inverse = 1.0 / static_cast<double>(group_.size());
-  size_t begin = 0;
-  while (begin < grads.size()) {
-    size_t end = begin;
-    int64_t elements = 0;
-    while (end < grads.size() &&
-           (end == begin || elements + grads[end].numel() <= kBucketElements)) {
-      elements += grads[end].numel();
-      ++end;
-    }
-    std::vector<at::Tensor> flat;
-    for (size_t i = begin; i < end; ++i) flat.push_back(grads[i].reshape(-1));
-    std::vector<at::Tensor> bucket{at::cat(flat)};
-    group_.all_reduce(bucket);
-    bucket[0].mul_(inverse);
-    int64_t offset = 0;
-    for (size_t i = begin; i < end; ++i) {
-      const int64_t n = grads[i].numel();
-      grads[i].copy_(bucket[0].narrow(0, offset, n).view_as(grads[i]));
-      offset += n;
-    }
-    begin = end;
-  }
-}
-
 double C10dReducer::all_reduce_sum(double value) { return group_.all_reduce_sum(value); }
 
 std::vector<double> C10dReducer::all_reduce_sums(std::vector<double> values) {

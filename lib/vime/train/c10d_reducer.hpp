@@ -11,7 +11,6 @@ class C10dReducer final : public GradReducer {
   explicit C10dReducer(dist::ProcessGroup& group) : group_(group) {}
   int64_t rank() const override { return group_.rank(); }
   int64_t world_size() const override { return group_.size(); }
-  void all_reduce_mean(std::vector<at::Tensor>& grads) override;
   double all_reduce_sum(double value) override;
   std::vector<double> all_reduce_sums(std::vector<double> values) override;
   void share_samples(std::vector<at::Tensor>& per_sample, const std::vector<int>& owner,

@@ -1,6 +1,7 @@
-// The one place where gradients, step-wide sums and per-sample data cross data-parallel ranks. The
-// trainer is written for N ranks against this interface; SingleRank is the world of one,
-// C10dReducer (c10d_reducer.hpp) the c10d process group of `vime train`'s ranks.
+// Where step-wide sums and per-sample data cross data-parallel ranks (gradients cross inside the
+// Optimizer, which holds them in flat buckets). The trainer is written for N ranks against this
+// interface; SingleRank is the world of one, C10dReducer (c10d_reducer.hpp) the c10d process group
+// of `vime train`'s ranks.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -22,8 +23,6 @@ class GradReducer {
   // The ranks' c10d group, over which the optimizers reduce their gradients and shard their
   // state (Optimizer(..., group)); null when alone.
   virtual dist::ProcessGroup* process_group() const { return nullptr; }
-  // Averages `grads` over the ranks, in place (reduce, wait, then scale).
-  virtual void all_reduce_mean(std::vector<at::Tensor>& grads) = 0;
   virtual double all_reduce_sum(double value) = 0;
   // Element-wise sums over the ranks, in one collective.
   virtual std::vector<double> all_reduce_sums(std::vector<double> values) = 0;
@@ -38,7 +37,6 @@ class SingleRank final : public GradReducer {
  public:
   int64_t rank() const override { return 0; }
   int64_t world_size() const override { return 1; }
-  void all_reduce_mean(std::vector<at::Tensor>&) override {}
   double all_reduce_sum(double value) override { return value; }
   std::vector<double> all_reduce_sums(std::vector<double> values) override { return values; }
   void share_samples(std::vector<at::Tensor>&, const std::vector<int>&,

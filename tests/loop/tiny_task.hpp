@@ -23,4 +23,15 @@ inline const std::filesystem::path& tiny_arith_task() {
   return dir.path();
 }
 
+// `vime train` flags for GRPO on the tiny task: 4 prompts x 4 samples, one step of 16, 8 new
+// tokens, learning rate `lr`.
+inline std::string tiny_grpo_flags(const std::string& lr) {
+  const auto t = tiny_arith_task().string();
+  return "--hf-checkpoint " + t + "/model --prompt-data " + t +
+         "/data/train.jsonl --input-key input --label-key label --rm-type math"
+         " --advantage-estimator grpo --rollout-batch-size 4 --n-samples-per-prompt 4"
+         " --global-batch-size 16 --rollout-max-response-len 8 --lr " +
+         lr + " ";
+}
+
 }  // namespace vime::test

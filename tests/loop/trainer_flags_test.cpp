@@ -32,13 +32,7 @@ namespace {
 
 const fs::path& task_dir() { return vime::test::tiny_arith_task(); }
 
-std::string grpo_flags() {
-  const auto t = task_dir().string();
-  return "--hf-checkpoint " + t + "/model --prompt-data " + t +
-         "/data/train.jsonl --input-key input --label-key label --rm-type math"
-         " --advantage-estimator grpo --rollout-batch-size 4 --n-samples-per-prompt 4"
-         " --global-batch-size 16 --rollout-max-response-len 8 --lr 1e-3 ";
-}
+std::string grpo_flags() { return vime::test::tiny_grpo_flags("1e-3"); }
 
 std::map<std::string, at::Tensor> tensors_of(const fs::path& dir) {
   std::map<std::string, at::Tensor> out;

@@ -2,13 +2,18 @@
 // backward, AdamW with fp32 master weights. Random weights, packed sequences.
 //   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
 //                    [--recompute] [--iters 5] [--warmup 2] [--device cuda] [--peak-tflops 989]
-//                    [--gpus N] [--use-distributed-optimizer]
+//                    [--gpus N] [--use-distributed-optimizer] [--profile TRACE.json]
+//                    [--forward-only]
 // --gpus N: data parallel over N local ranks (vime's launcher, c10d NCCL/Gloo), --tokens per rank,
 // gradients all-reduced as the trainer does. Rank 0 prints one JSON line: tokens/s over all ranks,
 // step ms, MFU per GPU (model FLOPs: 6·N·T for the matmul weights, including the output layer,
 // plus causal attention 6·L·heads·head_dim·Σ seq_len²) and the peak GPU memory of rank 0.
+// --forward-only: the log-prob pass instead (no autograd state, as Actor::compute_log_probs runs).
+// --profile: one more step after the timed ones under LibTorch's Kineto profiler, written as a
+// Chrome trace (rank 0); tools/bench/trace_summary.py makes the per-kernel table.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
 
 #include <chrono>
 #include <cstdio>
@@ -16,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/kineto_trace.hpp"
 #include "common/model_presets.hpp"
 #include "vime/core/runtime_info.hpp"
 #include "vime/dist/local_launcher.hpp"
@@ -43,9 +49,9 @@ double model_flops(const vime::ModelConfig& c, int64_t tokens, int64_t seq_len) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_name = "qwen3-0.6b", device_name = "cuda";
+  std::string model_name = "qwen3-0.6b", device_name = "cuda", profile_path;
   int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2;
-  bool recompute = false;
+  bool recompute = false, forward_only = false;
   int gpus = 1;
   bool distributed_optimizer = false;
   double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
@@ -64,12 +70,16 @@ int main(int argc, char** argv) {
       warmup = std::stoll(next());
     else if (a == "--recompute")
       recompute = true;
+    else if (a == "--forward-only")
+      forward_only = true;
     else if (a == "--device")
       device_name = next();
     else if (a == "--peak-tflops")
       peak_tflops = std::stod(next());
     else if (a == "--use-distributed-optimizer")
       distributed_optimizer = true;
+    else if (a == "--profile")
+      profile_path = next();
     else if (a == "--gpus")
       gpus = std::stoi(next());
     else {
@@ -113,6 +123,13 @@ int main(int argc, char** argv) {
 
   double loss_value = 0;
   auto step = [&]() {
+    if (forward_only) {
+      at::NoGradGuard no_grad;
+      auto logits = model.forward(batch);
+      auto scored = vime::train::token_log_probs(logits, rows.rows, rows.targets, 1.0, 2048);
+      loss_value = -scored.log_probs.mean().item<double>();
+      return;
+    }
     auto logits = model.forward(batch);
     auto scored = vime::train::token_log_probs(logits, rows.rows, rows.targets, 1.0, 2048);
     auto loss = -scored.log_probs.mean();
@@ -131,20 +148,27 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
       double(iters);
-  const double flops = model_flops(config, tokens, seq_len);
+  const double flops = model_flops(config, tokens, seq_len) / (forward_only ? 3.0 : 1.0);
   const int world = group ? group->size() : 1;
   const double peak_gib =
       static_cast<double>(vime::core::cuda_peak_allocated_bytes(device_index)) / double(1 << 30);
+  if (!profile_path.empty()) {
+    const bool traced = !group || group->rank() == 0;
+    if (traced) vime::bench::start_kineto_trace(device.is_cuda());
+    step();
+    if (traced) vime::bench::save_kineto_trace(profile_path);
+  }
   if (group && group->rank() != 0) return 0;
   std::printf(
       "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"gpus\": %d, "
       "\"tokens_per_gpu\": %lld, \"seq_len\": %lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, "
       "\"tflops_per_gpu\": %.1f, \"mfu\": %.4f, \"peak_gib\": %.2f, \"loss\": %.4f, "
-      "\"params\": %lld, \"distributed_optimizer\": %s}\n",
+      "\"params\": %lld, \"distributed_optimizer\": %s, \"forward_only\": %s}\n",
       model_name.c_str(), recompute ? "true" : "false", world, static_cast<long long>(tokens),
       static_cast<long long>(seq_len), seconds * 1e3, double(tokens) * world / seconds,
       flops / seconds / 1e12, flops / seconds / 1e12 / peak_tflops, peak_gib, loss_value,
-      static_cast<long long>(config.num_parameters()), distributed_optimizer ? "true" : "false");
+      static_cast<long long>(config.num_parameters()), distributed_optimizer ? "true" : "false",
+      forward_only ? "true" : "false");
   std::fflush(stdout);
   return 0;
 }

@@ -26,6 +26,8 @@ def main():
     p.add_argument("--iters", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--peak-tflops", type=float, default=989.0)
+    p.add_argument("--forward-only", action="store_true", help="the no-grad log-prob pass instead")
+    p.add_argument("--profile", default="", help="one more step under torch.profiler -> Chrome trace")
     a = p.parse_args()
     cfg = Qwen3Config(vocab_size=151936, num_key_value_heads=8, head_dim=128, rms_norm_eps=1e-6,
                       rope_theta=1000000.0, tie_word_embeddings=True, **PRESETS[a.model])
@@ -37,7 +39,13 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.01, fused=True)
     ids = torch.randint(0, cfg.vocab_size, (a.tokens // a.seq_len, a.seq_len), device="cuda")
 
-    def step():
+    def forward_only():
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(input_ids=ids).logits
+            lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None])
+        return -lp.mean().item()
+
+    def train_step():
         with torch.autocast("cuda", dtype=torch.bfloat16):
             logits = model(input_ids=ids).logits
         lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None])
@@ -48,6 +56,7 @@ def main():
         opt.zero_grad(set_to_none=True)
         return loss.item()
 
+    step = forward_only if a.forward_only else train_step
     for _ in range(a.warmup):
         step()
     torch.cuda.synchronize()
@@ -56,11 +65,19 @@ def main():
         loss = step()
     torch.cuda.synchronize()
     dt = (time.perf_counter() - t0) / a.iters
+    if a.profile:
+        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=acts) as prof:
+            step()
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(a.profile)
     h, f, L = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
     q, kv = cfg.num_attention_heads * 128, 8 * 128
     matmul = L * (h * (q + 2 * kv) + q * h + 3 * h * f) + cfg.vocab_size * h
-    flops = 6 * matmul * a.tokens + 6 * L * q * (a.tokens // a.seq_len) * a.seq_len ** 2
-    print(json.dumps(dict(impl="hf_eager", model=a.model, recompute=a.recompute, tokens=a.tokens,
+    passes = 2 if a.forward_only else 6  # FLOPs per weight per token: forward 2, + backward 4
+    flops = passes * matmul * a.tokens + passes * L * q * (a.tokens // a.seq_len) * a.seq_len ** 2
+    print(json.dumps(dict(impl="hf_eager", model=a.model, recompute=a.recompute,
+                          forward_only=a.forward_only, tokens=a.tokens,
                           seq_len=a.seq_len, step_ms=round(dt * 1e3, 2),
                           tokens_per_s=round(a.tokens / dt, 1), tflops=round(flops / dt / 1e12, 1),
                           mfu=round(flops / dt / 1e12 / a.peak_tflops, 4), loss=round(loss, 4),

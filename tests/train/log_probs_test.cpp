@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "vime/train/linear_log_probs.hpp"
+
 using namespace vime::train;
 
 TEST_CASE("chunked log-probs and entropy equal the direct computation, with gradients", "[train]") {
@@ -40,4 +42,41 @@ TEST_CASE("response rows pick the logits row before each response token", "[trai
   CHECK(rr.rows.equal(at::tensor(std::vector<int64_t>{1, 2, 5}, at::kLong)));
   CHECK(rr.targets.equal(at::tensor(std::vector<int64_t>{12, 13, 22}, at::kLong)));
   CHECK_THROWS_WITH(response_rows(tokens, {4, 3}, {4, 1}), Catch::Contains("no prompt token"));
+}
+
+TEST_CASE("log-probs from hidden states and the output layer equal those of the logits",
+          "[train]") {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  auto opts = at::TensorOptions().dtype(at::kDouble);
+  auto hidden = at::randn({9, 6}, gen, opts).requires_grad_(true);
+  auto weight = (at::randn({40, 6}, gen, opts) * 0.7).requires_grad_(true);
+  auto rows = at::tensor(std::vector<int64_t>{0, 2, 3, 7, 8}, at::kLong);
+  auto targets = at::tensor(std::vector<int64_t>{4, 39, 0, 7, 7}, at::kLong);
+  auto w_lp = at::randn({5}, gen, opts);
+  auto w_h = at::randn({5}, gen, opts);
+  for (double temperature : {1.0, 0.7}) {
+    for (bool use_entropy : {false, true}) {
+      CAPTURE(temperature, use_entropy);
+      auto fused = linear_token_log_probs(hidden, weight, rows, targets, temperature,
+                                          /*chunk_rows=*/2, /*with_entropy=*/true);
+      auto direct = token_log_probs(at::mm(hidden, weight.t()), rows, targets, temperature, 3);
+      CHECK(at::allclose(fused.log_probs.to(at::kDouble), direct.log_probs.to(at::kDouble), 1e-5,
+                         1e-6));
+      CHECK(
+          at::allclose(fused.entropy.to(at::kDouble), direct.entropy.to(at::kDouble), 1e-5, 1e-6));
+      auto objective = [&](const TokenLogProbs& t) {
+        auto o = (t.log_probs.to(at::kDouble) * w_lp).sum();
+        return use_entropy ? o + (t.entropy.to(at::kDouble) * w_h).sum() : o;
+      };
+      auto g = torch::autograd::grad({objective(fused)}, {hidden, weight});
+      auto g_ref = torch::autograd::grad({objective(direct)}, {hidden, weight});
+      CHECK(at::allclose(g[0], g_ref[0], 1e-5, 1e-6));
+      CHECK(at::allclose(g[1], g_ref[1], 1e-5, 1e-6));
+      CHECK(g[0][1].abs().sum().item<double>() == 0);  // hidden row 1 is not scored
+    }
+  }
+  auto no_entropy = linear_token_log_probs(hidden, weight, at::Tensor(), at::zeros({9}, at::kLong),
+                                           1.0, 4, false);
+  CHECK_FALSE(no_entropy.entropy.defined());
+  CHECK(no_entropy.log_probs.size(0) == 9);
 }

@@ -29,6 +29,7 @@
 #include "vime/dist/rank_device.hpp"
 #include "vime/dist/rank_env.hpp"
 #include "vime/model/model.hpp"
+#include "vime/train/linear_log_probs.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
 
@@ -125,14 +126,16 @@ int main(int argc, char** argv) {
   auto step = [&]() {
     if (forward_only) {
       at::NoGradGuard no_grad;
-      auto logits = model.forward(batch);
-      auto scored = vime::train::token_log_probs(logits, rows.rows, rows.targets, 1.0, 2048);
+      auto scored = vime::train::linear_token_log_probs(
+          model.forward_hidden(batch), model.output_weight(), rows.rows, rows.targets, 1.0, 2048,
+          /*with_entropy=*/false);
       loss_value = -scored.log_probs.mean().item<double>();
       return;
     }
-    auto logits = model.forward(batch);
-    auto scored = vime::train::token_log_probs(logits, rows.rows, rows.targets, 1.0, 2048);
-    auto loss = -scored.log_probs.mean();
+    auto scored =
+        vime::train::linear_token_log_probs(model.forward_hidden(batch), model.output_weight(),
+                                            rows.rows, rows.targets, 1.0, 2048, true);
+    auto loss = -scored.log_probs.mean();  // entropy computed, unused: as the actor without a bonus
     loss.backward();
     optimizer.accumulate_grads();
     optimizer.step(1e-5);

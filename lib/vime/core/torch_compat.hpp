@@ -16,6 +16,14 @@
 #define VIME_HAS_FLASH_VARLEN 0
 #endif
 
+// at::_fused_adamw_ (multi-tensor AdamW, one kernel over many tensors), CUDA only; its double-lr
+// form is stable from 2.1 on.
+#if VIME_TORCH_AT_LEAST(2, 1)
+#define VIME_HAS_FUSED_ADAMW 1
+#else
+#define VIME_HAS_FUSED_ADAMW 0
+#endif
+
 namespace vime::compat {
 
 // at::scaled_dot_product_attention is public from 2.0; 1.13 has only the private

@@ -294,6 +294,8 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
   return rms_norm(x, final_norm_, config_.rms_norm_eps);
 }
 
+at::Tensor Model::output_weight() const { return lm_head_.narrow(0, 0, config_.vocab_size); }
+
 at::Tensor Model::logits(const at::Tensor& hidden) {
   return at::linear(hidden, lm_head_).narrow(-1, 0, config_.vocab_size);
 }

@@ -62,6 +62,9 @@ class Model {
   // the padding columns are dropped.
   at::Tensor logits(const at::Tensor& hidden);
   at::Tensor forward(const PackedBatch& batch) { return logits(forward_hidden(batch)); }
+  // The output layer without its padding rows, [vocab_size, hidden] (a view: gradients reach the
+  // parameter), for log-probs that never form the logits (train/linear_log_probs).
+  at::Tensor output_weight() const;
 
   // Every trainable tensor under its HF name (padded vocabulary; no lm_head.weight when tied).
   const NamedTensorList& named_parameters() const { return parameters_; }

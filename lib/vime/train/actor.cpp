@@ -5,6 +5,7 @@
 
 #include "vime/error.hpp"
 #include "vime/train/advantages.hpp"
+#include "vime/train/linear_log_probs.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/loss.hpp"
 #include "vime/train/loss_batch.hpp"
@@ -13,17 +14,21 @@
 namespace vime::train {
 namespace {
 
-// The forward over a packed micro-batch: logits, and the log-prob and entropy of each response
-// token at the rollout temperature (differentiable).
+// The forward over a packed micro-batch: the log-prob (and, for training, the entropy) of each
+// response token at the rollout temperature (differentiable), from the hidden states without
+// forming the logits; those only for a custom loss, which receives them.
 ForwardOutput forward_response(Model& model, const PackedBatch& packed,
                                const std::vector<int64_t>& total_lengths,
                                const std::vector<int64_t>& response_lengths,
-                               const TrainOptions& options) {
+                               const TrainOptions& options, bool for_training,
+                               bool with_logits = false) {
   ForwardOutput out;
-  out.logits = model.forward(packed);
+  auto hidden = model.forward_hidden(packed);
+  if (with_logits) out.logits = model.logits(hidden);
   auto rr = response_rows(packed.tokens, total_lengths, response_lengths);
-  out.response = token_log_probs(out.logits, rr.rows, rr.targets, options.rollout_temperature,
-                                 options.log_probs_chunk_rows);
+  out.response = linear_token_log_probs(hidden, model.output_weight(), rr.rows, rr.targets,
+                                        options.rollout_temperature, options.log_probs_chunk_rows,
+                                        for_training);
   return out;
 }
 
@@ -82,7 +87,7 @@ std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch&
       responses.push_back(batch.response_lengths[s]);
     }
     auto forward = forward_response(model, pack_samples(batch, mb, model.device()), totals,
-                                    responses, ctx_.options);
+                                    responses, ctx_.options, /*for_training=*/false);
     int64_t start = 0;
     for (auto s : mb) {
       out[s] = forward.response.log_probs.narrow(0, start, batch.response_lengths[s]).detach();
@@ -235,8 +240,9 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
   Metrics sums;
   for (const auto& mb : plan.per_rank[reducer_.rank()]) {
     auto lb = LossBatch::of(batch, data, mb, model_.device());
-    auto forward =
-        forward_response(model_, lb.packed, lb.total_lengths, lb.response_lengths, options);
+    auto forward = forward_response(model_, lb.packed, lb.total_lengths, lb.response_lengths,
+                                    options, /*for_training=*/true,
+                                    /*with_logits=*/static_cast<bool>(ctx_.plugins.custom_loss));
     if (!first_step_log_probs.empty()) {
       auto parts = lb.split(forward.response.log_probs.detach());
       for (size_t k = 0; k < mb.size(); ++k) first_step_log_probs[mb[k]] = parts[k];

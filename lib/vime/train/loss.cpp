@@ -209,8 +209,10 @@ LossOutput policy_loss_function(const TrainContext& ctx, const LossBatch& batch,
                                                  ctx.options.calculate_per_token_loss)
                                        : ssm;
   auto pg_value = pg_reducer(pg_loss);
-  auto entropy_value = ssm(forward.response.entropy);
-  auto loss = pg_value - o.entropy_coef * entropy_value;
+  // Without an entropy bonus the entropy is a metric only: no gradient through it.
+  auto entropy_value =
+      ssm(o.entropy_coef != 0 ? forward.response.entropy : forward.response.entropy.detach());
+  auto loss = o.entropy_coef != 0 ? pg_value - o.entropy_coef * entropy_value : pg_value;
   metrics["pg_loss"] = pg_value;
   metrics["entropy_loss"] = entropy_value;
   metrics["pg_clipfrac"] = ssm(pg.clipfrac);

@@ -67,7 +67,7 @@ SumOfSampleMean sum_of_sample_mean(const LossBatch& batch, bool calculate_per_to
 
 // What a loss reads from the model's forward over a micro-batch.
 struct ForwardOutput {
-  at::Tensor logits;       // [total_tokens, vocab] of the packed micro-batch
+  at::Tensor logits;       // [total_tokens, vocab]: only for a custom loss (else undefined)
   TokenLogProbs response;  // [Σ response_lengths]: each response token's log-prob and entropy
 };
 

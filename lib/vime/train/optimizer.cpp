@@ -10,6 +10,7 @@
 #include "vime/core/args_lookup.hpp"
 #include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
+#include "vime/train/adamw_update.hpp"
 #include "vime/train/grad_buckets.hpp"
 #include "vime/train/host_offload.hpp"
 
@@ -148,7 +149,7 @@ void Optimizer::accumulate_grads() {
   check_resident("accumulate_grads");
   for (auto& s : slots_) {
     if (!s.param.grad().defined()) continue;
-    s.main_grad.add_(s.param.grad().to(at::kFloat));
+    s.main_grad.add_(s.param.grad());  // fp32 += bf16 in one kernel: no fp32 copy of the grad
     s.param.mutable_grad() = at::Tensor();
   }
 }
@@ -232,19 +233,25 @@ StepResult Optimizer::step(double lr) {
     if (coeff < 1.0) clip = coeff;
   }
   ++num_steps_;
-  const double bias1 = 1 - std::pow(config_.beta1, static_cast<double>(num_steps_));
-  const double bias2 = 1 - std::pow(config_.beta2, static_cast<double>(num_steps_));
+  // Two lists, with and without weight decay, each one fused update on CUDA.
+  train::AdamWTensors decayed, plain;
   for (auto& g : segments_) {
     const auto& s = slots_[g.slot];
-    auto grad = clip == 1.0 ? g.grad : g.grad * clip;
-    g.exp_avg.mul_(config_.beta1).add_(grad, 1 - config_.beta1);
-    g.exp_avg_sq.mul_(config_.beta2).addcmul_(grad, grad, 1 - config_.beta2);
-    auto denom = (g.exp_avg_sq / bias2).sqrt_().add_(config_.eps);
-    if (s.has_weight_decay && config_.weight_decay != 0) {
-      g.master.mul_(1 - lr * config_.weight_decay);
+    auto& list = s.has_weight_decay && config_.weight_decay != 0 ? decayed : plain;
+    list.params.push_back(g.master);
+    list.grads.push_back(g.grad);
+    list.exp_avgs.push_back(g.exp_avg);
+    list.exp_avg_sqs.push_back(g.exp_avg_sq);
+  }
+  train::AdamWHyper hyper{lr, config_.beta1, config_.beta2, config_.eps, 0.0, clip, num_steps_};
+  train::adamw_update(plain, hyper);
+  hyper.weight_decay = config_.weight_decay;
+  train::adamw_update(decayed, hyper);
+  if (!sharded_) {
+    for (auto& g : segments_) {
+      const auto& s = slots_[g.slot];
+      if (!g.master.is_same(s.param)) s.param.copy_(g.master);
     }
-    g.master.addcdiv_(g.exp_avg, denom, -lr / bias1);
-    if (!sharded_ && !g.master.is_same(s.param)) s.param.copy_(g.master);
   }
   if (sharded_) gather_params();
   for (auto& b : buckets_) b.grads.zero_();

@@ -71,7 +71,7 @@ constexpr std::array<const char*, kExec + 1> kStageNames = {"start",
 
 // One step of building the jail's filesystem under its root mount point.
 struct JailMount {
-  enum Kind { kMkdir, kTmpfs, kBindDir, kBindFile, kSymlink } kind;
+  enum Kind { kMkdir, kTmpfs, kBindDir, kBindFile, kSymlink, kReadOnly } kind;
   std::string source;               // host path (bind), link text (symlink)
   std::string target;               // host path under the jail root
   std::string inside;               // the path inside the jail, for messages
@@ -125,6 +125,12 @@ void set_up_jail(const ChildPlan& p) {
         if (::mkdir(target, 0755) < 0 && errno != EEXIST) report(p.report_fd, kMountpoint, index);
         if (::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0) {
           report(p.report_fd, kBind, index);
+        }
+        continue;
+      case JailMount::kReadOnly:
+        if (::mount(nullptr, target, nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC,
+                    nullptr) < 0) {
+          report(p.report_fd, kRemount, index);
         }
         continue;
       case JailMount::kBindDir:
@@ -295,6 +301,7 @@ std::vector<JailMount> jail_mounts(const JailSpec& spec) {
   for (const char* dev : {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"}) {
     mounts.push_back({JailMount::kBindFile, dev, root + dev, dev});
   }
+  mounts.push_back({JailMount::kReadOnly, "", root + "/dev", "/dev"});  // the devices stay writable
   const std::string work = spec.work_dir.string();
   mounts.push_back({JailMount::kBindDir, work, root + "/tmp", "/tmp",
                     MS_NOSUID | MS_NODEV | mount_flags_of(work)});

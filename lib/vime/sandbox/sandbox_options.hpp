@@ -31,7 +31,7 @@ struct SandboxLimits {
 
 struct SandboxOptions {
   SandboxLimits limits;
-  int64_t concurrency = 32;        // runs at once across all threads; more callers wait for a slot
+  int64_t concurrency = 32;  // runs at once across all threads; more callers wait for a slot
   // Looked up on PATH unless it holds a '/'. Empty: /usr/bin/python3 when it exists (the jail
   // shows the system's /usr; a pyenv shim or a venv elsewhere needs read_only_paths), else python3.
   std::string python;

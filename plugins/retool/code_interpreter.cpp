@@ -6,7 +6,6 @@
 #include <mutex>
 #include <utility>
 
-#include "common/py_text.hpp"
 #include "common/py_value.hpp"
 #include "retool_text.hpp"
 #include "vime/error.hpp"
@@ -98,7 +97,7 @@ CodeRun execute_code(const RetoolConfig& config, const std::string& code) {
     run.text = "Error: Code execution timed out after " +
                vime::rm::python_str(config.python_timeout) + " seconds";
   } else if (r.exit_code == 0) {
-    run.text = vime::rm::strip(kept_output(r.stdout_text, r.stdout_bytes));
+    run.text = python_strip(kept_output(r.stdout_text, r.stdout_bytes));
   } else {
     const int returncode = r.exit_code ? *r.exit_code : -r.signal.value_or(0);
     run.text = "Error: Process exited with code " + std::to_string(returncode) + "\n" +
@@ -111,7 +110,7 @@ Observation execute_prediction(const RetoolConfig& config, const std::string& tu
   const Action action = postprocess_predictions(turn);
   if (action.kind == Action::kAnswer) return {"", true, false, {}};
   if (action.kind == Action::kNone) return {kInvalidAction, false, false, {}};
-  const std::string code = vime::rm::strip(action.content);
+  const std::string code = python_strip(action.content);
   if (code.empty()) {
     return {"\n\n<interpreter>\nError: No Python code found\n</interpreter>\n\n", false, true, {}};
   }

@@ -1,7 +1,7 @@
 // ReTool as a vime plugin (slime examples/retool/generate_with_retool.py): a generate function
 // that lets the model run Python in a sandbox, and its reward, in one .so:
 //
-//   vime train --rollout-plugin build/plugins/retool.so --custom-config-path retool.yaml \
+//   vime train --rollout-plugin build/plugins/retool.so --custom-config-path retool.yaml
 //       --reward-key score ...
 //
 // The prompt is slime's tool template around the sample's prompt. Each turn the engine continues

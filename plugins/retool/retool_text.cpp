@@ -1,6 +1,7 @@
 #include "retool_text.hpp"
 
 #include <array>
+#include <utility>
 #include <vector>
 
 #include "common/py_text.hpp"
@@ -116,11 +117,48 @@ std::optional<std::string> tool_call_code(std::string json_text) {
   if (!arguments->is_object()) return std::nullopt;
   const vime::Json* code = arguments->find("code");
   if (!code || !code->is_string()) return std::nullopt;  // "" is blank; .strip() on others raises
-  if (vime::rm::strip(code->as_string()).empty()) return std::nullopt;
+  if (python_strip(code->as_string()).empty()) return std::nullopt;
   return code->as_string();
 }
 
+// str.isspace(): Unicode White_Space plus the four ASCII separators \x1c-\x1f.
+bool python_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
+}
+
+// The code point that starts at byte i and its length; invalid UTF-8 is one non-space byte.
+std::pair<char32_t, size_t> code_point_at(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return {0xFFFD, 1};
+  char32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return {0xFFFD, 1};
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  return {cp, n};
+}
+
 }  // namespace
+
+std::string python_strip(std::string_view text) {
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const auto [cp, n] = code_point_at(text, begin);
+    if (!python_space(cp)) break;
+    begin += n;
+  }
+  size_t end = begin, last_non_space = begin;
+  while (end < text.size()) {
+    const auto [cp, n] = code_point_at(text, end);
+    end += n;
+    if (!python_space(cp)) last_non_space = end;
+  }
+  return std::string(text.substr(begin, last_non_space - begin));
+}
 
 const char* const kInvalidAction =
     "\nMy previous action is invalid. If I want to execute code, I should put the code between "
@@ -148,15 +186,14 @@ Action postprocess_predictions(std::string_view prediction) {
   static const Regex code(R"((?s)<code>(.*?)</code>)");
   static const Regex python_block(R"((?s)```python\s*(.*?)\s*```)");
   if (auto m = answer.search(prediction)) {
-    return {Action::kAnswer, vime::rm::strip((*m)[1].value_or(""))};
+    return {Action::kAnswer, python_strip((*m)[1].value_or(""))};
   }
   if (auto m = tool_call.search(prediction)) {
     if (auto c = tool_call_code((*m)[1].value_or(""))) return {Action::kCode, *c};
   }
-  if (auto m = code.search(prediction))
-    return {Action::kCode, vime::rm::strip((*m)[1].value_or(""))};
+  if (auto m = code.search(prediction)) return {Action::kCode, python_strip((*m)[1].value_or(""))};
   if (auto m = python_block.search(prediction)) {
-    return {Action::kCode, vime::rm::strip((*m)[1].value_or(""))};
+    return {Action::kCode, python_strip((*m)[1].value_or(""))};
   }
   return {};
 }

@@ -31,6 +31,10 @@ std::optional<std::string> unsafe_code_reason(std::string_view code);
 // execute_code's wrapper script around the user's code (indented into a try block).
 std::string wrap_code(std::string_view code);
 
+// Python's str.strip(): every character str.isspace() accepts (U+00A0, U+3000, ... as well as
+// ASCII whitespace), from both ends.
+std::string python_strip(std::string_view text);
+
 // execute_predictions' text for a turn with no action.
 extern const char* const kInvalidAction;
 

@@ -81,7 +81,7 @@ struct Fixture {
         vime::plugin::load_plugin<vime::PluginKind::kReward>(kPlugin, "--custom-rm-path", "reward");
   }
   vime::Sample run(ScriptedEngine& engine, const vime::Args& args, int64_t max_new_tokens = 64) {
-    vime::GenerateContext ctx{args, engine, *tok};
+    vime::GenerateContext ctx{args, engine, *tok, false, std::nullopt};
     vime::Sample s;
     s.prompt = "What is 6*7?";
     s.label = "42";
@@ -230,20 +230,31 @@ TEST_CASE("retool: limits, invalid actions, hostile code, the context budget", "
     CHECK(f.run(aborting, config_args("{}")).status == vime::SampleStatus::kAborted);
   }
   SECTION("hostile code with the safety check off: contained, and said so") {
-    ScriptedEngine engine(*f.tok, {{"<code>import time\ntime.sleep(60)</code>"},
+    ScriptedEngine engine(*f.tok, {{"<code>while True:\n    pass</code>"},
                                    {"<code>import os\nwhile True:\n    os.fork()</code>"},
                                    {"<code>open('/etc/passwd')</code>"},
                                    {"Answer: \\boxed{41}"}});
-    auto s = f.run(engine, config_args("python_safety_check: false\npython_timeout: 1\n"
-                                       "python_max_processes: 8\n"));
-    CHECK_THAT(s.response,
-               Catch::Contains(interpreter("Error: Code execution timed out after 1 seconds")));
-    CHECK_THAT(s.response, Catch::Contains("Resource temporarily unavailable"));
+    auto s = f.run(engine, config_args("python_safety_check: false\npython_timeout: 20\n"
+                                       "python_cpu_seconds: 1\npython_max_processes: 8\n"));
+    // SIGKILL at RLIMIT_CPU's hard limit, a second past python_cpu_seconds (the run is pid 1 of its
+    // pid namespace, which ignores SIGXCPU); on a machine too loaded to give it that, the timeout.
+    CHECK_THAT(
+        s.response,
+        Catch::Contains(interpreter("Error: Process exited with code -9\n")) ||
+            Catch::Contains(interpreter("Error: Code execution timed out after 20 seconds")));
+    CHECK_THAT(s.response, Catch::Contains("[Errno 11] Resource temporarily unavailable"));
     CHECK_THAT(s.response, Catch::Contains("No such file or directory: '/etc/passwd'"));
-    CHECK(s.metadata.at("retool").at("code_timeouts").as_int() == 1);
     CHECK(s.metadata.at("retool").at("tool_call_count").as_int() == 3);
     // Wrong answer, three tool calls: min(-0.6, -1 + 0.05).
     CHECK(f.reward(config_args("{}"), s).at("score").as_double() == -0.95);
+  }
+  SECTION("a run past python_timeout: slime's timeout text") {
+    ScriptedEngine engine(*f.tok, {{"<code>while True:\n    pass</code>"}});
+    auto s =
+        f.run(engine, config_args("max_turns: 1\npython_timeout: 1\npython_cpu_seconds: 60\n"));
+    CHECK(s.response == "<code>while True:\n    pass</code>" +
+                            interpreter("Error: Code execution timed out after 1 seconds"));
+    CHECK(s.metadata.at("retool").at("code_timeouts").as_int() == 1);
   }
   SECTION("an observation past --rollout-max-context-len is cut, and the sample truncated") {
     const auto prompt_len =
@@ -273,13 +284,15 @@ TEST_CASE("retool: limits, invalid actions, hostile code, the context budget", "
 
 TEST_CASE("retool: interpreter output beyond the cap ends in a note; bad UTF-8 is replaced",
           "[retool]") {
-  const auto config = retool::RetoolConfig::from(config_args("python_max_output_bytes: 100\n"));
+  const auto config = retool::RetoolConfig::from(config_args("python_max_output_bytes: 101\n"));
   const auto run = retool::execute_code(config, "print('\\u00e9' * 200)");
-  // "Output:\n" and 46 two-byte characters fit in 100 bytes; the 47th is cut in two and replaced.
+  // "Output:\n", 46 two-byte characters and half the 47th are kept; the half is replaced.
   CHECK(run.text == "Output:\n" + [] {
     std::string s;
     for (int i = 0; i < 46; ++i) s += "\u00e9";
     return s;
-  }() + "\xEF\xBF\xBD\n[output truncated: the first 100 of 409 bytes]");
+  }() + "\xEF\xBF\xBD\n[output truncated: the first 101 of 410 bytes]");
   CHECK(retool::valid_utf8("a\xFF\xC3\xA9") == "a\xEF\xBF\xBD\xC3\xA9");
+  CHECK(retool::python_strip("\u3000\u00a0 x y\t\u2029") == "x y");  // str.strip()
+  CHECK(retool::python_strip("\u200b x") == "\u200b x");             // zero-width space is no space
 }

@@ -133,7 +133,8 @@ TEST_CASE("vime train --rollout-plugin build/plugins/retool.so", "[retool_train]
   auto tok = vime::tokenizer::HfTokenizer::from_directory(task / "model");
   auto reward = vime::plugin::load_plugin<vime::PluginKind::kReward>(
       (build / "plugins/retool.so").string(), "--custom-rm-path", "reward");
-  const auto args = vime::core::parse_args({"--custom-config-path", config.string()});
+  const std::vector<std::string> flags = {"--custom-config-path", config.string()};
+  const auto args = vime::core::parse_args(flags);
 
   int64_t printed = 0, refused = 0, raised = 0, invalid = 0, answered = 0;
   for (const auto& json : samples) {

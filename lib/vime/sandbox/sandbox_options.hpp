@@ -17,7 +17,9 @@ const char* isolation_name(Isolation isolation);
 
 struct SandboxLimits {
   double wall_timeout_s = 120;  // then the whole sandbox (every process in it) is killed
-  int64_t cpu_seconds = 120;    // RLIMIT_CPU per process (SIGXCPU, then SIGKILL one second later)
+  // RLIMIT_CPU per process: SIGXCPU, then SIGKILL one second later (the run's first process is
+  // pid 1 of its pid namespace, which ignores SIGXCPU: it ends by the SIGKILL).
+  int64_t cpu_seconds = 120;
   int64_t memory_bytes = int64_t{4} << 30;      // RLIMIT_AS per process
   int64_t file_size_bytes = int64_t{64} << 20;  // RLIMIT_FSIZE: the largest file it may write
   int64_t open_files = 64;                      // RLIMIT_NOFILE

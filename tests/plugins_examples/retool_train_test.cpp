@@ -11,6 +11,7 @@
 
 #include "arith_task.hpp"
 #include "arith_tokenizer.hpp"
+#include "retool_text.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/atomic_file.hpp"
@@ -53,12 +54,12 @@ void bias_towards_words(vime::Model& model, const vime::Tokenizer& tok) {
     REQUIRE(ids.size() == 1);
     lm_head[ids[0]][0] = logit / scale;
   };
+  // Per token: EOS ~15% (most turns end before 16 tokens, so the loop goes on), each code block
+  // ~9%, the answer ~3%, letters the rest.
   for (char c = 'a'; c <= 'z'; ++c) set(std::string(1, c), 0.0);
-  set(kPrintCode, 2.5);  // ~25% per token
-  set(kUnsafeCode, 0.7);
-  set(kRaisingCode, 0.7);
-  set(kAnswer, 0.45);  // ~3%: about half of the 16-token turns hold no answer
-  lm_head[*tok.eos_token_id()][0] = 0.7 / scale;
+  for (auto code : {kPrintCode, kUnsafeCode, kRaisingCode}) set(code, 1.5);
+  set(kAnswer, 0.5);
+  lm_head[*tok.eos_token_id()][0] = 2.0 / scale;
 }
 
 const fs::path& retool_task() {
@@ -66,9 +67,15 @@ const fs::path& retool_task() {
   static bool made = false;
   if (!made) {
     // The words as added tokens: BPE merges could not build them (they hold other words' pieces).
+    // So is slime's system text with the tool list (~860 byte tokens otherwise), for speed.
     auto files = vime::quickstart::make_arith_tokenizer();
     auto tj = vime::Json::parse(files.tokenizer_json);
-    for (std::string_view word : kWords) {
+    const std::string header = retool::format_prompt("");
+    const size_t from = std::string_view("<|im_start|>system").size();
+    const std::string system = header.substr(from, header.find("<|im_end|>") - from);
+    std::vector<std::string> words(std::begin(kWords), std::end(kWords));
+    words.push_back(system);
+    for (const std::string& word : words) {
       tj["added_tokens"].push_back(vime::Json::Object{{"id", files.vocab_size++},
                                                       {"content", std::string(word)},
                                                       {"single_word", false},
@@ -109,7 +116,7 @@ std::string interpreter(const std::string& text) {
 TEST_CASE("vime train --rollout-plugin build/plugins/retool.so", "[retool_train]") {
   const fs::path task = retool_task();
   vime::test::TempDir run;
-  const auto config = run.write("retool.yaml", "max_turns: 3\npython_timeout: 20\n");
+  const auto config = run.write("retool.yaml", "max_turns: 4\npython_timeout: 20\n");
   const fs::path build = VIME_BUILD_DIR;
   auto r = vime::test::run_command(
       "cd " + build.parent_path().string() + " && " + VIME_BIN + " train --rollout-plugin " +
@@ -192,7 +199,7 @@ TEST_CASE("vime train --rollout-plugin build/plugins/retool.so", "[retool_train]
       i = j;
     }
     CHECK(rebuilt == s.response);
-    CHECK(turns <= 3);
+    CHECK(turns <= 4);
     const auto& stats = s.metadata.at("retool");
     CHECK(stats.at("tool_call_count").as_int() == blocks);
     if (model_turn.find(kAnswer) != std::string::npos) ++answered;

@@ -304,3 +304,51 @@ TEST_CASE("sandbox: bad options are usage errors naming the option", "[sandbox]"
   o.read_only_paths = {dir.string()};
   CHECK(Sandbox(o).run_python("print(1)").stdout_text == "1\n");
 }
+
+TEST_CASE("sandbox: the weaker isolations (accepted only by name) still limit and kill",
+          "[sandbox]") {
+  // The fallbacks for kernels that refuse namespaces or mounts, run directly on this one.
+  vime::test::TempDir dir;
+  fs::permissions(dir.path(), fs::perms::all);  // the run's uid (65534 for root) writes here
+  auto spec_for = [&](Isolation isolation, const std::string& code) {
+    std::ofstream(dir.path() / "code.py") << code;
+    vime::sandbox::JailSpec spec;
+    spec.isolation = isolation;
+    spec.program = "/usr/bin/python3";
+    spec.argv = {"python3", (dir.path() / "code.py").string()};
+    spec.env = {"PATH=/usr/bin:/bin"};
+    spec.work_dir = dir.path();
+    spec.limits = quick_kill_options().limits;
+    return spec;
+  };
+  SECTION("namespaces without the jail: host files readable, still no network, pid 1") {
+    auto r = vime::sandbox::run_in_jail(
+        spec_for(Isolation::kNoFilesystemJail,
+                 "import os, socket\n"
+                 "print(os.getpid(), os.path.exists('/etc/passwd'))\n"
+                 "try:\n"
+                 "    socket.create_connection(('1.1.1.1', 53), timeout=1)\n"
+                 "except OSError as e:\n"
+                 "    print(e.strerror)\n"));
+    CHECK(r.stdout_text == "1 True\nNetwork is unreachable\n");
+  }
+  SECTION("none: its process group is killed when it ends, and at the timeout") {
+    auto r = vime::sandbox::run_in_jail(spec_for(Isolation::kNone,
+                                                 "import os, time\n"
+                                                 "pid = os.fork()\n"
+                                                 "if pid == 0:\n"
+                                                 "    time.sleep(60)\n"
+                                                 "print(pid, os.getuid() != 0, flush=True)\n"));
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.stdout_text, Catch::EndsWith(" True\n"));  // not root, even for a root caller
+    const pid_t child = std::stoi(r.stdout_text);
+    for (int i = 0; i < 40 && ::kill(child, 0) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(::kill(child, 0) != 0);  // the sleeper died with the run (zombies are reaped by init)
+    auto slow =
+        vime::sandbox::run_in_jail(spec_for(Isolation::kNone, "import time\ntime.sleep(60)\n"));
+    CHECK(slow.timed_out);
+    CHECK(slow.signal == SIGKILL);
+  }
+}

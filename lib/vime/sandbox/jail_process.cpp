@@ -85,6 +85,8 @@ struct ChildPlan {
   int go_fd = -1, go_write_fd = -1, report_fd = -1;
   std::array<int, 3> stdio{-1, -1, -1};
   bool setsid = false, jail = false, namespaces = false, drop_groups = false;
+  bool drop_root = false;  // no namespaces, called as root: become outside_uid() (65534)
+  unsigned uid = 0, gid = 0;
   std::string root;
   std::vector<JailMount> mounts;
   std::string cwd;
@@ -173,6 +175,10 @@ int child_main(void* arg) {
   if (p.namespaces && (::setresgid(kInsideId, kInsideId, kInsideId) < 0 ||
                        ::setresuid(kInsideId, kInsideId, kInsideId) < 0 ||
                        (p.drop_groups && ::setgroups(0, nullptr) < 0))) {
+    report(p.report_fd, kIdentity, -1);
+  }
+  if (p.drop_root && (::setgroups(0, nullptr) < 0 || ::setresgid(p.gid, p.gid, p.gid) < 0 ||
+                      ::setresuid(p.uid, p.uid, p.uid) < 0)) {
     report(p.report_fd, kIdentity, -1);
   }
   if (p.jail) set_up_jail(p);
@@ -342,6 +348,9 @@ JailResult run_in_jail(const JailSpec& spec) {
   plan.jail = spec.isolation == Isolation::kFull;
   plan.namespaces = namespaces;
   plan.drop_groups = namespaces && ::geteuid() == 0;  // root may; others must write "deny" first
+  plan.drop_root = !namespaces && ::geteuid() == 0;
+  plan.uid = outside_uid();
+  plan.gid = outside_gid();
   plan.root = spec.jail_root.string();
   if (plan.jail) plan.mounts = jail_mounts(spec);
   plan.cwd = plan.jail ? "/tmp" : spec.work_dir.string();

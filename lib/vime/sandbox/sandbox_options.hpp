@@ -11,7 +11,9 @@ namespace vime::sandbox {
 enum class Isolation {
   kFull,              // user + pid + network + mount + IPC + UTS namespaces, filesystem jail
   kNoFilesystemJail,  // the namespaces without the mount jail: the host's files stay visible
-  kNone,              // rlimits and a process group only: network and host files reachable
+  // rlimits, a process group, and uid 65534 for a root caller (else the caller's uid) only: the
+  // network and the host's files are reachable, a child that calls setsid() outlives the run.
+  kNone,
 };
 const char* isolation_name(Isolation isolation);
 

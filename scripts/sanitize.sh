@@ -11,6 +11,6 @@ cmake -S tests/sanitize -B "$build" -G Ninja -DVIME_FUZZ_RUNS="${VIME_FUZZ_RUNS:
 ninja -C "$build" -j "${JOBS:-2}"
 built=$SECONDS
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 (cd "$build" && ctest -j "${JOBS:-2}" --output-on-failure)
 echo "sanitize: build $((built - start)) s, tests and fuzzing $((SECONDS - built)) s"

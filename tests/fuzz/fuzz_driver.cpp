@@ -28,6 +28,12 @@
 
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
+// Under g++, UBSan is a runtime of its own that exits without ASan's death callback unless it
+// aborts; aborting, it reaches the SIGABRT handler below, which saves the input.
+extern "C" const char* __ubsan_default_options() {
+  return "print_stacktrace=1:halt_on_error=1:abort_on_error=1";
+}
+
 namespace {
 
 std::string g_name = "fuzz";

@@ -30,9 +30,7 @@ constexpr int kSamplesPerRollout = 16;  // tiny_grpo_flags: 4 prompts x 4 sample
 std::string train_command(const fs::path& save, const std::string& crash_at, bool load) {
   std::string cmd;
   if (!crash_at.empty()) cmd += "VIME_TEST_CRASH_AT=" + crash_at + " ";
-  // Line-buffered, so the console lines before the kill reach the pipe (the restart's check).
-  cmd += "stdbuf -oL -eL " + std::string(VIME_BIN) + " train " +
-         vime::test::tiny_grpo_flags("1e-3") +
+  cmd += std::string(VIME_BIN) + " train " + vime::test::tiny_grpo_flags("1e-3") +
          "--entropy-coef 0.01 --vllm-enable-deterministic-inference --num-rollout " +
          std::to_string(kNumRollout) + " --save " + save.string() + " --save-interval 1";
   if (load) cmd += " --load " + save.string();

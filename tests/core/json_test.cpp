@@ -85,4 +85,7 @@ TEST_CASE("Json reads extreme and zero numbers as Python does, offsets unchanged
   CHECK_THROWS_WITH(vime::Json::parse("[1, 1" + std::string(100, '0') + ".5e300]"),
                     Catch::Contains("at offset 4: Number too big"));
   CHECK_THROWS_WITH(vime::Json::parse("1e400"), Catch::Contains("Number too big"));
+  CHECK_THROWS_WITH(vime::Json::parse("[NaNe9]"), Catch::Contains("at offset 4: Invalid value"));
+  CHECK_THROWS_AS(vime::Json::parse("-Infinity.5"), vime::Error);
+  CHECK(std::isinf(vime::Json::parse("[-Infinity]").at(size_t{0}).as_double()));
 }

@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fuzz: an exception escaped the harness\n");
     std::abort();
   });
+  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   const std::vector<std::string> dictionary = fuzz_dictionary();
   const auto start = std::chrono::steady_clock::now();
   for (const auto& input : corpus) run_one(input);

@@ -143,6 +143,17 @@ std::string_view guard_json_numbers(std::string_view text, std::string_view wher
       in_string = true;
       continue;
     }
+    for (std::string_view literal : {"NaN", "Infinity"}) {
+      if (c != literal[0]) continue;
+      // RapidJSON (kParseNanAndInfFlag) goes on into a fraction or exponent after these and
+      // converts no digits: an assertion, or a read before its buffer without one.
+      const size_t after = i + literal.size();
+      if (text.substr(i, literal.size()) == literal && after < text.size() &&
+          (text[after] == '.' || text[after] == 'e' || text[after] == 'E')) {
+        throw Error(std::string(where) + ": invalid JSON at offset " + std::to_string(after) +
+                    ": Invalid value.");
+      }
+    }
     if (c != '-' && !digit(i)) continue;
     // A number token: [-] digits [. digits] [(e|E) [+-] digits]. `lead` is the decimal exponent of
     // its first nonzero digit without the exponent part (none: the number is a zero).

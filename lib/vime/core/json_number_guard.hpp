@@ -4,7 +4,9 @@
 //   __builtin_clzll(0) ("passing zero to clz()");
 // - a decimal exponent past its table of cached powers, above ("1" + 100 zeros + ".5e300") or
 //   below ("0." + 400 zeros + "1e-300"): an out-of-bounds read in GetCachedPowerByIndex, and a
-//   garbage value.
+//   garbage value;
+// - NaN or Infinity followed by a fraction or an exponent ("NaNe9"): an assertion, or a read before
+//   its digit buffer.
 // Every reader that hands outside text to RapidJSON that way passes it through this first.
 #pragma once
 
@@ -15,9 +17,9 @@ namespace vime::core {
 
 // `text` with each such number (outside strings) resolved as Python's json resolves it: zeros and
 // numbers below 1e-325 written as 0.0 or -0.0, padded with spaces so every offset stays where it
-// was; a number of 1e309 or more is the error RapidJSON gives 1e400 (vime::Error naming `where`
-// and the number's offset). Returns `text` itself (no copy) when nothing changes, otherwise a view
-// of `storage`.
+// was; a number of 1e309 or more is the error RapidJSON gives 1e400, and NaN or Infinity followed
+// by '.', 'e' or 'E' an invalid value (vime::Error naming `where` and the offset). Returns `text`
+// itself (no copy) when nothing changes, otherwise a view of `storage`.
 std::string_view guard_json_numbers(std::string_view text, std::string_view where,
                                     std::string& storage);
 

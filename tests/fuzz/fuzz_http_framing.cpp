@@ -145,6 +145,9 @@ void check_response(const Exchange& exchanged) {
   if (at == std::string::npos) __builtin_trap();
   const size_t length = std::stoul(head.substr(at + 16));
   const std::string body = out.substr(head_end + 4, length);
+  // cpp-httplib answers a malformed request (400) and closes with the rest of the input unread;
+  // the answer's body may then not arrive whole. What arrives whole must be an error body.
+  if (body.size() < length) return;
   vime::Json json;
   try {
     json = vime::Json::parse(body, "error body");

@@ -161,6 +161,7 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
                      : status == 413 ? "RequestEntityTooLargeError"
                      : status == 414 ? "RequestURITooLongError"
                      : status == 503 ? "ServiceUnavailableError"
+                     : status < 500  ? "BadRequestError"
                                      : "InternalServerError";
   Json error =
       Json::Object{{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}};

@@ -84,6 +84,9 @@ void add_request_framing(httplib::Server& http, const ServeOptions& options,
       send_json(res, Json::Object{{"detail", "Not Found"}}, 404);  // FastAPI's 404
     } else if (res.status == 405 && res.body.empty()) {
       send_json(res, Json::Object{{"detail", "Method Not Allowed"}}, 405);
+    } else if (res.status >= 400 && res.body.empty()) {  // e.g. cpp-httplib's 416 for a Range
+      send_error(res, res.status,
+                 "the request cannot be served (HTTP " + std::to_string(res.status) + ")");
     }
   });
 }

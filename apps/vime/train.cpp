@@ -54,6 +54,9 @@ int run_train(const Arguments& argv) {
                                           runtime.cuda_available ? runtime.cuda_device_count : 0)) {
     return dist::launch_local_ranks(*plan, std::cout);
   }
+  // Line-buffered even into a pipe (`vime train ... | tee log`): a run that is killed keeps its
+  // last console lines, which say where it was.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   return loop::run_training(args, std::cout);
 }
 

@@ -1,6 +1,7 @@
 #include "vime/json.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "vime/error.hpp"
 
@@ -60,4 +61,31 @@ TEST_CASE("Json refuses nesting deeper than 1000 levels instead of overflowing t
   CHECK(Json::parse(ok).is_array());
   // Brackets inside strings do not count.
   CHECK(Json::parse("[\"" + std::string(5000, '[') + "\\\"[\"]").size() == 1);
+}
+
+// RapidJSON 1.1.0 has undefined behaviour for these (UBSan, fuzz_json: clz(0), an out-of-bounds
+// table read); Json::parse resolves them first (core/json_number_guard.hpp) as Python does.
+TEST_CASE("Json reads extreme and zero numbers as Python does, offsets unchanged", "[json]") {
+  const std::string zeros(30, '0'), many(400, '0');
+  const vime::Json v =
+      vime::Json::parse("[0e-30, -0.0E400, 0." + zeros + ", \"0e-30\", 0.0, 1e-30, 0, 0." + many +
+                        "1e-300, -1e-400, 1.5e308]");
+  REQUIRE(v.size() == 10);
+  CHECK(v.at(size_t{0}).as_double() == 0.0);
+  CHECK(std::signbit(v.at(size_t{1}).as_double()));
+  CHECK(v.at(size_t{2}).as_double() == 0.0);
+  CHECK(v.at(size_t{3}).as_string() == "0e-30");
+  CHECK(v.at(size_t{5}).as_double() == 1e-30);
+  CHECK(v.at(size_t{6}).is_int());
+  CHECK(v.at(size_t{7}).as_double() == 0.0);
+  CHECK(std::signbit(v.at(size_t{8}).as_double()));
+  CHECK(v.at(size_t{9}).as_double() == 1.5e308);
+  CHECK_THROWS_WITH(vime::Json::parse("[0e-30, x]"), Catch::Contains("at offset 8"));
+  CHECK_THROWS_AS(vime::Json::parse("[0.e5]"), vime::Error);
+  CHECK_THROWS_WITH(vime::Json::parse("[1, 1" + std::string(100, '0') + ".5e300]"),
+                    Catch::Contains("at offset 4: Number too big"));
+  CHECK_THROWS_WITH(vime::Json::parse("1e400"), Catch::Contains("Number too big"));
+  CHECK_THROWS_WITH(vime::Json::parse("[NaNe9]"), Catch::Contains("at offset 4: Invalid value"));
+  CHECK_THROWS_AS(vime::Json::parse("-Infinity.5"), vime::Error);
+  CHECK(std::isinf(vime::Json::parse("[-Infinity]").at(size_t{0}).as_double()));
 }

@@ -3,10 +3,12 @@
 // harness's dictionary words) through LLVMFuzzerTestOneInput. Built with ASan+UBSan, a memory or
 // undefined-behaviour error ends the run; the input that caused it is written to
 // ./crash-<harness>-<n> first. Under clang, the same harnesses link -fsanitize=fuzzer instead.
-//   fuzz_<name> [--runs N] [--seed S] [--max-len B] CORPUS_DIR...
+//   fuzz_<name> [--runs N] [--seconds T] [--seed S] [--max-len B] CORPUS_DIR...
+// (--seconds: stop the mutations after T seconds, or after N runs, whichever comes first.)
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -25,6 +27,12 @@
 #include "fuzz_harness.hpp"
 
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+// Under g++, UBSan is a runtime of its own that exits without ASan's death callback unless it
+// aborts; aborting, it reaches the SIGABRT handler below, which saves the input.
+extern "C" const char* __ubsan_default_options() {
+  return "print_stacktrace=1:halt_on_error=1:abort_on_error=1";
+}
 
 namespace {
 
@@ -120,6 +128,7 @@ std::string mutate(std::string s, const std::vector<std::string>& corpus,
 int main(int argc, char** argv) {
   g_name = std::filesystem::path(argv[0]).filename().string();
   long long runs = 10000;
+  double seconds = 0;  // 0: no time limit
   uint64_t seed = 1;
   size_t max_len = 64 << 10;
   std::vector<std::string> dirs;
@@ -127,6 +136,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc)
       runs = std::atoll(argv[++i]);
+    else if (a == "--seconds" && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
     else if (a == "--seed" && i + 1 < argc)
       seed = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--max-len" && i + 1 < argc)
@@ -153,17 +164,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fuzz: an exception escaped the harness\n");
     std::abort();
   });
+  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   const std::vector<std::string> dictionary = fuzz_dictionary();
   const auto start = std::chrono::steady_clock::now();
   for (const auto& input : corpus) run_one(input);
   std::mt19937_64 rng(seed);
-  for (long long i = 0; i < runs; ++i) {
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  long long done = 0;
+  for (; done < runs; ++done) {
+    if (seconds > 0 && done % 64 == 0 && elapsed() > seconds) break;
     const std::string input =
         mutate(corpus[rng() % corpus.size()], corpus, dictionary, rng, max_len);
     run_one(input);
   }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << g_name << ": " << corpus.size() + runs << " executions (" << corpus.size()
-            << " seeds) in " << s << " s, crashes: 0" << std::endl;
+  const double s = elapsed();
+  const auto executions = static_cast<long long>(corpus.size()) + done;
+  std::cout << g_name << ": " << executions << " executions (" << corpus.size() << " seeds) in "
+            << s << " s (" << static_cast<long long>(executions / std::max(s, 1e-9))
+            << "/s), crashes: 0" << std::endl;
   return 0;
 }

@@ -9,4 +9,6 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// Optional (libFuzzer's): one-time setup before the first input, outside the per-input timeout.
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) __attribute__((weak));
 std::vector<std::string> fuzz_dictionary();

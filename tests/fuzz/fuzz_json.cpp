@@ -15,8 +15,9 @@ void check(std::string_view text) {
   } catch (const vime::Error&) {
     return;
   }
+  // Dumped text parses back to the same dump (compared as text: NaN != NaN as a value).
   const std::string dumped = value.dump();
-  if (!(vime::Json::parse(dumped, "dump") == value)) __builtin_trap();  // round trip broke
+  if (vime::Json::parse(dumped, "dump").dump() != dumped) __builtin_trap();  // round trip broke
   (void)value.dump(2);
 }
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/test_support.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/plugin.hpp"
 
@@ -38,6 +39,12 @@ TEST_CASE("vime plugin new has a template for every kind of the plugin ABI", "[p
   CHECK(kinds.size() == 24);
 }
 
+// As a user would, `vime plugin new` then a CMake build against `cmake --install` of this build,
+// for one plain kind (reward) and one tensor kind (the first that includes LibTorch), each from its
+// own generated CMakeLists.txt. The other kinds are compiled, linked and loaded too, but cheaply:
+// their sources are included by one translation unit of one plugin (each exports under its own
+// name), plain kinds first so none of them sees LibTorch's headers. Any kind that stops compiling,
+// exporting or loading fails the test.
 TEST_CASE("a scaffolded plugin builds against the installed vime and loads", "[scaffold]") {
   vime::test::TempDir dir;
   const std::string prefix = (dir.path() / "prefix").string();
@@ -47,19 +54,41 @@ TEST_CASE("a scaffolded plugin builds against the installed vime and loads", "[s
   REQUIRE(install.exit_code == 0);
 
   const std::string vime = prefix + "/bin/vime";
+  std::vector<std::string> plain, tensor;
   for (const auto& kind : vime::plugin::scaffold_kinds()) {
-    const std::string name = "my_" + kind;
-    const std::string src = (dir.path() / name).string();
+    const auto files =
+        vime::plugin::write_plugin_scaffold(kind, "my_" + kind, dir.path() / ("all/my_" + kind));
+    const bool uses_torch =
+        vime::read_text_file(files.at(1)).find("<ATen/ATen.h>") != std::string::npos;
+    (uses_torch ? tensor : plain).push_back(kind);
+  }
+  REQUIRE(std::find(plain.begin(), plain.end(), "reward") != plain.end());
+  REQUIRE_FALSE(tensor.empty());
+  const std::vector<std::string> full = {"reward", tensor.front()};
+  for (const auto& kind : full) {  // the CLI writes what the build below uses
+    const std::string src = (dir.path() / ("my_" + kind)).string();
     auto created =
-        run_command(vime + " plugin new --kind " + kind + " " + name + " --output " + src);
+        run_command(vime + " plugin new --kind " + kind + " my_" + kind + " --output " + src);
     INFO(created.output);
     REQUIRE(created.exit_code == 0);
   }
-  // One CMake project per kind would cost a configure each; build them all from one parent project.
-  std::string parent = "cmake_minimum_required(VERSION 3.25)\nproject(all LANGUAGES CXX)\n";
-  for (const auto& kind : vime::plugin::scaffold_kinds())
-    parent += "add_subdirectory(my_" + kind + ")\n";
-  dir.write("CMakeLists.txt", parent);
+  std::string unity;
+  for (const auto* group : {&plain, &tensor}) {
+    for (const auto& kind : *group) {
+      if (std::find(full.begin(), full.end(), kind) == full.end())
+        unity += "#include \"all/my_" + kind + "/my_" + kind + ".cpp\"\n";
+    }
+  }
+  dir.write("all_kinds.cpp", unity);
+  dir.write("CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.25)\nproject(all LANGUAGES CXX)\n"
+            "add_subdirectory(my_reward)\nadd_subdirectory(my_" +
+                tensor.front() +
+                ")\n"
+                "find_package(vime REQUIRED)\nfind_package(Torch REQUIRED)\n"
+                "vime_add_plugin(all_kinds all_kinds.cpp)\n"
+                "target_include_directories(all_kinds PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})\n"
+                "target_link_libraries(all_kinds PRIVATE stdc++ torch)\n");
   auto configure =
       run_command("cmake -S " + dir.path().string() + " -B " + (dir.path() / "build").string() +
                   " -DCMAKE_PREFIX_PATH=" + prefix + " -DCMAKE_BUILD_TYPE=Release");
@@ -69,13 +98,26 @@ TEST_CASE("a scaffolded plugin builds against the installed vime and loads", "[s
   INFO(build.output);
   REQUIRE(build.exit_code == 0);
 
-  for (const auto& kind : vime::plugin::scaffold_kinds()) {
+  for (const auto& kind : full) {
     const std::string so =
         (dir.path() / "build" / ("my_" + kind) / ("libmy_" + kind + ".so")).string();
     auto inspected = run_command(vime + " plugin inspect " + so);
     INFO(inspected.output);
     CHECK(inspected.exit_code == 0);
     CHECK_THAT(inspected.output, Catch::Contains("my_" + kind) && Catch::Contains(kind));
+  }
+  auto inspected =
+      run_command(vime + " plugin inspect " + (dir.path() / "build/liball_kinds.so").string());
+  INFO(inspected.output);
+  CHECK(inspected.exit_code == 0);
+  CHECK_THAT(inspected.output,
+             Catch::Contains(std::to_string(plain.size() + tensor.size() - 2) + " export(s)"));
+  for (const auto* group : {&plain, &tensor}) {
+    for (const auto& kind : *group) {
+      if (std::find(full.begin(), full.end(), kind) != full.end()) continue;
+      CAPTURE(kind);
+      CHECK_THAT(inspected.output, Catch::Contains("my_" + kind + " "));
+    }
   }
   // The installed vime accepts the scaffolded reward plugin in a run.
   const std::string reward_so = (dir.path() / "build/my_reward/libmy_reward.so").string();

@@ -12,6 +12,7 @@
 #include "vime/ckpt/optimizer_shards.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/atomic_file.hpp"
+#include "vime/core/crash_point.hpp"
 #include "vime/error.hpp"
 
 namespace vime::ckpt {
@@ -87,6 +88,7 @@ void write_rank0_files(const fs::path& dir, const Model& model, const Optimizer*
                                                                          : "float32");
   config["vime_padded_vocab_size"] = model.config().padded_vocab_size;
   write_text_file_atomic(dir / "model" / "config.json", config.dump(2) + "\n");
+  crash_point("ckpt_model");
   const bool has_optimizer = optimizer != nullptr && options.save_optimizer;
   if (has_optimizer) {
     if (optimizer->is_sharded()) {
@@ -94,6 +96,7 @@ void write_rank0_files(const fs::path& dir, const Model& model, const Optimizer*
     } else {
       write_safetensors(dir / optimizer_file(0), optimizer->state_tensors());
     }
+    crash_point("ckpt_optimizer");
   }
   if (options.save_rng) {
     auto rng = at::detail::getDefaultCPUGenerator().get_state();
@@ -108,6 +111,20 @@ void write_rank0_files(const fs::path& dir, const Model& model, const Optimizer*
   s["data_source"] = state.data_source;
   s["args"] = state.args;
   write_text_file_atomic(dir / "state.json", s.dump(2) + "\n");
+  crash_point("ckpt_state");
+}
+
+// Removes what an earlier, killed save of this iteration left in `save_dir`: its temp dir
+// (<iter>.tmp.<pid>, never complete) or the copy it was replacing (<iter>.old.<pid>; the tracker
+// never points at an iteration being re-saved).
+void remove_stale_copies(const fs::path& save_dir, int64_t iteration) {
+  const std::string name = iteration_dir_name(iteration);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(save_dir, ec)) {
+    const std::string other = e.path().filename().string();
+    if (other.rfind(name + ".tmp.", 0) == 0 || other.rfind(name + ".old.", 0) == 0)
+      fs::remove_all(e.path());
+  }
 }
 
 // Replaces an older copy of the same iteration only once the new one is complete, then points
@@ -117,11 +134,13 @@ void publish(const fs::path& save_dir, const fs::path& temp_dir, int64_t iterati
   if (fs::exists(final_dir)) {
     const fs::path old_dir = final_dir.string() + ".old." + std::to_string(::getpid());
     fs::rename(final_dir, old_dir);
+    crash_point("ckpt_replacing");
     fs::rename(temp_dir, final_dir);
     fs::remove_all(old_dir);
   } else {
     fs::rename(temp_dir, final_dir);
   }
+  crash_point("ckpt_renamed");
   write_text_file_atomic(save_dir / kTracker, std::to_string(iteration) + "\n");
 }
 
@@ -144,6 +163,7 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
   if (rank == 0) {
     try {
       fs::create_directories(save_dir);
+      remove_stale_copies(save_dir, state.iteration);
       temp_dir =
           save_dir / (iteration_dir_name(state.iteration) + ".tmp." + std::to_string(::getpid()));
       fs::remove_all(temp_dir);

@@ -7,9 +7,12 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "vime/core/json_depth.hpp"
+#include "vime/core/json_number_guard.hpp"
 #include "vime/error.hpp"
 
 namespace vime {
@@ -122,10 +125,99 @@ void check_json_depth(std::string_view text, std::string_view where) {
   }
 }
 
+std::string_view guard_json_numbers(std::string_view text, std::string_view where,
+                                    std::string& storage) {
+  auto digit = [&](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  bool in_string = false;
+  bool copied = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    for (std::string_view literal : {"NaN", "Infinity"}) {
+      if (c != literal[0]) continue;
+      // RapidJSON (kParseNanAndInfFlag) goes on into a fraction or exponent after these and
+      // converts no digits: an assertion, or a read before its buffer without one.
+      const size_t after = i + literal.size();
+      if (text.substr(i, literal.size()) == literal && after < text.size() &&
+          (text[after] == '.' || text[after] == 'e' || text[after] == 'E')) {
+        throw Error(std::string(where) + ": invalid JSON at offset " + std::to_string(after) +
+                    ": Invalid value.");
+      }
+    }
+    if (c != '-' && !digit(i)) continue;
+    // A number token: [-] digits [. digits] [(e|E) [+-] digits]. `lead` is the decimal exponent of
+    // its first nonzero digit without the exponent part (none: the number is a zero).
+    const size_t start = i;
+    size_t j = i + (c == '-' ? 1 : 0);
+    const size_t int_begin = j;
+    while (digit(j)) ++j;
+    const size_t int_end = j;
+    bool valid = int_end > int_begin;
+    std::optional<int64_t> lead;
+    for (size_t k = int_begin; k < int_end && !lead; ++k)
+      if (text[k] != '0') lead = static_cast<int64_t>(int_end - k) - 1;
+    if (j < text.size() && text[j] == '.') {
+      const size_t frac_begin = ++j;
+      while (digit(j)) ++j;
+      valid = valid && j > frac_begin;  // "0.e5" stays the error it is
+      for (size_t k = frac_begin; k < j && !lead; ++k)
+        if (text[k] != '0') lead = -static_cast<int64_t>(k - frac_begin) - 1;
+    }
+    int64_t exponent = 0;
+    bool has_exponent = false;
+    if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
+      size_t k = j + 1;
+      const bool negative = k < text.size() && text[k] == '-';
+      if (k < text.size() && (text[k] == '+' || text[k] == '-')) ++k;
+      if (digit(k)) {
+        has_exponent = true;
+        for (j = k; digit(j); ++j)
+          exponent = std::min<int64_t>(exponent * 10 + (text[j] - '0'), 1 << 30);
+        if (negative) exponent = -exponent;
+      }
+    }
+    i = j - 1;
+    if (!valid) continue;
+    bool to_zero;
+    if (!lead) {  // a zero: RapidJSON's fast path takes it only without an exponent or long
+                  // fraction
+      to_zero = has_exponent || j - int_end > 23;
+    } else {
+      const int64_t magnitude = *lead + exponent;
+      if (magnitude > 308) {
+        throw Error(std::string(where) + ": invalid JSON at offset " + std::to_string(start) +
+                    ": Number too big to be stored in double.");
+      }
+      to_zero = magnitude < -325;  // under half the smallest denormal: Python reads 0.0
+    }
+    if (!to_zero) continue;
+    if (!copied) {
+      storage.assign(text);
+      copied = true;
+    }
+    const std::string replacement = c == '-' ? "-0.0" : "0.0";
+    const size_t length = j - start;  // >= 3: "0e5" is the shortest
+    storage.replace(start, length, replacement + std::string(length - replacement.size(), ' '));
+  }
+  return copied ? std::string_view(storage) : text;
+}
+
 }  // namespace core
 
-Json Json::parse(std::string_view text, std::string_view where) {
-  core::check_json_depth(text, where);
+Json Json::parse(std::string_view given, std::string_view where) {
+  core::check_json_depth(given, where);
+  std::string storage;
+  const std::string_view text = core::guard_json_numbers(given, where, storage);
   rapidjson::Document doc;
   constexpr unsigned kFlags = rapidjson::kParseFullPrecisionFlag | rapidjson::kParseNanAndInfFlag;
   doc.Parse<kFlags>(text.data(), text.size());

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "vime/ckpt/checkpoint.hpp"
+#include "vime/core/crash_point.hpp"
 #include "vime/data/make_data_source.hpp"
 #include "vime/data/tokenizer_hooks.hpp"
 #include "vime/dist/process_group.hpp"
@@ -196,6 +197,7 @@ void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollou
 void save(Trainer& t, const TrainLoopOptions& options, const RunModelsOptions& models,
           DataSource& data_source, int64_t rollout_id, std::ostream& console) {
   data_source.save(rollout_id);
+  crash_point("data_saved");
   save_checkpoint(t, options, rollout_id);
   console << "vime train: saved " << *options.save << "/" << ckpt::iteration_dir_name(rollout_id)
           << "\n";

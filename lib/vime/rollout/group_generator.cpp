@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 
+#include "vime/core/crash_point.hpp"
 #include "vime/generate_context.hpp"
 #include "vime/rollout/default_generate.hpp"
 
@@ -111,6 +112,7 @@ void GroupGenerator::run_sample(const std::shared_ptr<GroupState>& state, size_t
       mark_failed(sample, stage, e.what());
     }
   }
+  crash_point("rollout_sample");
   if (--state->remaining != 0) return;
   if (options_.group_rm && !state->evaluation && !aborted_) {
     std::vector<size_t> todo;

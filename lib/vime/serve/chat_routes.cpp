@@ -12,116 +12,11 @@
 
 #include "vime/serve/completion_output.hpp"
 #include "vime/serve/event_stream.hpp"
-#include "vime/serve/request_limits.hpp"
 #include "vime/serve/serve_context.hpp"
 #include "vime/serve/tool_calls.hpp"
 
 namespace vime::serve {
 namespace {
-
-// A list of {"type": "text", "text": ...} parts as one string, as vLLM hands "string"-format
-// templates (joined by newlines).
-std::string text_of_parts(const Json& parts, const std::string& where) {
-  std::string text;
-  for (size_t j = 0; j < parts.size(); ++j) {
-    const Json& part = parts.at(j);
-    const std::string at = where + "[" + std::to_string(j) + "]";
-    const Json* type = part.is_object() ? part.find("type") : nullptr;
-    if (!type || !type->is_string()) throw BadRequest(at + " must be an object with a type");
-    if (type->as_string() != "text") {
-      throw BadRequest(at + ": content parts of type '" + type->as_string() +
-                       "' are not supported (only 'text')");
-    }
-    const Json* t = part.find("text");
-    if (!t || !t->is_string()) throw BadRequest(at + ".text must be a string");
-    if (j > 0) text += "\n";
-    text += t->as_string();
-  }
-  return text;
-}
-
-// The messages as the chat template takes them: roles checked, content parts joined.
-Json messages_of(const Json& body) {
-  const Json* messages = body.find("messages");
-  if (!messages || messages->is_null()) throw BadRequest("messages is required");
-  if (!messages->is_array() || messages->size() == 0) {
-    throw BadRequest("messages must be a non-empty list of {role, content} objects");
-  }
-  Json out = Json::array();
-  for (size_t i = 0; i < messages->size(); ++i) {
-    const std::string at = "messages[" + std::to_string(i) + "]";
-    Json m = messages->at(i);
-    if (!m.is_object()) throw BadRequest(at + " must be an object with role and content");
-    const Json* role = m.find("role");
-    if (!role || !role->is_string()) throw BadRequest(at + ".role is required");
-    const std::string& r = role->as_string();
-    if (r != "system" && r != "developer" && r != "user" && r != "assistant" && r != "tool") {
-      throw BadRequest(at + ".role '" + r +
-                       "' is not one of system, developer, user, assistant, tool");
-    }
-    const Json* content = m.find("content");
-    if (content && content->is_array()) {
-      m["content"] = text_of_parts(*content, at + ".content");
-    } else if (content && !content->is_string() && !content->is_null()) {
-      throw BadRequest(at + ".content must be a string or a list of text parts");
-    } else if (!content && r != "assistant") {
-      throw BadRequest(at + ".content is required");
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-// transformers' continue_final_message: the rendered chat ends where the final message's content
-// does, so the model continues it.
-std::string cut_after_final_message(const std::string& rendered, const Json& messages) {
-  const Json* content = messages.at(messages.size() - 1).find("content");
-  const std::string final = content && content->is_string() ? content->as_string() : "";
-  if (auto at = rendered.rfind(final); !final.empty() && at != std::string::npos) {
-    return rendered.substr(0, at + final.size());
-  }
-  const size_t b = final.find_first_not_of(" \t\n\r"), e = final.find_last_not_of(" \t\n\r");
-  const std::string stripped = b == std::string::npos ? "" : final.substr(b, e - b + 1);
-  auto at = rendered.rfind(stripped);
-  if (stripped.empty() || at == std::string::npos) {
-    throw BadRequest(
-        "continue_final_message: the final message does not appear in the chat the template "
-        "renders");
-  }
-  return rendered.substr(0, at + stripped.size());
-}
-
-std::string render(const ServeContext& ctx, const Json& body, const Json& messages) {
-  const bool continue_final = bool_field(body, "continue_final_message", false);
-  const bool generation_prompt = bool_field(body, "add_generation_prompt", !continue_final);
-  if (continue_final && generation_prompt) {
-    throw BadRequest("continue_final_message and add_generation_prompt cannot both be true");
-  }
-  Json tools = nullptr;
-  if (const Json* t = body.find("tools"); t && !t->is_null()) {
-    if (!t->is_array()) throw BadRequest("tools must be a list of tool definitions");
-    if (t->size() > 0) tools = *t;
-  }
-  Json kwargs = Json::object();
-  if (const Json* kw = body.find("chat_template_kwargs"); kw && !kw->is_null()) {
-    if (!kw->is_object()) throw BadRequest("chat_template_kwargs must be an object");
-    kwargs = *kw;
-  }
-  std::string text;
-  try {
-    text = ctx.tokenizer.apply_chat_template(messages, tools, generation_prompt, kwargs);
-  } catch (const Error& e) {
-    const std::string why = e.what();
-    if (why.find("no chat template") != std::string::npos) {
-      throw BadRequest(
-          "this model has no chat template, so /v1/chat/completions cannot render messages; "
-          "send a rendered prompt to /v1/completions (" +
-          why + ")");
-    }
-    throw BadRequest("messages: the model's chat template failed: " + why);
-  }
-  return continue_final ? cut_after_final_message(text, messages) : text;
-}
 
 // Chat logprobs: {"content": [{token, logprob, bytes, top_logprobs}]}. vime computes the sampled
 // token's log-prob only, so top_logprobs lists that token when top > 0.
@@ -272,12 +167,8 @@ void stream_parsed_chat(ServeContext& ctx, const Chat& c, httplib::Response& res
 
 void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const Json body = parse_body(req);
-  const Json messages = messages_of(body);
   Chat c;
-  const std::string rendered = render(ctx, body, messages);
-  check_prompt_bytes(ctx, rendered.size(), "messages");
-  c.prompt = ctx.tokenizer.encode(rendered, bool_field(body, "add_special_tokens", false));
-  if (c.prompt.empty()) throw BadRequest("messages render to no tokens");
+  c.prompt = chat_prompt(ctx.tokenizer, ctx.options.max_model_len, body);
 
   // Chat's logprobs is a bool and top_logprobs the count; the rest reads as /v1/completions.
   Json fields = body;

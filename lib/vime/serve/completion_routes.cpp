@@ -9,41 +9,10 @@
 
 #include "vime/serve/completion_output.hpp"
 #include "vime/serve/event_stream.hpp"
-#include "vime/serve/request_limits.hpp"
 #include "vime/serve/serve_context.hpp"
 
 namespace vime::serve {
 namespace {
-
-std::vector<std::vector<int32_t>> prompts_of(const ServeContext& ctx, const Json& body) {
-  const Json* prompt = body.find("prompt");
-  if (!prompt || prompt->is_null()) throw BadRequest("prompt is required");
-  const int64_t vocab = ctx.tokenizer.vocab_size();
-  bool add_special = true;
-  if (const Json* a = body.find("add_special_tokens"); a && a->is_bool())
-    add_special = a->as_bool();
-  auto encode = [&](const Json& text) {
-    check_prompt_bytes(ctx, text.as_string().size(), "prompt");
-    auto ids = ctx.tokenizer.encode(text.as_string(), add_special);
-    if (ids.empty()) throw BadRequest("prompt encodes to no tokens");
-    return ids;
-  };
-  if (prompt->is_string()) return {encode(*prompt)};
-  if (!prompt->is_array() || prompt->size() == 0) {
-    throw BadRequest("prompt must be a string, a list of token ids, or a list of either");
-  }
-  const Json& first = prompt->at(size_t{0});
-  if (first.is_int()) return {token_ids_from(*prompt, "prompt", vocab)};
-  std::vector<std::vector<int32_t>> out;
-  for (const auto& p : prompt->as_array()) {
-    if (p.is_string()) {
-      out.push_back(encode(p));
-    } else {
-      out.push_back(token_ids_from(p, "prompt", vocab));
-    }
-  }
-  return out;
-}
 
 // vLLM's completion logprobs for the tokens `ids` (text_offset continues from `offset`).
 Json completion_logprobs(const ServeContext& ctx, std::span<const int32_t> ids,
@@ -119,7 +88,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   const Json body = parse_body(req);
   Options o;
   o.params = sampling_params_from(body);
-  const auto prompts = prompts_of(ctx, body);
+  const auto prompts = completion_prompts(ctx.tokenizer, ctx.options.max_model_len, body);
   const Json* logprobs = body.find("logprobs");
   o.want_logprobs = logprobs && !logprobs->is_null();
   o.as_ids = bool_field(body, "return_tokens_as_token_ids");

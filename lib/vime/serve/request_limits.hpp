@@ -1,37 +1,24 @@
-// Bounds on what one request may make `vime serve` do, checked before the work: the body's size
-// (--max-request-bytes: 413 above it, read from Content-Length and never buffered), and a text
-// prompt's bytes against the context (400 without tokenizing a prompt that cannot fit).
+// How `vime serve` takes HTTP requests before any route runs, and bounds what one request may make
+// it do: the body's size (--max-request-bytes: 413 above it, read from Content-Length and never
+// buffered; a chunked body, of unknown size, 411), the API key, and every error answered in
+// vLLM's error shape (a vime::Error from a route: 400, or 503 while stopping; anything else: 500).
+// Torch-free, so tests/fuzz/fuzz_http_framing.cpp runs this framing under ASan+UBSan. A text
+// prompt's bytes are checked against the context by request_body.hpp's check_prompt_bytes.
 #pragma once
 
-#include <cstdint>
-#include <string_view>
+#include <atomic>
 
 namespace httplib {
 class Server;
-struct Request;
-struct Response;
 }  // namespace httplib
 
 namespace vime::serve {
 
-struct ServeContext;
+struct ServeOptions;
 
-// Makes httplib refuse bodies over ctx.options.max_request_bytes (its payload limit skips them
-// without keeping them) and answers the 413 in vLLM's error shape.
-void limit_request_size(httplib::Server& http, const ServeContext& ctx);
-
-// For the pre-routing handler (before httplib reads the body): answers a chunked body, whose
-// size is not known up front, with 411 in vLLM's error shape; returns whether it answered.
-bool refuse_unbounded_body(const ServeContext& ctx, const httplib::Request& req,
-                           httplib::Response& res);
-
-// For httplib's error handler: fills an empty 411/413/414 answer with vLLM's error body.
-void describe_limit_error(const ServeContext& ctx, const httplib::Request& req,
-                          httplib::Response& res);
-
-// Throws BadRequest when a text prompt of `bytes` bytes must hold more tokens than the context:
-// no token of the vocabulary decodes to more than max_token_bytes(), so `bytes` needs at least
-// bytes / max_token_bytes() tokens. Cheap: nothing is tokenized.
-void check_prompt_bytes(const ServeContext& ctx, size_t bytes, std::string_view what);
+// Installs the payload limit and the pre-routing, exception and error handlers on `http`.
+// `options` and `stopping` must outlive the server.
+void add_request_framing(httplib::Server& http, const ServeOptions& options,
+                         const std::atomic<bool>& stopping);
 
 }  // namespace vime::serve

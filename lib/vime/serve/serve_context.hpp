@@ -16,6 +16,7 @@
 #include "vime/error.hpp"
 #include "vime/json.hpp"
 #include "vime/serve/model_residency.hpp"
+#include "vime/serve/request_body.hpp"
 #include "vime/serve/server.hpp"
 #include "vime/tokenizer.hpp"
 #include "vime/weight_sync/weight_receiver.hpp"
@@ -27,12 +28,6 @@ struct Response;
 }  // namespace httplib
 
 namespace vime::serve {
-
-// An invalid request: answered 400 with vLLM's error body.
-class BadRequest : public Error {
- public:
-  explicit BadRequest(const std::string& message) : Error(message) {}
-};
 
 // Why the engine is held (paused): it runs only while no reason is set.
 enum HoldReason : unsigned {
@@ -90,28 +85,6 @@ struct ServeContext {
   unsigned holds_ = 0;
 };
 
-// The parsed JSON body (an object); throws BadRequest otherwise.
-Json parse_body(const httplib::Request& req);
-// body[key] as a bool: `fallback` when absent or null; BadRequest naming the key when not a bool.
-bool bool_field(const Json& body, std::string_view key, bool fallback = false);
-void send_json(httplib::Response& res, const Json& body, int status = 200);
-// {"error": {"message", "type", "param", "code"}} as recent vLLM answers.
-void send_error(httplib::Response& res, int status, const std::string& message);
-
-// The request's n (choices per prompt): 1 when absent; BadRequest outside [1, kMaxChoices].
-inline constexpr int64_t kMaxChoices = 128;
-int64_t choices_per_prompt(const Json& body);
-// The sampling parameters of choice `choice` of n: a seeded request's choices draw with seed +
-// choice, so they differ from one another and repeat from run to run.
-SamplingParams params_of_choice(SamplingParams params, int64_t choice);
-
-// vLLM's sampling fields of `fields` (a /v1/completions or /v1/chat/completions body, or
-// /inference/v1/generate's sampling_params) as vime's SamplingParams; throws BadRequest naming a
-// bad field. max_completion_tokens (chat) wins over max_tokens; without either, the request may
-// generate `default_max_tokens` (vLLM: 16 for completions, the rest of the context for chat).
-SamplingParams sampling_params_from(const Json& fields, int64_t default_max_tokens = 16);
-// Token ids of a JSON array, each in [0, vocab); throws BadRequest naming `field`.
-std::vector<int32_t> token_ids_from(const Json& value, const std::string& field, int64_t vocab);
 // "token_id:<id>" as vLLM writes a token with return_tokens_as_token_ids.
 std::string token_id_label(int32_t id);
 // A log-prob as vLLM sends it (clamped to >= -9999, no -inf in JSON).

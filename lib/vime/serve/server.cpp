@@ -20,15 +20,6 @@ struct Server::Impl {
   int listen_fd = -1;
 };
 
-namespace {
-
-bool authorized(const ServeContext& ctx, const httplib::Request& req) {
-  if (ctx.options.api_key.empty() || req.path == "/health") return true;
-  return req.get_header_value("Authorization") == "Bearer " + ctx.options.api_key;
-}
-
-}  // namespace
-
 Server::Server(engine::NativeEngine& engine, Model& model, const Tokenizer& tokenizer,
                ServeOptions options)
     : impl_(std::make_unique<Impl>(engine, model, tokenizer, std::move(options))) {
@@ -43,32 +34,8 @@ Server::Server(engine::NativeEngine& engine, Model& model, const Tokenizer& toke
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     impl->listen_fd = fd;
   });
-  limit_request_size(http, ctx);
-  http.set_pre_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
-    if (refuse_unbounded_body(ctx, req, res)) return httplib::Server::HandlerResponse::Handled;
-    if (authorized(ctx, req)) return httplib::Server::HandlerResponse::Unhandled;
-    send_json(res, Json::Object{{"error", "Unauthorized"}}, 401);  // vLLM's api-key middleware
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  http.set_exception_handler(
-      [&ctx](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        try {
-          std::rethrow_exception(ep);
-        } catch (const Error& e) {
-          // BadRequest, or the engine rejecting a request (prompt fills the context, bad ids).
-          send_error(res, ctx.stopping ? 503 : 400, e.what());
-        } catch (const std::exception& e) {
-          send_error(res, 500, e.what());
-        }
-      });
-  http.set_error_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
-    describe_limit_error(ctx, req, res);
-    if (res.status == 404 && res.body.empty()) {
-      send_json(res, Json::Object{{"detail", "Not Found"}}, 404);  // FastAPI's 404
-    } else if (res.status == 405 && res.body.empty()) {
-      send_json(res, Json::Object{{"detail", "Method Not Allowed"}}, 405);
-    }
-  });
+  add_request_framing(http, ctx.options, ctx.stopping);
+  max_token_bytes(ctx.tokenizer);  // at startup, not in the first long request
   add_info_routes(http, ctx);
   add_completion_routes(http, ctx);
   add_chat_routes(http, ctx);

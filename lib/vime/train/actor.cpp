@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include "vime/core/crash_point.hpp"
 #include "vime/error.hpp"
 #include "vime/train/advantages.hpp"
 #include "vime/train/linear_log_probs.hpp"
@@ -256,6 +257,7 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
     }
   }
   const double lr = lr_scheduler_->lr();
+  crash_point("train_step");           // gradients accumulated, parameters not yet stepped
   auto result = optimizer_->step(lr);  // reduces the grads over the ranks itself
   lr_scheduler_->step();
   // Every rank has the same metric names (the same loss options): one collective for all.

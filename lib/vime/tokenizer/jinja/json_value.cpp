@@ -4,6 +4,7 @@
 #include <rapidjson/error/en.h>
 
 #include "vime/core/json_depth.hpp"
+#include "vime/core/json_number_guard.hpp"
 #include "vime/error.hpp"
 
 namespace vime::tokenizer::jinja {
@@ -43,8 +44,10 @@ Value from_rapidjson(const rapidjson::Value& v) {
 
 }  // namespace
 
-Value value_from_json_text(std::string_view text, std::string_view where) {
-  core::check_json_depth(text, where);
+Value value_from_json_text(std::string_view given, std::string_view where) {
+  core::check_json_depth(given, where);
+  std::string storage;
+  const std::string_view text = core::guard_json_numbers(given, where, storage);
   rapidjson::Document doc;
   // Invalid UTF-8 is an error here, as it is to Python reading the file.
   doc.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseValidateEncodingFlag>(

@@ -2,7 +2,9 @@
 # The quickstart on a fresh Debian 12 machine: install, build, then a real training job on the CPU:
 # a tiny Qwen3 (HF format: config.json, safetensors, tokenizer.json) learns 2-digit addition, SFT
 # warm-up then GRPO with the math reward, then `vime eval` on held-out problems.
-# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS shorten it (the test suite runs a short version).
+# QUICKSTART_SEED (default 1) seeds the problems, the model's init, the data order and sampling;
+# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths; OMP_NUM_THREADS the
+# threads LibTorch uses (default: one per core). Each stage prints its wall and CPU seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${QUICKSTART_SKIP_BUILD:-0}" != 1 ]; then
@@ -13,20 +15,23 @@ if [ "${QUICKSTART_SKIP_BUILD:-0}" != 1 ]; then
 fi
 BIN=${VIME_BIN_DIR:-build/bin}
 OUT=${QUICKSTART_OUT:-runs/quickstart}
-SFT_STEPS=${QUICKSTART_SFT_STEPS:-1000}
+SEED=${QUICKSTART_SEED:-1}
+SFT_STEPS=${QUICKSTART_SFT_STEPS:-500}
 GRPO_ROLLOUTS=${QUICKSTART_GRPO_ROLLOUTS:-100}
+TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
 rm -rf "$OUT"
 "$BIN/vime" --version
-"$BIN/make_arith_task" --out "$OUT/task"
+"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --seed "$SEED" --model-seed "$SEED"
 EVAL=(--eval-prompt-data arith "$OUT/task/data/test.jsonl")
+SEEDS=(--seed "$SEED" --rollout-seed "$SEED")
 
 echo "== 1/3 SFT warm-up: $SFT_STEPS steps"
-"$BIN/vime" train --config examples/quickstart/sft.yaml --hf-checkpoint "$OUT/task/model" \
+time "$BIN/vime" train --config examples/quickstart/sft.yaml "${SEEDS[@]}" --hf-checkpoint "$OUT/task/model" \
   --prompt-data "$OUT/task/data/sft.jsonl" --num-rollout "$SFT_STEPS" "${EVAL[@]}" \
   --save "$OUT/sft" --save-interval "$SFT_STEPS" --metrics-jsonl "$OUT/sft_metrics.jsonl"
 
 echo "== 2/3 GRPO: $GRPO_ROLLOUTS rollouts"
-"$BIN/vime" train --config examples/quickstart/grpo.yaml --hf-checkpoint "$OUT/task/model" \
+time "$BIN/vime" train --config examples/quickstart/grpo.yaml "${SEEDS[@]}" --hf-checkpoint "$OUT/task/model" \
   --load "$OUT/sft" --finetune --ref-load "$OUT/sft" --prompt-data "$OUT/task/data/train.jsonl" \
   --num-rollout "$GRPO_ROLLOUTS" "${EVAL[@]}" --save "$OUT/grpo" --save-interval "$GRPO_ROLLOUTS" \
   --metrics-jsonl "$OUT/grpo_metrics.jsonl" --use-tensorboard --tensorboard-dir "$OUT/tensorboard"

@@ -151,6 +151,25 @@ TEST_CASE("train and test are disjoint, labels are right, output is deterministi
         vime::read_text_file(c.path() / "data/test.jsonl"));
 }
 
+TEST_CASE("--zero-pad 1 writes every operand with --digits digits", "[arith_task]") {
+  vime::quickstart::ArithSpec spec{.num_train = 300, .num_test = 50, .zero_pad = true};
+  auto padded = vime::quickstart::make_problems(spec);
+  spec.zero_pad = false;
+  auto plain = vime::quickstart::make_problems(spec);
+  REQUIRE(padded.train.size() == plain.train.size());
+  int short_operands = 0;
+  for (size_t i = 0; i < padded.train.size(); ++i) {
+    const auto& input = padded.train[i].input;  // "07+45="
+    REQUIRE(input.size() == 6);
+    CHECK(input[2] == '+');
+    CHECK(std::to_string(answer_of(input)) == padded.train[i].label);
+    // The same draws: only the spelling of one-digit operands differs.
+    CHECK(answer_of(input) == answer_of(plain.train[i].input));
+    short_operands += plain.train[i].input.size() < 6;
+  }
+  CHECK(short_operands > 0);
+}
+
 TEST_CASE("make_arith_task: bad flags are usage errors (exit 2)", "[arith_task]") {
   vime::test::TempDir dir;
   const std::string bin = VIME_MAKE_ARITH_TASK_BIN;

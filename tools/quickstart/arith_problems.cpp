@@ -27,6 +27,13 @@ int64_t pow10(int64_t digits) {
   return v;
 }
 
+std::string operand(int64_t v, const ArithSpec& spec) {
+  std::string text = std::to_string(v);
+  if (spec.zero_pad && static_cast<int64_t>(text.size()) < spec.digits)
+    text.insert(0, static_cast<size_t>(spec.digits) - text.size(), '0');
+  return text;
+}
+
 }  // namespace
 
 double problem_space(const ArithSpec& spec) {
@@ -73,7 +80,7 @@ ArithSplit make_problems(const ArithSpec& spec) {
     char op = spec.ops[rng.below(spec.ops.size())];
     int64_t a = static_cast<int64_t>(rng.below(n)), b = static_cast<int64_t>(rng.below(n));
     if (op == '-' && a < b) std::swap(a, b);
-    std::string input = std::to_string(a) + op + std::to_string(b) + "=";
+    std::string input = operand(a, spec) + op + operand(b, spec) + "=";
     if (!seen.insert(input).second) continue;
     int64_t answer = op == '+' ? a + b : op == '-' ? a - b : a * b;
     auto& out = static_cast<int64_t>(split.test.size()) < spec.num_test ? split.test : split.train;

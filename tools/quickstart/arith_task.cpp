@@ -40,12 +40,13 @@ int64_t parse_int(const std::string& flag, const std::string& value, int64_t min
 }  // namespace
 
 const char* const kArithTaskUsage =
-    "usage: make_arith_task --out DIR [--seed 1] [--digits 2] [--ops +] [--num-train 4000]\n"
-    "                       [--num-test 500] [--hidden-size 128] [--num-layers 4]\n"
-    "                       [--num-attention-heads 4] [--num-key-value-heads 2] [--head-dim 32]\n"
-    "                       [--intermediate-size 384] [--model-seed 1234]\n"
+    "usage: make_arith_task --out DIR [--seed 1] [--digits 2] [--ops +] [--zero-pad 0]\n"
+    "                       [--num-train 4000] [--num-test 500] [--hidden-size 64]\n"
+    "                       [--num-layers 2] [--num-attention-heads 4] [--num-key-value-heads 2]\n"
+    "                       [--head-dim 16] [--intermediate-size 192] [--model-seed 1234]\n"
     "Writes DIR/model (tiny random-init Qwen3, HF format, arithmetic tokenizer) and DIR/data\n"
     "(train.jsonl and test.jsonl {input, label}, sft.jsonl with label \\boxed{answer}).\n"
+    "With --zero-pad 1 operands have --digits digits each (\"07+45=\").\n"
     "Test and train problems are distinct draws from one seeded stream, so they never overlap.\n";
 
 ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bool& help) {
@@ -58,6 +59,8 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
       {"--digits",
        [&](const std::string& v) { o.problems.digits = parse_int("--digits", v, 1, 9); }},
       {"--ops", [&](const std::string& v) { o.problems.ops = v; }},
+      {"--zero-pad",
+       [&](const std::string& v) { o.problems.zero_pad = parse_int("--zero-pad", v, 0, 1) == 1; }},
       {"--num-train",
        [&](const std::string& v) { o.problems.num_train = parse_int("--num-train", v, 1, kBig); }},
       {"--num-test",

@@ -23,12 +23,12 @@ struct ArithTaskOptions {
   std::filesystem::path out;
   ArithSpec problems;
   // The vocabulary sizes come from the tokenizer (arith_model_config).
-  presets::Qwen3Shape model{.hidden_size = 128,
-                            .intermediate_size = 384,
-                            .num_layers = 4,
+  presets::Qwen3Shape model{.hidden_size = 64,
+                            .intermediate_size = 192,
+                            .num_layers = 2,
                             .num_attention_heads = 4,
                             .num_key_value_heads = 2,
-                            .head_dim = 32,
+                            .head_dim = 16,
                             .rope_theta = 10000.0,
                             .max_position_embeddings = 512};
   uint64_t model_seed = 1234;

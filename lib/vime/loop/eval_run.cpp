@@ -14,6 +14,7 @@
 #include "vime/loop/run_models.hpp"
 #include "vime/metrics/metrics_logger.hpp"
 #include "vime/rollout/rollout_manager.hpp"
+#include "vime/rollout/rollout_options.hpp"
 
 namespace vime::loop {
 namespace {
@@ -70,7 +71,9 @@ int run_evaluation(const Args& given_args, std::ostream& console) {
           << "\n";
   engine::NativeEngine engine(*model, tokenizer.get(), engine_options(args));
   NoTrainPrompts no_prompts;
-  rollout::RolloutManager manager(args, engine, *tokenizer, no_prompts);
+  Args rollout_args = args;  // the embedded engine: seeds per sample, so an eval repeats exactly
+  rollout_args.set(rollout::kSeedEachSampleArg, Json(true), ArgSource::kDerived);
+  rollout::RolloutManager manager(rollout_args, engine, *tokenizer, no_prompts);
   auto result = manager.eval(0);
   auto logger = metrics::make_metrics_logger(args, &console);
   if (!result.metrics.empty()) logger->log("eval/step", 0, result.metrics);

@@ -33,6 +33,7 @@
 #include "vime/metrics/progress_bar.hpp"
 #include "vime/plugin/hook_flags.hpp"
 #include "vime/rollout/rollout_manager.hpp"
+#include "vime/rollout/rollout_options.hpp"
 #include "vime/train/actor.hpp"
 #include "vime/train/c10d_reducer.hpp"
 #include "vime/train/critic.hpp"
@@ -316,6 +317,8 @@ int run_training(const Args& given_args, std::ostream& console) {
     rollout_args.set("rollout_num_gpus", Json(static_cast<int64_t>(group->size())),
                      ArgSource::kDerived);
   }
+  if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kNative)
+    rollout_args.set(rollout::kSeedEachSampleArg, Json(true), ArgSource::kDerived);
   rollout::RolloutManager manager(rollout_args, backend->engine(), *tokenizer, *data_source);
 
   auto run_eval = [&](int64_t rollout_id) {

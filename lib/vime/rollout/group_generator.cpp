@@ -18,6 +18,23 @@ struct GroupGenerator::GroupState {
   std::atomic<size_t> remaining{0};
 };
 
+namespace {
+
+// Distinct streams per sample and per continuation (a partial rollout resumes with
+// response_length > 0), non-negative as a vLLM seed must be.
+int64_t per_sample_seed(int64_t rollout_seed, int64_t index, int64_t response_length) {
+  uint64_t x = static_cast<uint64_t>(rollout_seed);
+  for (uint64_t v : {static_cast<uint64_t>(index), static_cast<uint64_t>(response_length)}) {
+    x ^= v + 0x9E3779B97F4A7C15ull + (x << 6) + (x >> 2);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+  }
+  return static_cast<int64_t>(x >> 1);
+}
+
+}  // namespace
+
 int64_t concurrency_cap(const RolloutOptions& options) {
   int64_t engines = 1;
   if (const auto& gpus = options.rollout_num_gpus; gpus && *gpus > 0) {
@@ -96,7 +113,12 @@ void GroupGenerator::run_sample(const std::shared_ptr<GroupState>& state, size_t
       } else {
         SamplingParams params = state->params;
         // slime's sampling_seed = rollout_seed + the sample's place in its group.
-        if (options_.sampling_seed) params.seed = *options_.sampling_seed + static_cast<int64_t>(i);
+        if (options_.sampling_seed) {
+          params.seed = *options_.sampling_seed + static_cast<int64_t>(i);
+        } else if (options_.per_sample_seed && !params.seed && sample.index) {
+          params.seed =
+              per_sample_seed(*options_.per_sample_seed, *sample.index, sample.response_length);
+        }
         generate_one(sample, params, state->evaluation, state->rollout_id);
         stage = "sample_hook";
         for (const auto& hook : sample_hooks_)

@@ -58,6 +58,8 @@ RolloutOptions RolloutOptions::from(const Args& args) {
   o.vllm_server_concurrency = args.get_int("vllm_server_concurrency");
   if (args.get_bool("vllm_enable_deterministic_inference"))
     o.sampling_seed = args.get_int("rollout_seed");
+  if (args.is_set(kSeedEachSampleArg) && args.get_bool(kSeedEachSampleArg))
+    o.per_sample_seed = args.get_int("rollout_seed");
   o.group_rm = args.get_bool("group_rm");
 
   o.rollout_function_path = args.get_optional_string("rollout_function_path");

@@ -26,6 +26,9 @@ struct RewardPostProcessOptions {
   static RewardPostProcessOptions from(const Args& args);
 };
 
+// The derived (not a flag) arg behind RolloutOptions::seed_each_sample.
+inline constexpr const char* kSeedEachSampleArg = "rollout_seed_each_sample";
+
 struct RolloutOptions {
   // Sampling of train rollouts (rollout_sampling_params) and the fallback of eval datasets.
   double temperature = 1.0;                 // --rollout-temperature
@@ -55,6 +58,11 @@ struct RolloutOptions {
   // --rollout-seed under --vllm-enable-deterministic-inference: sample i of a group draws with
   // seed + i (slime's sampling_seed); unset otherwise.
   std::optional<int64_t> sampling_seed;
+  // Without sampling_seed: --rollout-seed when each sample draws with a seed of its own, mixed
+  // from it and the sample's index (the derived arg kSeedEachSampleArg, which the loop sets for
+  // the embedded engine, where a per-request seed costs nothing; vLLM gets none, as in slime).
+  // Then a run repeats exactly, whatever order the worker threads reach the engine in.
+  std::optional<int64_t> per_sample_seed;
   bool group_rm = false;  // --group-rm
 
   // Plugins.

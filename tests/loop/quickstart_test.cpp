@@ -41,8 +41,8 @@ vime::test::CommandResult grpo(const fs::path& run, const fs::path& out, int rol
       task + "/model --load " + (run / "sft").string() + " --finetune --ref-load " +
       (run / "sft").string() + " --prompt-data " + task +
       "/data/train.jsonl --eval-prompt-data arith " + task +
-      "/data/test.jsonl --eval-interval 100 --num-rollout " + std::to_string(rollouts) +
-      " --metrics-jsonl " + (out / "metrics.jsonl").string());
+      "/data/test.jsonl --eval-interval 100 --skip-eval-before-train --num-rollout " +
+      std::to_string(rollouts) + " --metrics-jsonl " + (out / "metrics.jsonl").string());
 }
 
 }  // namespace

@@ -351,10 +351,12 @@ TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engi
     NativeEngine engine(model, nullptr, {});
     for (const auto& r : requests) unlimited.push_back(engine.generate(r).output_ids);
   }
-  // 2 layers x K,V x 2 KV heads x 16 x 4 bytes = 512 bytes per row and position: 8 rows of 256
-  // positions fit (1 MiB), 8 rows of 512 (2 MiB) do not, so past 256 tokens one row runs at a time.
+  // 2 layers x K,V x 2 KV heads x 16 x 4 bytes = 512 bytes per position, 8 KiB per block of 16:
+  // 24 blocks hold 384 positions, one request's 290 but not two, so past ~190 tokens each one
+  // runs at a time.
   NativeEngineOptions options;
-  options.max_kv_cache_bytes = 3 << 19;
+  options.max_context_len = 300;
+  options.max_kv_cache_bytes = 24 << 13;
   NativeEngine engine(model, nullptr, options);
   std::vector<std::future<GenerateResponse>> results;
   for (const auto& r : requests)
@@ -364,5 +366,5 @@ TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engi
     CHECK(results[i].get().output_ids == unlimited[i]);
   }
   CHECK(engine.stats().preempted >= 2);
-  CHECK(engine.stats().kv_cache_bytes <= (1 << 21));
+  CHECK(engine.stats().kv_cache_bytes == (24 << 13));
 }

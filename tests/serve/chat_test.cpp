@@ -190,11 +190,14 @@ TEST_CASE("chat: logprobs come in the chat format", "[serve_chat]") {
     REQUIRE(entry.at("bytes").size() == token.size());
     for (size_t i = 0; i < token.size(); ++i)
       CHECK(entry.at("bytes").at(i).as_int() == static_cast<unsigned char>(token[i]));
-    // The sampled token's log-prob is the one vime computes: it heads top_logprobs.
-    REQUIRE(entry.at("top_logprobs").size() == 1);
-    CHECK(entry.at("top_logprobs").at(size_t{0}).at("token").as_string() == token);
-    CHECK(entry.at("top_logprobs").at(size_t{0}).at("logprob").as_double() ==
-          entry.at("logprob").as_double());
+    // Greedy: the sampled token heads the 2 most likely ones, the second is no likelier.
+    const Json& top = entry.at("top_logprobs");
+    REQUIRE(top.size() == 2);
+    CHECK(top.at(size_t{0}).at("token").as_string() == token);
+    CHECK(top.at(size_t{0}).at("logprob").as_double() == entry.at("logprob").as_double());
+    CHECK(top.at(size_t{1}).at("token").as_string() != token);
+    CHECK(top.at(size_t{1}).at("logprob").as_double() <= entry.at("logprob").as_double());
+    CHECK(top.at(size_t{1}).at("bytes").size() == top.at(size_t{1}).at("token").as_string().size());
   }
   if (valid_utf8(text)) CHECK(text == first_choice(r).at("message").at("content").as_string());
   body["top_logprobs"] = 0;

@@ -340,6 +340,21 @@ TEST_CASE("NativeEngineOptions from flags", "[engine]") {
   CHECK(options.seed == 7);
   CHECK(options.max_running_requests == 32);
   CHECK(options.max_context_len == 4096);
+  const std::vector<std::string> kv{"--vllm-gpu-memory-utilization",
+                                    "0.7",
+                                    "--vllm-max-num-batched-tokens",
+                                    "2048",
+                                    "--vllm-block-size",
+                                    "32",
+                                    "--rollout-kv-cache-bytes",
+                                    "1000000"};
+  const auto paged = NativeEngineOptions::from(vime::core::parse_args(kv));
+  CHECK(paged.gpu_memory_utilization == Approx(0.7));
+  CHECK(paged.max_prefill_tokens == 2048);
+  CHECK(paged.kv_block_size == 32);
+  CHECK(paged.max_kv_cache_bytes == 1000000);
+  const std::vector<std::string> bad{"--vllm-gpu-memory-utilization", "1.5"};
+  CHECK_THROWS_AS(NativeEngineOptions::from(vime::core::parse_args(bad)), vime::UsageError);
 }
 
 TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engine]") {

@@ -231,7 +231,15 @@ TEST_CASE("chat: stream=true sends role, content deltas, finish_reason, usage an
   Json body = Json::Object{{"messages", messages()}, {"max_tokens", 24}, {"temperature", 0.0}};
   const Json whole = post(s.port, "/v1/chat/completions", body);
   const std::string expected = first_choice(whole).at("message").at("content").as_string();
+  CHECK(whole.at("usage").at("prompt_tokens_details").at("cached_tokens").as_int() == 0);
 
+  // The same prompt again finds its prefix cached (counted in usage); reset, so that the stream's
+  // usage and log-probs equal the first answer's exactly.
+  const Json again = post(s.port, "/v1/chat/completions", body);
+  CHECK(again.at("usage").at("prompt_tokens_details").at("cached_tokens").as_int() ==
+        whole.at("usage").at("prompt_tokens").as_int() - 1);
+  CHECK(first_choice(again).at("message").at("content").as_string() == expected);
+  s.engine.reset_prefix_cache();
   body["stream"] = true;
   body["stream_options"] = Json::Object{{"include_usage", true}};
   const auto chunks = stream(s.port, "/v1/chat/completions", body);
@@ -351,6 +359,7 @@ TEST_CASE("chat: /v1/completions streams text_completion chunks with logprobs", 
                            {"logprobs", 0},
                            {"return_tokens_as_token_ids", true}};
   const Json whole = post(s.port, "/v1/completions", body);
+  s.engine.reset_prefix_cache();  // the stream prefills as the first request did: equal log-probs
   body["stream"] = true;
   body["stream_options"] = Json::Object{{"include_usage", true}};
   const auto chunks = stream(s.port, "/v1/completions", body);

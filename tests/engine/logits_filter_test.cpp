@@ -148,3 +148,34 @@ TEST_CASE("random rows keep what the per-row reference keeps, in any token order
   auto perm = at::randperm(vocab, gen);
   CHECK(keep_mask(probs.index_select(1, perm), filters).equal(mask.index_select(1, perm)));
 }
+
+TEST_CASE("top-p over a large vocabulary: among the 1024 largest, or a full sort when flat",
+          "[sampler]") {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  const int64_t vocab = 5000;
+  // Row 0 is peaked (its top-p prefix is a few tokens, found among the candidates); row 1 is
+  // nearly flat (its prefix holds thousands of tokens: the sort path); both against the reference.
+  auto logits = at::randn({2, vocab}, gen, at::TensorOptions().dtype(at::kFloat));
+  logits[0].mul_(6.0);
+  logits[1].mul_(0.05);
+  auto probs = at::softmax(logits, 1);
+  const std::vector<RowFilter> filters{top_p(0.9), top_p(0.7)};
+  auto mask = keep_mask(probs, filters);
+  for (int64_t r = 0; r < 2; ++r) {
+    std::vector<double> p(vocab);
+    auto row = probs[r].contiguous();
+    for (int64_t i = 0; i < vocab; ++i) p[i] = row.data_ptr<float>()[i];
+    const std::vector<bool> want = reference(p, filters[r]);
+    int64_t kept_count = 0, mismatches = 0;
+    auto m = mask[r].contiguous();
+    for (int64_t i = 0; i < vocab; ++i) {
+      kept_count += m.data_ptr<bool>()[i];
+      mismatches += m.data_ptr<bool>()[i] != want[i];
+    }
+    CAPTURE(r, kept_count);
+    CHECK(mismatches == 0);
+    CHECK(kept_count < vocab);
+    if (r == 0) CHECK(kept_count < 1024);
+    if (r == 1) CHECK(kept_count > 1024);
+  }
+}

@@ -340,6 +340,21 @@ TEST_CASE("NativeEngineOptions from flags", "[engine]") {
   CHECK(options.seed == 7);
   CHECK(options.max_running_requests == 32);
   CHECK(options.max_context_len == 4096);
+  const std::vector<std::string> kv{"--vllm-gpu-memory-utilization",
+                                    "0.7",
+                                    "--vllm-max-num-batched-tokens",
+                                    "2048",
+                                    "--vllm-block-size",
+                                    "32",
+                                    "--rollout-kv-cache-bytes",
+                                    "1000000"};
+  const auto paged = NativeEngineOptions::from(vime::core::parse_args(kv));
+  CHECK(paged.gpu_memory_utilization == Approx(0.7));
+  CHECK(paged.max_prefill_tokens == 2048);
+  CHECK(paged.kv_block_size == 32);
+  CHECK(paged.max_kv_cache_bytes == 1000000);
+  const std::vector<std::string> bad{"--vllm-gpu-memory-utilization", "1.5"};
+  CHECK_THROWS_AS(NativeEngineOptions::from(vime::core::parse_args(bad)), vime::UsageError);
 }
 
 TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engine]") {
@@ -351,10 +366,12 @@ TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engi
     NativeEngine engine(model, nullptr, {});
     for (const auto& r : requests) unlimited.push_back(engine.generate(r).output_ids);
   }
-  // 2 layers x K,V x 2 KV heads x 16 x 4 bytes = 512 bytes per row and position: 8 rows of 256
-  // positions fit (1 MiB), 8 rows of 512 (2 MiB) do not, so past 256 tokens one row runs at a time.
+  // 2 layers x K,V x 2 KV heads x 16 x 4 bytes = 512 bytes per position, 8 KiB per block of 16:
+  // 24 blocks hold 384 positions, one request's 290 but not two, so past ~190 tokens each one
+  // runs at a time.
   NativeEngineOptions options;
-  options.max_kv_cache_bytes = 3 << 19;
+  options.max_context_len = 300;
+  options.max_kv_cache_bytes = 24 << 13;
   NativeEngine engine(model, nullptr, options);
   std::vector<std::future<GenerateResponse>> results;
   for (const auto& r : requests)
@@ -364,5 +381,5 @@ TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engi
     CHECK(results[i].get().output_ids == unlimited[i]);
   }
   CHECK(engine.stats().preempted >= 2);
-  CHECK(engine.stats().kv_cache_bytes <= (1 << 21));
+  CHECK(engine.stats().kv_cache_bytes == (24 << 13));
 }

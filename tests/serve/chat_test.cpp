@@ -190,11 +190,14 @@ TEST_CASE("chat: logprobs come in the chat format", "[serve_chat]") {
     REQUIRE(entry.at("bytes").size() == token.size());
     for (size_t i = 0; i < token.size(); ++i)
       CHECK(entry.at("bytes").at(i).as_int() == static_cast<unsigned char>(token[i]));
-    // The sampled token's log-prob is the one vime computes: it heads top_logprobs.
-    REQUIRE(entry.at("top_logprobs").size() == 1);
-    CHECK(entry.at("top_logprobs").at(size_t{0}).at("token").as_string() == token);
-    CHECK(entry.at("top_logprobs").at(size_t{0}).at("logprob").as_double() ==
-          entry.at("logprob").as_double());
+    // Greedy: the sampled token heads the 2 most likely ones, the second is no likelier.
+    const Json& top = entry.at("top_logprobs");
+    REQUIRE(top.size() == 2);
+    CHECK(top.at(size_t{0}).at("token").as_string() == token);
+    CHECK(top.at(size_t{0}).at("logprob").as_double() == entry.at("logprob").as_double());
+    CHECK(top.at(size_t{1}).at("token").as_string() != token);
+    CHECK(top.at(size_t{1}).at("logprob").as_double() <= entry.at("logprob").as_double());
+    CHECK(top.at(size_t{1}).at("bytes").size() == top.at(size_t{1}).at("token").as_string().size());
   }
   if (valid_utf8(text)) CHECK(text == first_choice(r).at("message").at("content").as_string());
   body["top_logprobs"] = 0;
@@ -228,7 +231,15 @@ TEST_CASE("chat: stream=true sends role, content deltas, finish_reason, usage an
   Json body = Json::Object{{"messages", messages()}, {"max_tokens", 24}, {"temperature", 0.0}};
   const Json whole = post(s.port, "/v1/chat/completions", body);
   const std::string expected = first_choice(whole).at("message").at("content").as_string();
+  CHECK(whole.at("usage").at("prompt_tokens_details").at("cached_tokens").as_int() == 0);
 
+  // The same prompt again finds its prefix cached (counted in usage); reset, so that the stream's
+  // usage and log-probs equal the first answer's exactly.
+  const Json again = post(s.port, "/v1/chat/completions", body);
+  CHECK(again.at("usage").at("prompt_tokens_details").at("cached_tokens").as_int() ==
+        whole.at("usage").at("prompt_tokens").as_int() - 1);
+  CHECK(first_choice(again).at("message").at("content").as_string() == expected);
+  s.engine.reset_prefix_cache();
   body["stream"] = true;
   body["stream_options"] = Json::Object{{"include_usage", true}};
   const auto chunks = stream(s.port, "/v1/chat/completions", body);
@@ -348,6 +359,7 @@ TEST_CASE("chat: /v1/completions streams text_completion chunks with logprobs", 
                            {"logprobs", 0},
                            {"return_tokens_as_token_ids", true}};
   const Json whole = post(s.port, "/v1/completions", body);
+  s.engine.reset_prefix_cache();  // the stream prefills as the first request did: equal log-probs
   body["stream"] = true;
   body["stream_options"] = Json::Object{{"include_usage", true}};
   const auto chunks = stream(s.port, "/v1/completions", body);

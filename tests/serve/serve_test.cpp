@@ -66,6 +66,43 @@ void wait_until(const std::function<bool()>& done) {
 
 }  // namespace
 
+TEST_CASE("serve: logprobs=N on /v1/completions returns N alternatives per position", "[serve]") {
+  Served s;
+  const auto prompt = prompt_of("The capital of France is");
+  Json body =
+      Json::Object{{"prompt", prompt}, {"max_tokens", 5}, {"temperature", 0.7},
+                   {"seed", 3},        {"logprobs", 4},   {"return_tokens_as_token_ids", true}};
+  const Json r = post(s, "/v1/completions", body);
+  const Json& lp = r.at("choices").at(size_t{0}).at("logprobs");
+  REQUIRE(lp.at("tokens").size() == 5);
+  auto request = vime::test::make_request(prompt, 5, 0.7, 3);
+  vime::engine::TopLogProbs expected{4, {}};
+  s.engine.generate(request, &expected);
+  REQUIRE(expected.positions.size() == 5);
+  for (size_t i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    const Json& top = lp.at("top_logprobs").at(i);
+    const auto& alternatives = expected.positions[i];
+    REQUIRE(alternatives.size() == 4);
+    // The 4 most likely tokens, plus the sampled one when it is not among them (vLLM's rule).
+    const std::string sampled = lp.at("tokens").at(i).as_string();
+    bool sampled_in_top = false;
+    for (size_t j = 0; j < 4; ++j) {
+      const std::string label = "token_id:" + std::to_string(alternatives[j].token_id);
+      sampled_in_top |= label == sampled;
+      CHECK(top.at(label).as_double() == Approx(alternatives[j].log_prob).margin(1e-5));
+      if (j > 0) CHECK(alternatives[j].log_prob <= alternatives[j - 1].log_prob);
+    }
+    CHECK(top.size() == (sampled_in_top ? 4u : 5u));
+    CHECK(top.at(sampled).as_double() == lp.at("token_logprobs").at(i).as_double());
+  }
+  body["logprobs"] = 21;
+  post(s, "/v1/completions", body, 400);
+  body["logprobs"] = 2;
+  body["stream"] = true;
+  post(s, "/v1/completions", body, 400);
+}
+
 TEST_CASE("serve: /v1/completions greedy output equals the engine's, in vLLM's shape", "[serve]") {
   Served s;
   const auto prompt = prompt_of("The capital of France is");

@@ -1,7 +1,11 @@
 // Generation throughput of the NativeEngine on a random-init model: N prompts of P random tokens,
 // M new tokens each (no EOS, so every request runs M steps), all submitted at once.
 //   engine_bench --model qwen3-0.6b|qwen3-4b|tiny --prompts 256 --prompt-len 128 --new-tokens 512
-//                [--max-running 256] [--device cuda] [--temperature 1.0]
+//                [--n 1] [--max-running 256] [--device cuda] [--temperature 1.0]
+//                [--contiguous-kv] [--block-size B] [--gather-attention]
+//                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
+// --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
+// --contiguous-kv runs the engine's old per-row cache, to compare against.
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
 // tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
 // measures HF transformers' generate() on the same shape.
@@ -30,8 +34,9 @@ void run_all(vime::engine::NativeEngine& engine,
 
 int main(int argc, char** argv) {
   std::string model_name = "qwen3-0.6b", device_name = "cuda";
-  int64_t prompts = 256, prompt_len = 128, new_tokens = 512, max_running = 256;
+  int64_t prompts = 256, prompt_len = 128, new_tokens = 512, max_running = 256, n = 1;
   double temperature = 1.0;
+  vime::engine::NativeEngineOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() { return std::string(i + 1 < argc ? argv[++i] : ""); };
@@ -49,6 +54,18 @@ int main(int argc, char** argv) {
       device_name = next();
     else if (a == "--temperature")
       temperature = std::stod(next());
+    else if (a == "--n")
+      n = std::stoll(next());
+    else if (a == "--contiguous-kv")
+      options.paged_kv = false;
+    else if (a == "--block-size")
+      options.kv_block_size = std::stoll(next());
+    else if (a == "--gather-attention")
+      options.attention_path = vime::PagedAttentionPath::kGather;
+    else if (a == "--gpu-memory-utilization")
+      options.gpu_memory_utilization = std::stod(next());
+    else if (a == "--max-num-batched-tokens")
+      options.max_prefill_tokens = std::stoll(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -60,26 +77,28 @@ int main(int argc, char** argv) {
   vime::Model model(config, dtype, device, 1);
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
-  auto make_requests = [&](int64_t count, int64_t tokens) {
-    std::vector<vime::GenerateRequest> out(count);
+  auto make_requests = [&](int64_t count, int64_t tokens, int64_t samples) {
+    std::vector<vime::GenerateRequest> out(count * samples);
     for (int64_t i = 0; i < count; ++i) {
       auto t =
           at::randint(config.vocab_size, {prompt_len}, gen, at::TensorOptions().dtype(at::kInt));
-      out[i].input_ids.assign(t.data_ptr<int32_t>(), t.data_ptr<int32_t>() + prompt_len);
-      out[i].sampling_params.max_new_tokens = tokens;
-      out[i].sampling_params.temperature = temperature;
-      out[i].sampling_params.seed = i;
+      for (int64_t j = 0; j < samples; ++j) {
+        auto& r = out[i * samples + j];
+        r.input_ids.assign(t.data_ptr<int32_t>(), t.data_ptr<int32_t>() + prompt_len);
+        r.sampling_params.max_new_tokens = tokens;
+        r.sampling_params.temperature = temperature;
+        r.sampling_params.seed = i * samples + j;
+      }
     }
     return out;
   };
-  vime::engine::NativeEngineOptions options;
   options.max_running_requests = max_running;
   options.max_context_len = prompt_len + new_tokens + 1;
   vime::engine::NativeEngine engine(model, nullptr, options);
-  run_all(engine, make_requests(std::min<int64_t>(prompts, 8), 8));  // warm-up: kernels, cache
+  run_all(engine, make_requests(std::min<int64_t>(prompts, 8), 8, 1));  // warm-up: kernels, cache
   const auto warm = engine.stats();
 
-  const auto requests = make_requests(prompts, new_tokens);
+  const auto requests = make_requests(prompts, new_tokens, n);
   const auto start = std::chrono::steady_clock::now();
   run_all(engine, requests);
   const double seconds =
@@ -93,13 +112,19 @@ int main(int argc, char** argv) {
       "\"prompts\": %lld, \"prompt_len\": %lld, \"new_tokens\": %lld, \"max_running\": %lld, "
       "\"seconds\": %.3f, \"generated_tokens\": %.0f, \"tokens_per_s\": %.1f, "
       "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
-      "\"kv_cache_gib\": %.3f}\n",
+      "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
+      "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld}\n",
       model_name.c_str(), device_name.c_str(), device.is_cuda() ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
       generated / seconds, double(s.decode_tokens - warm.decode_tokens) / decode_s,
       double(s.prefill_tokens - warm.prefill_tokens) / prefill_s,
       static_cast<long long>(s.decode_steps - warm.decode_steps),
-      double(s.kv_cache_bytes) / (1024.0 * 1024.0 * 1024.0));
+      double(s.kv_cache_bytes) / (1024.0 * 1024.0 * 1024.0), static_cast<long long>(n),
+      options.paged_kv ? "paged" : "contiguous",
+      static_cast<long long>(s.prefill_tokens - warm.prefill_tokens),
+      static_cast<long long>(s.prefix_cached_tokens - warm.prefix_cached_tokens),
+      static_cast<long long>(s.preempted - warm.preempted),
+      static_cast<long long>(s.kv_blocks_total));
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "vime/engine/native_engine.hpp"
 #include "vime/engine/row_sampling.hpp"
 #include "vime/engine/stop_checker.hpp"
 #include "vime/engine/token_callback.hpp"
@@ -28,13 +29,20 @@ class TextStream {
 
 struct EngineRequest {
   std::vector<int32_t> prompt;
+  std::vector<int32_t> sequence;  // prompt + output so far (the paged cache hashes its blocks)
   bool return_logprob = true;
   RowSampling sampling;
   std::unique_ptr<TextStream> text;
   std::unique_ptr<StopChecker> checker;
   std::vector<int32_t> output_ids;
   std::vector<float> log_probs;
-  int64_t cached = 0;  // positions of this request in the KV cache (0: needs a prefill)
+  int64_t top_logprobs = 0;                    // alternatives wanted per position
+  std::vector<std::vector<TokenLogProb>> top;  // [output position][alternative]
+  TopLogProbs* top_out = nullptr;              // where they go when the request ends
+  int64_t cached = 0;           // positions of this request in the KV cache (0: needs a prefill)
+  std::vector<int32_t> blocks;  // paged cache: the block table (BlockManager)
+  bool admitted = false;        // scheduled at least once (cached_tokens is counted then)
+  int64_t cached_tokens = 0;    // prompt positions found in the prefix cache at admission
   std::promise<GenerateResponse> promise;
   TokenCallback on_token;  // streaming requests only
 

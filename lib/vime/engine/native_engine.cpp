@@ -11,11 +11,14 @@
 #include <mutex>
 #include <thread>
 
+#include "vime/engine/block_manager.hpp"
 #include "vime/engine/engine_request.hpp"
+#include "vime/engine/kv_cache_budget.hpp"
 #include "vime/error.hpp"
 #include "vime/model/cached_forward.hpp"
 #include "vime/model/kv_cache.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/paged_kv_cache.hpp"
 
 namespace vime::engine {
 namespace {
@@ -49,11 +52,34 @@ struct NativeEngine::Impl {
         eos(resolve_eos(options, t)),
         max_context(options.max_context_len > 0 ? options.max_context_len
                                                 : m.config().max_position_embeddings),
-        cache(m.config(), m.dtype(), m.device(), options.max_running_requests, max_context) {}
+        cache(m.config(), m.dtype(), m.device(), options.max_running_requests, max_context) {
+    if (options.paged_kv) {
+      budget = kv_cache_budget(m, options, max_context);
+      paged = std::make_unique<PagedKvCache>(m.config(), m.dtype(), m.device(), budget.block_size);
+      reset_blocks();
+    }
+  }
+
+  // The paged scheduler's step, and what it calls.
+  struct Scheduled {
+    EngineRequest* request;
+    int64_t begin, end;
+  };
+  void step_paged(const std::string& version);
+  bool schedule_running(std::vector<Scheduled>& scheduled, std::vector<BlockCopy>& copies,
+                        int64_t& budget);
+  void admit_waiting(std::vector<Scheduled>& scheduled, std::vector<BlockCopy>& copies,
+                     int64_t& budget);
+  bool schedule(EngineRequest& r, int64_t tokens, std::vector<Scheduled>& scheduled,
+                std::vector<BlockCopy>& copies);
+  void preempt_last();
+  void release_blocks(EngineRequest& r);
+  void reset_blocks();
+  void drop_finished();
 
   std::unique_ptr<EngineRequest> make_request(const GenerateRequest& request);
   void loop();
-  void step(const std::string& version);
+  void step_contiguous(const std::string& version);
   void sample_rows(const at::Tensor& logits, const std::vector<int64_t>& rows,
                    const std::string& version);
   void compact();
@@ -66,7 +92,10 @@ struct NativeEngine::Impl {
   const NativeEngineOptions options;
   const std::vector<int32_t> eos;
   const int64_t max_context;
-  KvCache cache;  // the scheduler thread's
+  KvCache cache;  // the scheduler thread's (paged_kv off)
+  KvCacheBudget budget;
+  std::unique_ptr<PagedKvCache> paged;   // the scheduler thread's (paged_kv on)
+  std::unique_ptr<BlockManager> blocks;  // the scheduler thread's
 
   mutable std::mutex mu;
   std::condition_variable wake;     // the scheduler waits on it
@@ -74,6 +103,7 @@ struct NativeEngine::Impl {
   std::deque<std::unique_ptr<EngineRequest>> queue;
   std::vector<std::unique_ptr<EngineRequest>> running;  // cache row i holds running[i]
   bool stopping = false, paused = false, idle = true, release_pending = false;
+  bool prefix_reset_pending = false;
   uint64_t abort_epoch = 0, aborted_epoch = 0;
   std::string weight_version;
   uint64_t submitted = 0;
@@ -107,6 +137,7 @@ std::unique_ptr<EngineRequest> NativeEngine::Impl::make_request(const GenerateRe
   }
   auto r = std::make_unique<EngineRequest>();
   r->prompt = ids;
+  r->sequence = ids;
   r->return_logprob = request.return_logprob;
   r->sampling = make_row_sampling(params, eos, fallback_seed);
   TokenTextFn decode;
@@ -123,15 +154,20 @@ void NativeEngine::Impl::finish(EngineRequest& r, const char* reason, const std:
   GenerateResponse response;
   response.output_ids = std::move(r.output_ids);
   if (r.return_logprob) response.output_log_probs = std::move(r.log_probs);
+  if (r.top_out) r.top_out->positions = std::move(r.top);
   response.finish_reason = reason;
   response.weight_version = version;
   response.prompt_tokens = static_cast<int64_t>(r.prompt.size());
+  response.cached_tokens = r.cached_tokens;
   r.promise.set_value(std::move(response));
 }
 
 void NativeEngine::Impl::abort_everything() {
-  for (auto& r : running)
-    if (r) finish(*r, "abort", weight_version);
+  for (auto& r : running) {
+    if (!r) continue;
+    release_blocks(*r);
+    finish(*r, "abort", weight_version);
+  }
   running.clear();
   for (auto& r : queue) finish(*r, "abort", weight_version);
   queue.clear();
@@ -159,30 +195,53 @@ void NativeEngine::Impl::loop() {
     }
     if (release_pending) {
       cache.release();
-      for (auto& r : running) r->cached = 0;
+      for (auto& r : running) {
+        r->cached = 0;
+        r->blocks.clear();
+      }
+      if (paged) {
+        paged->release();
+        reset_blocks();
+      }
       totals.kv_cache_bytes = 0;
       changed.notify_all();
       release_pending = false;
       continue;
     }
     idle = false;
-    while (!queue.empty() && static_cast<int64_t>(running.size()) < options.max_running_requests) {
-      running.push_back(std::move(queue.front()));
-      queue.pop_front();
+    if (prefix_reset_pending && blocks) blocks->reset_prefix_cache();
+    prefix_reset_pending = false;
+    if (!paged) {
+      while (!queue.empty() &&
+             static_cast<int64_t>(running.size()) < options.max_running_requests) {
+        running.push_back(std::move(queue.front()));
+        queue.pop_front();
+      }
     }
     const std::string version = weight_version;
     lock.unlock();
     try {
-      step(version);
+      if (paged)
+        step_paged(version);
+      else
+        step_contiguous(version);
     } catch (...) {
       // A failed step (out of memory, NaN logits) fails the requests in it, not the engine.
       const auto error = std::current_exception();
-      for (auto& r : running)
-        if (r) r->promise.set_exception(error);
+      for (auto& r : running) {
+        if (!r) continue;
+        release_blocks(*r);
+        r->promise.set_exception(error);
+      }
       running.clear();
     }
     lock.lock();
-    totals.kv_cache_bytes = cache.bytes();
+    totals.kv_cache_bytes = paged ? paged->bytes() : cache.bytes();
+    if (blocks) {
+      totals.kv_blocks_total = blocks->num_blocks();
+      totals.kv_blocks_used = blocks->used_blocks();
+      totals.kv_block_copies = blocks->copies_made();
+    }
     totals.running = static_cast<int64_t>(running.size());
   }
 }
@@ -192,19 +251,23 @@ void NativeEngine::Impl::sample_rows(const at::Tensor& logits, const std::vector
   std::vector<SamplerRow> sampler_rows;
   for (int64_t row : rows) {
     const EngineRequest& r = *running[row];
-    sampler_rows.push_back({&r.sampling, static_cast<int64_t>(r.output_ids.size())});
+    sampler_rows.push_back(
+        {&r.sampling, static_cast<int64_t>(r.output_ids.size()), r.top_logprobs});
   }
-  const SampledTokens sampled = sample_tokens(logits, sampler_rows, options.logprob_mode);
+  SampledTokens sampled = sample_tokens(logits, sampler_rows, options.logprob_mode);
   int64_t finished = 0;
   for (size_t k = 0; k < rows.size(); ++k) {
     EngineRequest& r = *running[rows[k]];
     r.output_ids.push_back(sampled.token_ids[k]);
+    r.sequence.push_back(sampled.token_ids[k]);
+    if (r.top_logprobs > 0) r.top.push_back(std::move(sampled.top[k]));
     r.log_probs.push_back(sampled.log_probs[k]);
     const StopResult result = r.checker->on_token(sampled.token_ids[k]);
     const char* reason = result.done() ? finish_reason_name(result.reason) : nullptr;
     const bool wanted =
         !r.on_token || r.on_token(sampled.token_ids[k], sampled.log_probs[k], reason);
     if (!reason && wanted) continue;
+    release_blocks(r);
     finish(r, reason ? reason : "abort", version);
     running[rows[k]].reset();
     ++finished;
@@ -251,7 +314,7 @@ void NativeEngine::Impl::fit_memory() {
   running.resize(keep);
 }
 
-void NativeEngine::Impl::step(const std::string& version) {
+void NativeEngine::Impl::step_contiguous(const std::string& version) {
   fit_memory();
   // Prefill every row without cache (new, or held across release_memory), packed in forwards of
   // at most max_prefill_tokens tokens.
@@ -305,11 +368,151 @@ void NativeEngine::Impl::step(const std::string& version) {
   totals.decode_seconds += seconds_since(start);
 }
 
+void NativeEngine::Impl::reset_blocks() {
+  // A configured size is allocated at once (as vLLM does); otherwise the pool doubles on demand.
+  const int64_t initial =
+      budget.fixed ? budget.max_blocks : std::min<int64_t>(64, budget.max_blocks);
+  blocks = std::make_unique<BlockManager>(budget.block_size, budget.max_blocks, initial);
+}
+
+void NativeEngine::Impl::release_blocks(EngineRequest& r) {
+  if (blocks) blocks->release(r.blocks);
+  r.blocks.clear();
+}
+
+void NativeEngine::Impl::preempt_last() {
+  // Recompute preemption (vLLM's): the newest running request gives its blocks back and waits at
+  // the front of the queue with its output so far; its prefill then finds what is still cached.
+  auto r = std::move(running.back());
+  running.pop_back();
+  release_blocks(*r);
+  r->cached = 0;
+  std::lock_guard lock(mu);
+  totals.preempted += 1;
+  queue.push_front(std::move(r));
+}
+
+bool NativeEngine::Impl::schedule(EngineRequest& r, int64_t tokens,
+                                  std::vector<Scheduled>& scheduled,
+                                  std::vector<BlockCopy>& copies) {
+  const int64_t begin = r.cached, end = r.cached + tokens;
+  if (!blocks->make_writable(r.blocks, begin, end, copies)) return false;
+  blocks->publish_full(r.sequence, r.blocks, begin, end);
+  scheduled.push_back({&r, begin, end});
+  return true;
+}
+
+bool NativeEngine::Impl::schedule_running(std::vector<Scheduled>& scheduled,
+                                          std::vector<BlockCopy>& copies, int64_t& budget) {
+  bool preempted = false;
+  for (size_t i = 0; i < running.size() && budget > 0; ++i) {
+    EngineRequest& r = *running[i];
+    const int64_t tokens = std::min(r.length() - r.cached, budget);
+    bool fits = schedule(r, tokens, scheduled, copies);
+    while (!fits && running.size() - 1 > i) {  // make room: the newest requests go back
+      preempt_last();
+      preempted = true;
+      fits = schedule(r, tokens, scheduled, copies);
+    }
+    if (!fits) {  // r is the newest itself
+      preempt_last();
+      return true;
+    }
+    budget -= tokens;
+  }
+  return preempted;
+}
+
+void NativeEngine::Impl::admit_waiting(std::vector<Scheduled>& scheduled,
+                                       std::vector<BlockCopy>& copies, int64_t& budget) {
+  std::lock_guard lock(mu);
+  for (auto it = queue.begin();
+       it != queue.end() && budget > 0 &&
+       static_cast<int64_t>(running.size()) < options.max_running_requests;) {
+    EngineRequest& r = **it;
+    const auto matched = blocks->match_prefix(r.sequence, r.blocks);
+    if (!matched) {  // its prefix is being computed in this step: next step shares it
+      ++it;
+      continue;
+    }
+    // At least the last token is computed: its logits give the next token.
+    r.cached = std::min(*matched, r.length() - 1);
+    const int64_t tokens = std::min(r.length() - r.cached, budget);
+    if (!schedule(r, tokens, scheduled, copies)) {
+      release_blocks(r);
+      r.cached = 0;
+      break;  // first come, first served: later requests wait too
+    }
+    if (!r.admitted) r.cached_tokens = r.cached;
+    r.admitted = true;
+    totals.prefix_cached_tokens += r.cached;
+    budget -= tokens;
+    running.push_back(std::move(*it));
+    it = queue.erase(it);
+  }
+}
+
+void NativeEngine::Impl::drop_finished() {
+  running.erase(std::remove(running.begin(), running.end(), nullptr), running.end());
+}
+
+void NativeEngine::Impl::step_paged(const std::string& version) {
+  const auto start = Clock::now();
+  std::vector<Scheduled> scheduled;
+  std::vector<BlockCopy> copies;
+  int64_t budget = options.max_prefill_tokens;
+  // Running requests first (decode rows, unfinished prefill chunks), then new ones; a step that
+  // had to preempt admits none.
+  if (!schedule_running(scheduled, copies, budget)) admit_waiting(scheduled, copies, budget);
+  if (scheduled.empty()) return;
+
+  paged->resize(blocks->num_blocks());
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (const auto& c : copies) pairs.emplace_back(c.from, c.to);
+  paged->copy_blocks(pairs);
+  std::vector<PagedSequence> batch;
+  int64_t prefill_tokens = 0, decode_rows = 0;
+  for (const auto& s : scheduled) {
+    const EngineRequest& r = *s.request;
+    const bool last = s.end == r.length();
+    batch.push_back({r.sequence, s.begin, s.end, &r.blocks, last});
+    if (last && s.end - s.begin == 1 && !r.output_ids.empty())
+      ++decode_rows;
+    else
+      prefill_tokens += s.end - s.begin;
+  }
+  auto logits = paged_forward(model, *paged, batch, options.attention_path);
+  std::vector<int64_t> rows;
+  for (const auto& s : scheduled) {
+    EngineRequest& r = *s.request;
+    blocks->mark_computed(r.sequence, r.blocks, s.begin, s.end,
+                          static_cast<int64_t>(r.prompt.size()));
+    r.cached = s.end;
+  }
+  for (size_t i = 0; i < running.size(); ++i)
+    if (running[i]->cached == running[i]->length()) rows.push_back(static_cast<int64_t>(i));
+  sample_rows(logits, rows, version);
+  drop_finished();
+  std::lock_guard lock(mu);
+  const double seconds = seconds_since(start);
+  if (prefill_tokens > 0) {
+    totals.prefill_tokens += prefill_tokens;
+    totals.prefill_forwards += 1;
+    totals.prefill_seconds += seconds;
+  } else {
+    totals.decode_steps += 1;
+    totals.decode_tokens += decode_rows;
+    totals.decode_seconds += seconds;
+  }
+}
+
 NativeEngine::NativeEngine(Model& model, const Tokenizer* tokenizer, NativeEngineOptions options) {
   if (options.max_running_requests <= 0)
     throw UsageError("NativeEngine: max_running_requests must be positive");
   if (options.max_prefill_tokens <= 0)
     throw UsageError("NativeEngine: max_prefill_tokens must be positive");
+  if (options.kv_block_size < 0 || options.kv_cache_blocks < 0 || options.max_kv_cache_bytes < 0)
+    throw UsageError("NativeEngine: KV cache sizes must not be negative");
   impl_ = std::make_unique<Impl>(model, tokenizer, std::move(options));
   if (impl_->max_context < 2)
     throw UsageError("NativeEngine: the context length must be at least 2 tokens");
@@ -329,10 +532,21 @@ GenerateResponse NativeEngine::generate(const GenerateRequest& request) {
   return submit(request, {}).get();
 }
 
+GenerateResponse NativeEngine::generate(const GenerateRequest& request, TopLogProbs* top) {
+  return submit(request, {}, top).get();
+}
+
 std::future<GenerateResponse> NativeEngine::submit(const GenerateRequest& request,
-                                                   TokenCallback on_token) {
+                                                   TokenCallback on_token, TopLogProbs* top) {
   auto r = impl_->make_request(request);
   r->on_token = std::move(on_token);
+  if (top) {
+    if (top->count < 0)
+      throw Error("generate: top log-probs per position must be >= 0, got " +
+                  std::to_string(top->count));
+    r->top_logprobs = std::min(top->count, impl_->model.config().vocab_size);
+    r->top_out = top;
+  }
   auto result = r->promise.get_future();
   {
     std::lock_guard lock(impl_->mu);
@@ -355,6 +569,7 @@ void NativeEngine::abort_all() {
 void NativeEngine::pause() {
   std::unique_lock lock(impl_->mu);
   impl_->paused = true;
+  impl_->prefix_reset_pending = true;
   impl_->changed.wait(lock, [&] { return impl_->idle; });
 }
 
@@ -371,6 +586,11 @@ void NativeEngine::release_memory() {
   impl_->release_pending = true;
   impl_->wake.notify_all();
   impl_->changed.wait(lock, [&] { return !impl_->release_pending || impl_->stopping; });
+}
+
+void NativeEngine::reset_prefix_cache() {
+  std::lock_guard lock(impl_->mu);
+  impl_->prefix_reset_pending = true;
 }
 
 void NativeEngine::set_weight_version(std::string version) {

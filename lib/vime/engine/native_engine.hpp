@@ -2,9 +2,12 @@
 // holds a Model&; the trainer updates the parameters in place while the engine is paused, so no
 // weights are copied). One scheduler thread does continuous batching: it admits queued requests
 // while rows are free, prefills them packed, and runs decode steps over every running request
-// against a KvCache; requests join and leave the batch between steps. Sampling is per request
-// (engine::sample_tokens with per-request Philox seeds), so a request's tokens do not depend on
-// the batch it ran in.
+// against a paged KV cache; requests join and leave the batch between steps. Each step is one
+// forward over decode rows and prefill chunks together, at most max_prefill_tokens tokens; requests
+// with a common prompt prefix share its cached blocks (a GRPO group prefills its prompt once);
+// when the blocks run out the newest requests are preempted and recomputed later. Sampling is per
+// request (engine::sample_tokens with per-request Philox seeds), so a request's tokens do not
+// depend on the batch it ran in.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "vime/engine/native_engine_options.hpp"
+#include "vime/engine/sampler.hpp"
 #include "vime/engine/token_callback.hpp"
 #include "vime/engine_client.hpp"
 #include "vime/tokenizer.hpp"
@@ -31,12 +35,25 @@ struct EngineStats {
   int64_t prefill_forwards = 0;
   int64_t decode_steps = 0;
   int64_t decode_tokens = 0;  // sum over decode steps of the batch size
-  int64_t preempted = 0;      // requests sent back to the queue by max_kv_cache_bytes
+  int64_t preempted = 0;      // requests sent back to the queue when the KV cache ran out
   double prefill_seconds = 0;
   double decode_seconds = 0;
   int64_t running = 0;
   int64_t queued = 0;
   int64_t kv_cache_bytes = 0;
+  // Paged KV cache: prompt positions found in the prefix cache (not prefilled), blocks allocated
+  // and in use now, and blocks copied on write so far.
+  int64_t prefix_cached_tokens = 0;
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_used = 0;
+  int64_t kv_block_copies = 0;
+};
+
+// The most likely tokens at each output position of a request (vLLM's logprobs=N), most likely
+// first, under the distribution its log-probs come from.
+struct TopLogProbs {
+  int64_t count = 0;  // wanted per position
+  std::vector<std::vector<TokenLogProb>> positions;
 };
 
 class NativeEngine final : public EngineClient {
@@ -52,16 +69,23 @@ class NativeEngine final : public EngineClient {
   GenerateResponse generate(const GenerateRequest& request) override;
   // generate() without the wait: queues the request and returns its result. `on_token` (may be
   // empty) sees each token as it is sampled; see TokenCallback. Throws as generate() does.
-  std::future<GenerateResponse> submit(const GenerateRequest& request, TokenCallback on_token);
+  // `top` (may be null) asks for top->count alternatives per position and receives them before the
+  // future is ready; it must live until then.
+  std::future<GenerateResponse> submit(const GenerateRequest& request, TokenCallback on_token,
+                                       TopLogProbs* top = nullptr);
+  GenerateResponse generate(const GenerateRequest& request, TopLogProbs* top);
   // Every running and queued request ends with "abort", keeping its partial output; returns once
   // they have.
   void abort_all() override;
   // Returns after the current step: requests are held (new ones queue) until resume(), and the
-  // model's parameters may be changed in place meanwhile.
+  // model's parameters may be changed in place meanwhile (so the prefix cache is forgotten).
   void pause();
   void resume();
   // Frees the KV cache (the trainer runs now); held requests are prefilled again when they go on.
   void release_memory();
+  // Forgets the cached prompt prefixes (vLLM's /reset_prefix_cache); running requests keep
+  // their own blocks. Takes effect before the next step.
+  void reset_prefix_cache();
   void set_weight_version(std::string version);  // responses carry it from now on
   EngineStats stats() const;
 

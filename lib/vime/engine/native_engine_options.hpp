@@ -7,21 +7,34 @@
 
 #include "vime/args.hpp"
 #include "vime/engine/sampler.hpp"
+#include "vime/model/paged_attention.hpp"
 
 namespace vime::engine {
 
 struct NativeEngineOptions {
   int64_t max_running_requests = 256;  // sequences decoded together (continuous batch size)
   int64_t max_context_len = 0;         // prompt + output; 0: model max_position_embeddings
-  int64_t max_prefill_tokens = 8192;   // tokens per prefill forward (a longer prompt runs alone)
+  // Tokens per forward (vLLM's --max-num-batched-tokens): decode rows plus prefill chunks; a
+  // longer prompt is prefilled in chunks over several steps.
+  int64_t max_prefill_tokens = 8192;
   LogProbMode logprob_mode = LogProbMode::kTemperature;
   uint64_t seed = 42;                  // draws the seed of each request that has none
   std::vector<int32_t> eos_token_ids;  // empty: the tokenizer's EOS, if any
-  // KV cache limit; 0: none. Rows that would not fit wait in the queue, and running requests
-  // beyond it are preempted (newest first) and prefilled again later.
+  // The KV cache's size. Paged: the first of these that is set gives the number of blocks, and
+  // with none the cache grows on demand up to max_running_requests x max_context_len positions.
+  // When the blocks run out, running requests are preempted (newest first) and prefilled again
+  // later with their output so far.
+  int64_t kv_cache_blocks = 0;
   int64_t max_kv_cache_bytes = 0;
+  // vLLM's --gpu-memory-utilization (CUDA): the fraction of the device's memory the process may
+  // hold with the cache, after the weights and the activations of a profiled forward.
+  double gpu_memory_utilization = 0;
+  int64_t kv_block_size = 0;  // tokens per block; 0: 256 where flash reads block tables, else 16
+  bool paged_kv = true;       // false: the contiguous per-row cache (kept to compare against)
+  PagedAttentionPath attention_path = PagedAttentionPath::kAuto;
 
-  // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len.
+  // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len,
+  // --vllm-gpu-memory-utilization, --vllm-max-num-batched-tokens, --vllm-block-size.
   static NativeEngineOptions from(const Args& args);
 };
 

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>  // NoGradGuard: LibTorch 2.11's ATen.h no longer brings it
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -91,22 +92,43 @@ SampledTokens sample_tokens(const at::Tensor& logits, const std::vector<SamplerR
   }
   auto greedy_t = at::tensor(greedy, at::kByte).to(device, at::kBool);
   at::Tensor tokens = z_masked.argmax(1);
-  at::Tensor kept_mass;
+  at::Tensor kept_mass, kept;
   if (!all_greedy || mode == LogProbMode::kProcessed) {
     auto probs = log_p_masked.exp();
-    auto kept = any_filter ? probs * keep_mask(probs, filters) : probs;
+    kept = any_filter ? probs * keep_mask(probs, filters) : probs;
     if (!all_greedy) tokens = at::where(greedy_t, tokens, draw(kept, rows));
     kept_mass = kept.sum(1);
   }
   auto token_index = tokens.unsqueeze(1);
-  at::Tensor chosen_log_p;
+  at::Tensor chosen_log_p, distribution;  // distribution: what the log-probs are taken from
   if (mode == LogProbMode::kTemperature) {
+    distribution = log_p;
     chosen_log_p = log_p.gather(1, token_index).squeeze(1);
   } else {
     // Greedy rows: vLLM returns log_softmax of the masked logits; they have no filter, so their
     // kept mass is 1 up to rounding, and is left out.
     auto renorm = at::where(greedy_t, at::zeros_like(kept_mass), kept_mass.log());
     chosen_log_p = log_p_masked.gather(1, token_index).squeeze(1) - renorm;
+    distribution = log_p_masked - renorm.unsqueeze(1);
+    if (any_filter)  // filtered tokens cannot be sampled: -inf, as vLLM's processed log-probs
+      distribution = distribution.masked_fill((kept == 0) & greedy_t.logical_not().unsqueeze(1),
+                                              -std::numeric_limits<float>::infinity());
+  }
+  int64_t max_top = 0;
+  for (const SamplerRow& row : rows) max_top = std::max(max_top, row.top_logprobs);
+  max_top = std::min(max_top, vocab);
+  out.top.resize(rows.size());
+  if (max_top > 0) {
+    auto [values, ids] = distribution.topk(max_top, 1);
+    auto values_cpu = values.to(at::kCPU, at::kFloat).contiguous();
+    auto ids_cpu = ids.to(at::kCPU, at::kLong).contiguous();
+    const float* v = values_cpu.data_ptr<float>();
+    const int64_t* id = ids_cpu.data_ptr<int64_t>();
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const int64_t n = std::min(rows[r].top_logprobs, max_top);
+      for (int64_t j = 0; j < n; ++j)
+        out.top[r].push_back({static_cast<int32_t>(id[r * max_top + j]), v[r * max_top + j]});
+    }
   }
 
   auto tokens_cpu = tokens.to(at::kCPU, at::kInt).contiguous();

@@ -34,11 +34,20 @@ enum class LogProbMode {
 struct SamplerRow {
   const RowSampling* sampling = nullptr;  // not owned; outlives the call
   int64_t num_generated = 0;              // tokens the request has generated before this one
+  int64_t top_logprobs = 0;               // alternatives wanted (vLLM's logprobs=N)
+};
+
+struct TokenLogProb {
+  int32_t token_id = 0;
+  float log_prob = 0;
 };
 
 struct SampledTokens {
   std::vector<int32_t> token_ids;  // [batch]
   std::vector<float> log_probs;    // [batch]
+  // [batch][top_logprobs of the row]: the most likely tokens under the distribution log_probs
+  // come from (the mode's), most likely first.
+  std::vector<std::vector<TokenLogProb>> top;
 };
 
 // logits: [batch, vocab], fp32/bf16/fp16, any device; rows: one per logits row. Throws vime::Error

@@ -6,10 +6,13 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "vime/model/kv_cache.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/paged_attention.hpp"
+#include "vime/model/paged_kv_cache.hpp"
 
 namespace vime {
 
@@ -24,6 +27,22 @@ at::Tensor prefill_forward(Model& model, KvCache& cache,
 // Returns [batch, vocab_size] logits.
 at::Tensor decode_forward(Model& model, KvCache& cache, const std::vector<int64_t>& tokens,
                           const std::vector<int64_t>& positions);
+
+// One sequence's part of a paged step: positions [begin, end) of `tokens` are computed and their
+// K/V written to the blocks of `block_table` (which must cover them); positions [0, begin) are
+// read from the cache. A prefill is begin = 0 (or the end of a shared prefix), a prefill chunk
+// ends early, a decode step is end = begin + 1.
+struct PagedSequence {
+  std::span<const int32_t> tokens;
+  int64_t begin = 0, end = 0;
+  const std::vector<int32_t>* block_table = nullptr;
+  bool wants_logits = false;  // the logits of position end - 1 come back
+};
+
+// Prefill chunks and decode rows in one forward. Returns [sequences wanting logits, vocab_size],
+// in their order, in the model dtype.
+at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<PagedSequence>& batch,
+                         PagedAttentionPath path = PagedAttentionPath::kAuto);
 
 // Decode attention: q [batch, heads, head_dim] against rows [0, batch) of one layer's cache,
 // row b reading positions [0, lengths[b]). lengths: [batch] int64 on the cache's device.

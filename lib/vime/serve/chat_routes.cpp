@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <deque>
 #include <future>
 #include <limits>
 #include <span>
@@ -18,19 +19,27 @@
 namespace vime::serve {
 namespace {
 
-// Chat logprobs: {"content": [{token, logprob, bytes, top_logprobs}]}. vime computes the sampled
-// token's log-prob only, so top_logprobs lists that token when top > 0.
+// One {token, logprob, bytes} of chat logprobs.
+Json chat_token(const ServeContext& ctx, int32_t id, const Json& logprob) {
+  const std::string token = ctx.tokenizer.decode(std::span<const int32_t>(&id, 1));
+  Json bytes = Json::array();
+  for (unsigned char c : token) bytes.push_back(static_cast<int64_t>(c));
+  return Json::Object{{"token", token}, {"logprob", logprob}, {"bytes", bytes}};
+}
+
+// Chat logprobs: {"content": [{token, logprob, bytes, top_logprobs}]}; top_logprobs lists the
+// engine's most likely tokens at each position (`top`, one list per token; empty without).
 Json chat_logprobs(const ServeContext& ctx, std::span<const int32_t> ids,
-                   std::span<const float> log_probs, int64_t top) {
+                   std::span<const float> log_probs,
+                   std::span<const std::vector<engine::TokenLogProb>> top = {}) {
   Json content = Json::array();
   for (size_t i = 0; i < ids.size(); ++i) {
-    const std::string token = ctx.tokenizer.decode(ids.subspan(i, 1));
-    Json bytes = Json::array();
-    for (unsigned char c : token) bytes.push_back(static_cast<int64_t>(c));
     const Json lp = i < log_probs.size() ? Json(clamp_logprob(log_probs[i])) : Json(nullptr);
-    Json entry = Json::Object{{"token", token}, {"logprob", lp}, {"bytes", bytes}};
+    Json entry = chat_token(ctx, ids[i], lp);
     Json alternatives = Json::array();
-    if (top > 0) alternatives.push_back(entry);
+    if (i < top.size())
+      for (const auto& t : top[i])
+        alternatives.push_back(chat_token(ctx, t.token_id, Json(clamp_logprob(t.log_prob))));
     entry["top_logprobs"] = std::move(alternatives);
     content.push_back(std::move(entry));
   }
@@ -109,8 +118,7 @@ void stream_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
     Json choice = Json::object();
     choice["index"] = 0;
     choice["delta"] = std::move(delta);
-    choice["logprobs"] =
-        c.logprobs ? chat_logprobs(ctx, p.ids, p.log_probs, c.top_logprobs) : Json(nullptr);
+    choice["logprobs"] = c.logprobs ? chat_logprobs(ctx, p.ids, p.log_probs) : Json(nullptr);
     choice["finish_reason"] = p.end ? Json(p.end->finish_reason) : Json(nullptr);
     if (p.end) choice["stop_reason"] = stop_reason_of(ctx, *p.end, c.params);
     return chunk_json(ctx, c, Json::Array{choice});
@@ -197,6 +205,8 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   c.parse_tools = parses_tools(ctx, body);
   if (bool_field(body, "stream")) {
     if (n != 1) throw BadRequest("stream: vime serve streams one choice (n=1) at a time");
+    if (c.top_logprobs > 0)
+      throw BadRequest("stream: vime serve returns top_logprobs > 0 without stream only");
     if (c.parse_tools) {
       stream_parsed_chat(ctx, c, res);
     } else {
@@ -206,9 +216,12 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   }
 
   std::vector<std::future<GenerateResponse>> pending;  // batched together by the engine
+  std::deque<engine::TopLogProbs> tops;                // one per choice, filled by the engine
   for (int64_t j = 0; j < n; ++j) {
     GenerateRequest g{c.prompt, params_of_choice(c.params, j), c.id, true};
-    pending.push_back(std::async(std::launch::async, [&ctx, g] { return ctx.generate(g); }));
+    auto* top = &tops.emplace_back(engine::TopLogProbs{c.top_logprobs, {}});
+    pending.push_back(
+        std::async(std::launch::async, [&ctx, g, top] { return ctx.generate(g, top); }));
   }
   Json choices = Json::array();
   int64_t completion_tokens = 0, cached = 0;
@@ -219,9 +232,9 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
     Json choice = Json::object();
     choice["index"] = static_cast<int64_t>(j);
     choice["message"] = std::move(message);
-    choice["logprobs"] = c.logprobs
-                             ? chat_logprobs(ctx, r.output_ids, r.output_log_probs, c.top_logprobs)
-                             : Json(nullptr);
+    choice["logprobs"] =
+        c.logprobs ? chat_logprobs(ctx, r.output_ids, r.output_log_probs, tops[j].positions)
+                   : Json(nullptr);
     choice["finish_reason"] = std::move(finish);
     choice["stop_reason"] = stop_reason_of(ctx, r, c.params);
     choices.push_back(std::move(choice));

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <ctime>
+#include <deque>
 #include <future>
 #include <span>
 
@@ -14,21 +15,29 @@
 namespace vime::serve {
 namespace {
 
-// vLLM's completion logprobs for the tokens `ids` (text_offset continues from `offset`).
+// vLLM's completion logprobs for the tokens `ids` (text_offset continues from `offset`): at each
+// position top_logprobs maps the engine's most likely tokens (`alternatives`, one list per token;
+// none for logprobs=0) and the sampled one to their log-probs.
 Json completion_logprobs(const ServeContext& ctx, std::span<const int32_t> ids,
-                         std::span<const float> log_probs, bool as_ids, int64_t& offset) {
+                         std::span<const float> log_probs, bool as_ids, int64_t& offset,
+                         std::span<const std::vector<engine::TokenLogProb>> alternatives = {}) {
   Json offsets = Json::array(), logprobs = Json::array(), tokens = Json::array(),
        top = Json::array();
+  auto label = [&](int32_t id) {
+    return as_ids ? token_id_label(id) : ctx.tokenizer.decode(std::span<const int32_t>(&id, 1));
+  };
   for (size_t i = 0; i < ids.size(); ++i) {
-    const int32_t id = ids[i];
-    const std::string token =
-        as_ids ? token_id_label(id) : ctx.tokenizer.decode(std::span<const int32_t>(&id, 1));
+    const std::string token = label(ids[i]);
     const Json lp = i < log_probs.size() ? Json(clamp_logprob(log_probs[i])) : Json(nullptr);
     offsets.push_back(offset);
     offset += static_cast<int64_t>(token.size());
     logprobs.push_back(lp);
     tokens.push_back(token);
-    top.push_back(Json::Object{{token, lp}});  // the sampled token only
+    Json entry = Json::object();
+    if (i < alternatives.size())
+      for (const auto& t : alternatives[i]) entry[label(t.token_id)] = clamp_logprob(t.log_prob);
+    if (!entry.find(token)) entry[token] = lp;  // the sampled token is always there
+    top.push_back(std::move(entry));
   }
   return Json::Object{{"text_offset", offsets},
                       {"token_logprobs", logprobs},
@@ -39,6 +48,7 @@ Json completion_logprobs(const ServeContext& ctx, std::span<const int32_t> ids,
 struct Options {
   SamplingParams params;
   bool want_logprobs, as_ids, return_ids;
+  int64_t top_logprobs = 0;  // logprobs=N
   std::string id;
   int64_t created;
 };
@@ -91,6 +101,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   const auto prompts = completion_prompts(ctx.tokenizer, ctx.options.max_model_len, body);
   const Json* logprobs = body.find("logprobs");
   o.want_logprobs = logprobs && !logprobs->is_null();
+  if (o.want_logprobs) o.top_logprobs = logprobs->as_int();
   o.as_ids = bool_field(body, "return_tokens_as_token_ids");
   o.return_ids = bool_field(body, "return_token_ids");
   o.id = new_id(ctx, "cmpl-");
@@ -105,16 +116,22 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   if (bool_field(body, "stream")) {
     if (prompts.size() != 1) throw BadRequest("stream: vime serve streams one prompt at a time");
     if (n != 1) throw BadRequest("stream: vime serve streams one choice (n=1) at a time");
+    if (o.top_logprobs > 0)
+      throw BadRequest(
+          "stream: vime serve returns logprobs > 0 (alternatives) without stream only");
     stream_completion(ctx, o, usage, prompts[0], res);
     return;
   }
 
   // Choice i * n + j is prompt i's j-th sample, as vLLM numbers them; all batched by the engine.
   std::vector<std::future<GenerateResponse>> pending;
+  std::deque<engine::TopLogProbs> tops;  // one per choice, filled by the engine
   for (const auto& ids : prompts) {
     for (int64_t j = 0; j < n; ++j) {
       GenerateRequest g{ids, params_of_choice(params, j), request_id, true};
-      pending.push_back(std::async(std::launch::async, [&ctx, g] { return ctx.generate(g); }));
+      auto* top = &tops.emplace_back(engine::TopLogProbs{o.top_logprobs, {}});
+      pending.push_back(
+          std::async(std::launch::async, [&ctx, g, top] { return ctx.generate(g, top); }));
     }
   }
   Json choices = Json::array();
@@ -127,9 +144,10 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
     Json choice = Json::object();
     choice["index"] = static_cast<int64_t>(c);
     choice["text"] = output_text(ctx, r, params);
-    choice["logprobs"] = o.want_logprobs ? completion_logprobs(ctx, r.output_ids,
-                                                               r.output_log_probs, o.as_ids, offset)
-                                         : Json(nullptr);
+    choice["logprobs"] = o.want_logprobs
+                             ? completion_logprobs(ctx, r.output_ids, r.output_log_probs, o.as_ids,
+                                                   offset, tops[c].positions)
+                             : Json(nullptr);
     choice["finish_reason"] = r.finish_reason;
     choice["stop_reason"] = stop_reason_of(ctx, r, params);
     choice["token_ids"] = o.return_ids ? Json(r.output_ids) : Json(nullptr);

@@ -1,5 +1,6 @@
 // The RL control plane of vLLM's dev mode: /pause (mode=abort|wait|keep), /resume, /is_paused,
-// /abort_requests (all), /reset_prefix_cache (no prefix cache: always 200) and /get_world_size
+// /abort_requests (all), /reset_prefix_cache (the engine forgets its cached prompt prefixes) and
+// /get_world_size
 // (one engine).
 #include <httplib.h>
 
@@ -31,8 +32,12 @@ void add_control_routes(httplib::Server& http, ServeContext& ctx) {
   http.Get("/is_paused", [&ctx](const httplib::Request&, httplib::Response& res) {
     send_json(res, Json::Object{{"is_paused", ctx.held(kHoldUser)}});
   });
-  http.Post("/reset_prefix_cache",
-            [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  // vLLM's reset_running_requests=true preempts running requests first; here running requests
+  // keep their own blocks either way and only the shared prefix entries go.
+  http.Post("/reset_prefix_cache", [&ctx](const httplib::Request&, httplib::Response& res) {
+    ctx.engine.reset_prefix_cache();
+    res.status = 200;
+  });
   // vLLM's dev RLHF form: an empty or missing list aborts everything. The engine has no
   // per-request abort, so a list of ids is refused rather than ignored.
   http.Post("/abort_requests", [&ctx](const httplib::Request& req, httplib::Response& res) {

@@ -7,15 +7,28 @@
 namespace vime::serve {
 namespace {
 
-Json content_logprobs(const GenerateResponse& r) {
+// top_logprobs at each position: the engine's N most likely tokens (logprobs=N), then the sampled
+// token when it is not among them (with logprobs=0, the sampled token alone).
+Json content_logprobs(const GenerateResponse& r, const engine::TopLogProbs& alternatives) {
   Json content = Json::array();
   for (size_t i = 0; i < r.output_ids.size(); ++i) {
     const std::string token = token_id_label(r.output_ids[i]);
     const Json lp =
         i < r.output_log_probs.size() ? Json(clamp_logprob(r.output_log_probs[i])) : Json(nullptr);
-    Json top = Json::Object{{"token", token}, {"logprob", lp}, {"bytes", nullptr}};
+    Json top = Json::array();
+    bool sampled_listed = false;
+    if (i < alternatives.positions.size()) {
+      for (const auto& t : alternatives.positions[i]) {
+        sampled_listed |= t.token_id == r.output_ids[i];
+        top.push_back(Json::Object{{"token", token_id_label(t.token_id)},
+                                   {"logprob", clamp_logprob(t.log_prob)},
+                                   {"bytes", nullptr}});
+      }
+    }
+    if (!sampled_listed)
+      top.push_back(Json::Object{{"token", token}, {"logprob", lp}, {"bytes", nullptr}});
     content.push_back(Json::Object{
-        {"token", token}, {"logprob", lp}, {"bytes", nullptr}, {"top_logprobs", Json::Array{top}}});
+        {"token", token}, {"logprob", lp}, {"bytes", nullptr}, {"top_logprobs", std::move(top)}});
   }
   return Json::Object{{"content", content}};
 }
@@ -41,13 +54,16 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
   std::string request_id = new_id(ctx, "gen-");
   if (const Json* id = body.find("request_id"); id && id->is_string()) request_id = id->as_string();
 
+  engine::TopLogProbs top;
+  if (logprobs && !logprobs->is_null()) top.count = logprobs->as_int();
   const GenerateResponse r = ctx.generate(
-      GenerateRequest{.input_ids = prompt, .sampling_params = params, .session_id = request_id});
+      GenerateRequest{.input_ids = prompt, .sampling_params = params, .session_id = request_id},
+      &top);
   Json choice = Json::object();
   choice["index"] = 0;
   choice["finish_reason"] = r.finish_reason;
   choice["token_ids"] = r.output_ids;
-  choice["logprobs"] = logprobs && !logprobs->is_null() ? content_logprobs(r) : Json(nullptr);
+  choice["logprobs"] = logprobs && !logprobs->is_null() ? content_logprobs(r, top) : Json(nullptr);
   choice["routed_experts"] = nullptr;
   Json out = Json::object();
   out["request_id"] = request_id;

@@ -24,6 +24,14 @@ std::string metrics_text(ServeContext& ctx) {
   out << "vllm:num_requests_waiting{" << labels << "} " << stats.queued << "\n";
   series("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions.");
   out << "vllm:num_preemptions_total{" << labels << "} " << stats.preempted << "\n";
+  series("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.");
+  out << "vllm:kv_cache_usage_perc{" << labels << "} "
+      << (stats.kv_blocks_total > 0 ? double(stats.kv_blocks_used) / double(stats.kv_blocks_total)
+                                    : 0.0)
+      << "\n";
+  series("vllm:prefix_cache_hits_total", "counter",
+         "Prefix cache hits, in terms of number of cached tokens.");
+  out << "vllm:prefix_cache_hits_total{" << labels << "} " << stats.prefix_cached_tokens << "\n";
   {
     std::lock_guard<std::mutex> lock(ctx.weights_mutex);
     using State = ModelResidency::State;

@@ -224,9 +224,10 @@ SamplingParams sampling_params_from(const Json& f, int64_t default_max_tokens) {
   for (const char* key : {"min_p", "ignore_eos"}) {  // the engine reads these from `extra`
     if (const Json* v = present(f, key)) p.extra[key] = *v;
   }
-  // vime returns the sampled token's log-prob only; top-N alternatives are not computed.
-  if (present(f, "logprobs") && field(f, "logprobs", integer) < -1) {
-    throw BadRequest("logprobs must be -1 or non-negative");
+  // vLLM's default --max-logprobs: at most 20 alternatives per position.
+  if (present(f, "logprobs")) {
+    const int64_t n = field(f, "logprobs", integer);
+    if (n < 0 || n > 20) throw BadRequest("logprobs must be an integer in [0, 20]");
   }
   return p;
 }

@@ -8,9 +8,9 @@
 
 namespace vime::serve {
 
-GenerateResponse ServeContext::generate(const GenerateRequest& request) {
+GenerateResponse ServeContext::generate(const GenerateRequest& request, engine::TopLogProbs* top) {
   if (stopping) throw Error("the server is shutting down");
-  GenerateResponse r = engine.generate(request);
+  GenerateResponse r = engine.generate(request, top);
   count(r);
   return r;
 }

@@ -62,8 +62,9 @@ struct ServeContext {
   std::unique_ptr<weight_sync::WeightReceiver> receiver;  // after /init_weight_transfer_engine
   bool update_started = false;  // between /start_ and /finish_weight_update
 
-  // Runs one request through the engine and counts it for /metrics.
-  GenerateResponse generate(const GenerateRequest& request);
+  // Runs one request through the engine and counts it for /metrics; `top` (may be null) gets the
+  // top->count most likely tokens of each output position.
+  GenerateResponse generate(const GenerateRequest& request, engine::TopLogProbs* top = nullptr);
   // generate() for a streaming request: queues it with its token hook; the caller passes the
   // result to count() once it has it.
   std::future<GenerateResponse> submit(const GenerateRequest& request,

@@ -30,6 +30,11 @@ constexpr FlagSpec kFlags[] = {
     {"--rollout-top-k", kInt, "-1", "Top-k for rollouts (-1: off)."},
     {"--rollout-max-context-len", kInt, nullptr,
      "Engine context limit in tokens, prompt plus response (unset: the model's)."},
+    {"--rollout-kv-cache-blocks", kInt, nullptr,
+     "Native engine: KV cache blocks (of --vllm-block-size tokens); unset: "
+     "--rollout-kv-cache-bytes, else --vllm-gpu-memory-utilization, else grown on demand."},
+    {"--rollout-kv-cache-bytes", kInt, nullptr,
+     "Native engine: KV cache size in bytes (any device); unset: see --rollout-kv-cache-blocks."},
     {"--rollout-max-prompt-len", kInt, nullptr,
      "Longest prompt in tokens; longer prompts are dropped when the dataset loads (unset: "
      "--rollout-max-context-len - 1)."},

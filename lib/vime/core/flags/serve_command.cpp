@@ -26,7 +26,8 @@ constexpr FlagSpec kFlags[] = {
     {"--max-model-len", kInt, nullptr,
      "prompt + output tokens per request (--rollout-max-context-len)"},
     {"--max-num-seqs", kInt, nullptr, "requests decoded together (--vllm-server-concurrency)"},
-    {"--max-num-batched-tokens", kInt, nullptr, "tokens per prefill forward"},
+    {"--max-num-batched-tokens", kInt, nullptr,
+     "tokens per engine step: decode rows plus prefill chunks (chunked prefill)"},
     {"--logprobs-mode", kString, nullptr,
      "processed_logprobs (after temperature, top-k/top-p; vLLM's RL mode) or raw_logprobs "
      "(log_softmax of the logits / temperature)",

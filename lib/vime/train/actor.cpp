@@ -20,10 +20,23 @@ ForwardOutput forward_response(Model& model, const PackedBatch& packed,
                                const std::vector<int64_t>& response_lengths,
                                const TrainOptions& options) {
   ForwardOutput out;
-  out.logits = model.forward(packed);
   auto rr = response_rows(packed.tokens, total_lengths, response_lengths);
-  out.response = token_log_probs(out.logits, rr.rows, rr.targets, options.rollout_temperature,
-                                 options.log_probs_chunk_rows);
+  const auto& tp = model.tensor_parallel();
+  if (!tp.is_parallel()) {
+    out.logits = model.forward(packed);
+    out.response = token_log_probs(out.logits, rr.rows, rr.targets, options.rollout_temperature,
+                                   options.log_probs_chunk_rows);
+    return out;
+  }
+  // Tensor parallel: log-probs from this rank's vocabulary columns; the whole logits only for a
+  // --custom-loss-function-path plugin, which reads them.
+  auto local = model.vocab_parallel_logits(model.forward_hidden(packed));
+  out.response =
+      vocab_parallel_token_log_probs(local, rr.rows, rr.targets, options.rollout_temperature,
+                                     model.config().vocab_size, tp, options.log_probs_chunk_rows);
+  if (options.loss_type == LossType::kCustomLoss) {
+    out.logits = gather_from_tp(local, tp).narrow(-1, 0, model.config().vocab_size);
+  }
   return out;
 }
 
@@ -47,8 +60,9 @@ void add_masked_mean(Metrics& metrics, const char* name, const std::vector<at::T
 Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
-  optimizer_ = std::make_unique<Optimizer>(
-      trainable_parameters(model, args), OptimizerConfig::from_args(args), reducer.process_group());
+  optimizer_ = std::make_unique<Optimizer>(trainable_parameters(model, args),
+                                           OptimizerConfig::from_args(args),
+                                           reducer.process_group(), TensorParallelNorm::of(model));
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 

@@ -1,0 +1,122 @@
+// Tensor x data parallelism over real ranks: tp_worker processes on Gloo groups over 127.0.0.1
+// (fp32, tiny Qwen3: 4 heads, 2 KV heads, tied embeddings; tiny Qwen2: qkv bias, untied). TP 2
+// splits every head group; TP 4 holds one head per rank and replicates each KV head on two ranks.
+// Tolerance: the ranks sum partial products in another order (row-parallel outputs, vocabulary
+// sums), ~1e-7 relative in fp32; logits and gradients are compared at 1e-5 absolute, and the
+// parameters after 3 AdamW steps at lr 1e-3 (Adam is scale-free, so the error per step is lr x
+// that relative error) at 1e-5 absolute.
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "support/rank_processes.hpp"
+#include "support/test_support.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+
+constexpr double kTolerance = 1e-5;
+
+std::vector<fs::path> run_tp(const fs::path& dir, const std::string& tag, int world, int tp,
+                             std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), {"--tp", std::to_string(tp)});
+  return vime::test::run_ranks(VIME_TP_WORKER_BIN, dir, tag, world, std::move(extra));
+}
+
+// The largest absolute difference over the tensors whose name starts with `prefix` ("" : all but
+// the grad norms); both files must hold the same names.
+double max_diff(const fs::path& a, const fs::path& b, const std::string& prefix = "") {
+  auto x = vime::test::read_tensors(a), y = vime::test::read_tensors(b);
+  REQUIRE(x.size() == y.size());
+  double worst = 0;
+  int compared = 0;
+  for (const auto& [name, t] : x) {
+    if (name.rfind(prefix, 0) != 0 || name == "grad_norms") continue;
+    if (prefix.empty() && (name.rfind("grad.", 0) == 0 || name == "logits" || name == "log_probs" ||
+                           name == "entropy"))
+      continue;  // "": the parameters only
+    REQUIRE(y.count(name));
+    REQUIRE(t.sizes() == y.at(name).sizes());
+    worst = std::max(worst, (t - y.at(name)).abs().max().item<double>());
+    ++compared;
+  }
+  REQUIRE(compared > 0);
+  return worst;
+}
+
+bool same_parameters(const fs::path& a, const fs::path& b) {
+  auto x = vime::test::read_tensors(a), y = vime::test::read_tensors(b);
+  for (const auto& [name, t] : x)
+    if (name != "grad_norms" && !t.equal(y.at(name))) return false;
+  return true;
+}
+
+// One rank's output against the single-rank run: forward, backward and 3 optimizer steps.
+void check_equals_one_rank(const fs::path& mine, const fs::path& one) {
+  for (const char* what : {"logits", "log_probs", "entropy", "grad."}) {
+    const double diff = max_diff(mine, one, what);
+    INFO(what << ": max |TP - 1| = " << diff);
+    CHECK(diff < kTolerance);
+  }
+  const double params = max_diff(mine, one);
+  INFO("parameters after 3 steps: max |TP - 1| = " << params);
+  CHECK(params < kTolerance);
+  auto a = vime::test::read_tensors(mine).at("grad_norms"),
+       b = vime::test::read_tensors(one).at("grad_norms");
+  CHECK(at::allclose(a, b, 1e-5, 0));
+}
+
+}  // namespace
+
+TEST_CASE("TP 2, TP 4 (replicated KV heads) and TP 2 x DP 2 train as one rank", "[dist_tp]") {
+  vime::test::TempDir dir;
+  for (const char* model : {"tiny_qwen3", "tiny_qwen2"}) {
+    CAPTURE(model);
+    const std::string config = std::string(VIME_SOURCE_DIR "/tests/model/golden/") + model;
+    const std::string m(model);
+    const auto one = run_tp(dir.path(), m + "_one", 1, 1, {"--config", config})[0];
+    const auto start = run_tp(dir.path(), m + "_start", 1, 1, {"--config", config, "--steps", "0"});
+    REQUIRE(max_diff(one, start[0]) > 1e-3);  // the steps move the parameters far past tolerance
+    const auto tp2 = run_tp(dir.path(), m + "_tp2", 2, 2, {"--config", config});
+    const auto tp4 = run_tp(dir.path(), m + "_tp4", 4, 4, {"--config", config});
+    const auto tp2dp2 =
+        run_tp(dir.path(), m + "_tp2dp2", 4, 2, {"--config", config, "--distributed"});
+    for (const auto* run : {&tp2, &tp4, &tp2dp2}) {
+      for (size_t r = 0; r < run->size(); ++r) {
+        CAPTURE(run->at(r).filename().string());
+        check_equals_one_rank(run->at(r), one);
+        CHECK(same_parameters(run->at(0), run->at(r)));  // every rank gathers the same model
+      }
+    }
+  }
+}
+
+TEST_CASE("TP 2 with activation recompute and plain data parallelism trains as one rank",
+          "[dist_tp]") {
+  vime::test::TempDir dir;
+  const auto one = run_tp(dir.path(), "one", 1, 1)[0];
+  const auto recompute = run_tp(dir.path(), "recompute", 2, 2, {"--recompute"});
+  check_equals_one_rank(recompute[1], one);
+  const auto plain = run_tp(dir.path(), "tp2dp2", 4, 2);
+  check_equals_one_rank(plain[3], one);
+}
+
+TEST_CASE("checkpoints are whole: saved at one tensor-parallel size, resumed at another",
+          "[dist_tp]") {
+  vime::test::TempDir dir;
+  const auto straight = run_tp(dir.path(), "straight", 1, 1, {"--steps", "4"})[0];
+  const std::string at2 = (dir.path() / "at2").string(), at1 = (dir.path() / "at1").string();
+  SECTION("TP 2 x DP 2 (ZeRO-1) -> TP 1 and TP 4") {
+    run_tp(dir.path(), "save", 4, 2, {"--steps", "2", "--distributed", "--save", at2});
+    const auto to1 = run_tp(dir.path(), "load1", 1, 1, {"--steps", "2", "--load", at2})[0];
+    CHECK(max_diff(straight, to1) < kTolerance);
+    const auto to4 = run_tp(dir.path(), "load4", 4, 4, {"--steps", "2", "--load", at2});
+    CHECK(max_diff(straight, to4[2]) < kTolerance);
+  }
+  SECTION("TP 1 -> TP 2") {
+    run_tp(dir.path(), "save", 1, 1, {"--steps", "2", "--save", at1});
+    const auto to2 = run_tp(dir.path(), "load2", 2, 2, {"--steps", "2", "--load", at1});
+    CHECK(max_diff(straight, to2[1]) < kTolerance);
+  }
+}

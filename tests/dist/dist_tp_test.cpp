@@ -2,13 +2,16 @@
 // (fp32, tiny Qwen3: 4 heads, 2 KV heads, tied embeddings; tiny Qwen2: qkv bias, untied). TP 2
 // splits every head group; TP 4 holds one head per rank and replicates each KV head on two ranks.
 // Tolerance: the ranks sum partial products in another order (row-parallel outputs, vocabulary
-// sums), ~1e-7 relative in fp32; logits and gradients are compared at 1e-5 absolute, and the
-// parameters after 3 AdamW steps at lr 1e-3 (Adam is scale-free, so the error per step is lr x
-// that relative error) at 1e-5 absolute.
+// sums), ~1e-7 relative in fp32 (measured: logits and gradients 1.3e-7, log-probs 1e-6, entropy
+// 1.4e-6 at values ~4, parameters after 3 steps 4e-8; the worker's Adam eps keeps rounding in
+// near-zero gradients from deciding whole steps). Logits, gradients and parameters are compared
+// at 1e-6, log-probs and entropy at 1e-5 (absolute); 3 steps move the parameters by > 1e-3, a
+// wrong shard or a missing reduction by far more than that.
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <string>
 
 #include "support/rank_processes.hpp"
 #include "support/test_support.hpp"
@@ -16,7 +19,8 @@
 namespace {
 namespace fs = std::filesystem;
 
-constexpr double kTolerance = 1e-5;
+constexpr double kTight = 1e-6;      // logits, gradients, parameters
+constexpr double kTolerance = 1e-5;  // log-probs and entropy (log-sum-exp over the vocabulary)
 
 std::vector<fs::path> run_tp(const fs::path& dir, const std::string& tag, int world, int tp,
                              std::vector<std::string> extra = {}) {
@@ -57,11 +61,12 @@ void check_equals_one_rank(const fs::path& mine, const fs::path& one) {
   for (const char* what : {"logits", "log_probs", "entropy", "grad."}) {
     const double diff = max_diff(mine, one, what);
     INFO(what << ": max |TP - 1| = " << diff);
-    CHECK(diff < kTolerance);
+    CHECK(diff <
+          (std::string(what) == "logits" || std::string(what) == "grad." ? kTight : kTolerance));
   }
   const double params = max_diff(mine, one);
   INFO("parameters after 3 steps: max |TP - 1| = " << params);
-  CHECK(params < kTolerance);
+  CHECK(params < kTight);
   auto a = vime::test::read_tensors(mine).at("grad_norms"),
        b = vime::test::read_tensors(one).at("grad_norms");
   CHECK(at::allclose(a, b, 1e-5, 0));
@@ -110,13 +115,13 @@ TEST_CASE("checkpoints are whole: saved at one tensor-parallel size, resumed at 
   SECTION("TP 2 x DP 2 (ZeRO-1) -> TP 1 and TP 4") {
     run_tp(dir.path(), "save", 4, 2, {"--steps", "2", "--distributed", "--save", at2});
     const auto to1 = run_tp(dir.path(), "load1", 1, 1, {"--steps", "2", "--load", at2})[0];
-    CHECK(max_diff(straight, to1) < kTolerance);
+    CHECK(max_diff(straight, to1) < kTight);
     const auto to4 = run_tp(dir.path(), "load4", 4, 4, {"--steps", "2", "--load", at2});
-    CHECK(max_diff(straight, to4[2]) < kTolerance);
+    CHECK(max_diff(straight, to4[2]) < kTight);
   }
   SECTION("TP 1 -> TP 2") {
     run_tp(dir.path(), "save", 1, 1, {"--steps", "2", "--save", at1});
     const auto to2 = run_tp(dir.path(), "load2", 2, 2, {"--steps", "2", "--load", at1});
-    CHECK(max_diff(straight, to2[1]) < kTolerance);
+    CHECK(max_diff(straight, to2[1]) < kTight);
   }
 }

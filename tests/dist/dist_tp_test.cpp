@@ -15,6 +15,9 @@
 
 #include "support/rank_processes.hpp"
 #include "support/test_support.hpp"
+#include "vime/dist/parallel_groups.hpp"
+#include "vime/model/model_config.hpp"
+#include "vime/model/tensor_parallel.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -124,4 +127,37 @@ TEST_CASE("checkpoints are whole: saved at one tensor-parallel size, resumed at 
     const auto to2 = run_tp(dir.path(), "load2", 2, 2, {"--steps", "2", "--load", at1});
     CHECK(max_diff(straight, to2[1]) < kTight);
   }
+}
+
+TEST_CASE("tensor-parallel slices and shape checks", "[dist_tp]") {
+  auto config = vime::ModelConfig::from_hf_dir(VIME_SOURCE_DIR "/tests/model/golden/tiny_qwen3");
+  config.padded_vocab_size = 128;
+  // 4 heads, 2 KV heads, FFN 48: TP 2 splits them all; TP 4 puts one head on each rank and each
+  // KV head on two of them.
+  vime::TensorParallel tp;
+  tp.size = 4;
+  tp.rank = 3;
+  auto q = vime::tp_slice("model.layers.0.self_attn.q_proj.weight", config, tp);
+  CHECK((q.dim == 0 && q.start == 48 && q.length == 16 && !q.is_duplicate));
+  auto k = vime::tp_slice("model.layers.1.self_attn.k_proj.weight", config, tp);
+  CHECK((k.dim == 0 && k.start == 16 && k.length == 16 && k.replica_index == 1 &&
+         k.num_replica_slots == 2 && k.is_duplicate));  // rank 2 holds the first copy
+  tp.rank = 2;
+  CHECK(!vime::tp_slice("model.layers.1.self_attn.v_proj.weight", config, tp).is_duplicate);
+  auto o = vime::tp_slice("model.layers.0.self_attn.o_proj.weight", config, tp);
+  CHECK((o.dim == 1 && o.start == 32 && o.length == 16));
+  auto down = vime::tp_slice("model.layers.0.mlp.down_proj.weight", config, tp);
+  CHECK((down.dim == 1 && down.start == 24 && down.length == 12));
+  auto embed = vime::tp_slice("model.embed_tokens.weight", config, tp);
+  CHECK((embed.dim == 0 && embed.start == 64 && embed.length == 32));
+  auto norm = vime::tp_slice("model.layers.0.self_attn.q_norm.weight", config, tp);
+  CHECK((norm.dim < 0 && norm.is_duplicate));
+  CHECK_NOTHROW(vime::check_tensor_parallel_shape(config, 4));
+  CHECK_THROWS_WITH(
+      vime::check_tensor_parallel_shape(config, 3),
+      Catch::Contains("--tensor-model-parallel-size 3") && Catch::Contains("4 attention heads"));
+  CHECK_THROWS_WITH(vime::check_tensor_parallel_shape(config, 8),
+                    Catch::Contains("--tensor-model-parallel-size 8"));
+  CHECK_THROWS_WITH(vime::dist::make_parallel_groups(nullptr, 2),
+                    Catch::Contains("--tensor-model-parallel-size 2 does not divide the 1"));
 }

@@ -84,11 +84,6 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
     t->reducer = std::make_unique<train::SingleRank>();
   }
   const auto tp = TensorParallel::over(groups.tensor_parallel());
-  if (tp.is_parallel() && options.train_critic) {
-    throw UsageError("--tensor-model-parallel-size " + std::to_string(tp.size) +
-                     ": the PPO critic (--advantage-estimator ppo / --use-critic) has no "
-                     "tensor parallelism yet; train it at --tensor-model-parallel-size 1");
-  }
   if (tp.is_parallel() && options.save_hf) {
     throw UsageError("--tensor-model-parallel-size " + std::to_string(tp.size) +
                      ": --save-hf is not written under tensor parallelism yet; convert a "
@@ -117,12 +112,11 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   if (t->resume.is_loaded && t->reducer->rank() == 0)
     console << "vime train: weights from " << t->resume.from.string() << "\n";
   if (options.train_critic && !options.rollout_only) {
-    t->critic_trunk = ckpt::load_model(source, models.dtype, device);
+    t->critic_trunk = ckpt::load_model(source, models.dtype, device, tp);
     t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, *t->reducer);
     if (t->resume.is_resumed &&
         !load_critic(t->resume.from, t->resume.state.iteration, *t->critic, *t->critic_trunk,
-                     !ckpt::CheckpointOptions::from(args).no_load_optim,
-                     t->reducer->process_group())) {
+                     !ckpt::CheckpointOptions::from(args).no_load_optim, t->world)) {
       if (t->reducer->rank() == 0)
         console << "vime train: no critic next to " << t->resume.from.string()
                 << "; the critic starts afresh\n";
@@ -193,7 +187,7 @@ void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollou
   auto scope = t.timer.scope("save_model");
   if (t.critic) {
     save_critic(*options.save, rollout_id, *t.critic, *t.critic_trunk, options.save_optimizer,
-                t.reducer->process_group());
+                t.world);
   }
   ckpt::TrainState state;
   state.iteration = rollout_id;

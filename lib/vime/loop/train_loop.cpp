@@ -273,13 +273,7 @@ int run_training(const Args& given_args, std::ostream& console) {
   // argument'"), so the trainer matches before its first NCCL communicator.
   if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm)
     ::setenv("NCCL_CUMEM_ENABLE", "0", 1);
-  if (models.tensor_parallel_size > 1 &&
-      RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm) {
-    throw UsageError("--tensor-model-parallel-size " + std::to_string(models.tensor_parallel_size) +
-                     " with --rollout-backend vllm: the weight sender does not gather "
-                     "tensor-parallel shards yet; use the embedded engine or tensor-parallel "
-                     "size 1");
-  }
+
   // Ranks: one process per GPU (vime's launcher, torchrun or Slurm); a world of one runs alone.
   const auto env = dist::rank_env_from_environment(args);
   const auto device = dist::bind_rank_device(env);

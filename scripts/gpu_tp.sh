@@ -14,10 +14,10 @@ n=$(nvidia-smi -L | wc -l)
 start=$SECONDS
 in_time() { [ $((SECONDS - start)) -lt ${BUDGET_S:-330} ] || { echo "skipped (time): $*"; return 1; }; }
 echo "gpus: $n ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
-for tp in 1 2 4; do
+for tp in ${PARITY_TPS:-1 2 4}; do
   [ "$tp" -gt "$n" ] && continue
   in_time "parity TP $tp" || continue
-  timeout 100 python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits \
+  timeout ${PARITY_TIMEOUT_S:-200} python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits \
     --out "$out/parity_tp$tp" --tp "$tp" > "$out/parity_tp$tp.jsonl" 2> "$out/parity_tp$tp.err"
   echo "parity TP $tp: rc $?"
   cat "$out/parity_tp$tp.jsonl" | tee -a "$out/parity.jsonl"
@@ -41,6 +41,8 @@ bench() {  # model gpus tp extra...
 # bf16 weights + fp32 main grads, masters and Adam moments: 14 bytes a parameter, sharded by TP
 # (and the optimizer's 12 by DP under ZeRO-1): 8B at TP 2 alone (72 GB) and 14B at TP 2 x DP 2
 # (84 GB) do not fit 80 GB, so they are not run.
-bench qwen3-8b 4 4
-bench qwen3-8b 4 2 --use-distributed-optimizer
-bench qwen3-14b 4 4
+if [ -z "${NO_BENCH:-}" ]; then
+  bench qwen3-8b 4 4
+  bench qwen3-8b 4 2 --use-distributed-optimizer
+  bench qwen3-14b 4 4
+fi

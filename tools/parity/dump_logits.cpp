@@ -58,8 +58,13 @@ int main(int argc, char** argv) {
     }
     at::NoGradGuard no_grad;
     auto logits = model->forward(vime::PackedBatch::pack(sequences, device));
-    if (group && group->rank() != 0) return 0;
-    vime::ckpt::write_safetensors(argv[3], {{"logits", logits.to(at::kFloat).to(at::kCPU)}});
+    if (!group || group->rank() == 0) {
+      vime::ckpt::write_safetensors(argv[3], {{"logits", logits.to(at::kFloat).to(at::kCPU)}});
+    }
+    // NCCL's wait() only orders streams: a rank that left now would tear its communicator down
+    // under a gather still running on the others' GPUs (rank 0 then read garbage). Every rank
+    // waits until all are done.
+    if (group) group->barrier();
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vime_dump_logits: %s\n", e.what());

@@ -313,7 +313,7 @@ NamedTensorList Optimizer::gathered_state_tensors() const {
   NamedTensorList out;
   for (const auto& b : buckets_) {
     std::vector<std::pair<std::string, const at::Tensor*>> keys{{"exp_avg", &b.exp_avg},
-                                                                 {"exp_avg_sq", &b.exp_avg_sq}};
+                                                                {"exp_avg_sq", &b.exp_avg_sq}};
     if (b.param_dtype != at::kFloat) keys.emplace_back("master", &b.master);
     for (const auto& [key, shard] : keys) {
       auto full = at::empty({b.layout.numel}, shard->options());
@@ -323,8 +323,9 @@ NamedTensorList Optimizer::gathered_state_tensors() const {
       group_->all_gather(parts, shard->contiguous());
       for (size_t k = 0; k < b.layout.params.size(); ++k) {
         const auto& s = slots_[b.layout.params[k]];
-        out.emplace_back(key + "." + s.name,
-                         full.narrow(0, b.layout.offsets[k], s.param.numel()).view(s.param.sizes()));
+        out.emplace_back(
+            key + "." + s.name,
+            full.narrow(0, b.layout.offsets[k], s.param.numel()).view(s.param.sizes()));
       }
     }
   }

@@ -212,21 +212,23 @@ n_samples_per_prompt: 2
 }
 
 TEST_CASE("unsupported settings are refused by name, no-effect ones listed", "[args]") {
-  Args a =
-      parse({"--tensor-model-parallel-size", "2", "--sequence-parallel", "--context-parallel-size",
-             "1", "--attention-backend", "flash", "--attention-dropout", "0.0"});
+  Args a = parse({"--pipeline-model-parallel-size", "2", "--tensor-model-parallel-size", "2",
+                  "--sequence-parallel", "--context-parallel-size", "1", "--attention-backend",
+                  "flash", "--attention-dropout", "0.0"});
   auto refused = vime::core::unsupported_settings(a);
-  CHECK(std::find(refused.begin(), refused.end(), "--tensor-model-parallel-size 2") !=
+  CHECK(std::find(refused.begin(), refused.end(), "--pipeline-model-parallel-size 2") !=
         refused.end());
-  for (const auto& r : refused)
-    CHECK(r.find("context-parallel") == std::string::npos);  // default value is fine
+  for (const auto& r : refused) {
+    CHECK(r.find("context-parallel") == std::string::npos);       // default value is fine
+    CHECK(r.find("tensor-model-parallel") == std::string::npos);  // supported
+  }
   CHECK_THROWS_WITH(vime::core::check_supported(a),
-                    Catch::Contains("--tensor-model-parallel-size 2 is not supported yet"));
+                    Catch::Contains("--pipeline-model-parallel-size 2 is not supported yet"));
   auto no_effect = vime::core::no_effect_settings(a);
   CHECK(std::find(no_effect.begin(), no_effect.end(), "--attention-backend flash") !=
         no_effect.end());
   CHECK(std::find(no_effect.begin(), no_effect.end(), "--attention-dropout 0.0") !=
         no_effect.end());
-  // Megatron turns sequence parallelism off at tensor-parallel size 1, so it changes nothing here.
+  // Sequence parallelism changes no result (vime keeps activations whole on each rank).
   CHECK(std::find(no_effect.begin(), no_effect.end(), "--sequence-parallel") != no_effect.end());
 }

@@ -152,8 +152,8 @@ TEST_CASE("missing input paths and unsupported flags are refused together, by na
       error_of({"--prompt-data", data.string() + "@[0:1]", "--hf-checkpoint", dir.path().string()},
                true) == "no error");
   std::string e =
-      error_of({"--prompt-data", "/nope/train.jsonl", "--tensor-model-parallel-size", "2"}, true);
-  CHECK_THAT(e, Catch::Contains("--tensor-model-parallel-size 2 is not supported yet") &&
+      error_of({"--prompt-data", "/nope/train.jsonl", "--pipeline-model-parallel-size", "2"}, true);
+  CHECK_THAT(e, Catch::Contains("--pipeline-model-parallel-size 2 is not supported yet") &&
                     Catch::Contains("--prompt-data /nope/train.jsonl does not exist"));
   CHECK(vime::core::strip_row_slice("/d/x.jsonl@[-3:]") == "/d/x.jsonl");
   CHECK(vime::core::strip_row_slice("/d/x.jsonl") == "/d/x.jsonl");

@@ -119,6 +119,30 @@ TEST_CASE("vime train --rollout-backend vllm: two launched vime serve engines, d
   CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
 }
 
+TEST_CASE(
+    "vime train --rollout-backend vllm at tensor-parallel size 2: shards gathered for the engine",
+    "[vllm_backend]") {
+  // Rank 0 sends, rank 1 gathers its shards with it at every update (the first one included); the
+  // engine's log-probs then match the trainer's, which a stale or half-gathered model would miss.
+  vime::test::TempDir run;
+  const auto metrics = run.path() / "metrics.jsonl";
+  const auto disk = run.path() / "weights";
+  auto r = run_command(engine_command() + VIME_BIN + " train " + grpo_flags() +
+                       "--num-rollout 2 --ci-test --rollout-backend vllm --rollout-num-gpus 1 "
+                       "--update-weight-transport disk --update-weight-disk-dir " +
+                       disk.string() +
+                       " --actor-num-nodes 1 --actor-num-gpus-per-node 2 "
+                       "--tensor-model-parallel-size 2 --metrics-jsonl " +
+                       metrics.string() + " 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("x 2 tensor-parallel"));
+  auto m = vime::test::read_metrics(metrics);
+  REQUIRE(m["train/train_rollout_logprob_abs_diff"].size() >= 2);
+  for (double d : m["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-4);
+  CHECK(fs::exists(disk / "weights_v2" / "model.safetensors"));
+}
+
 TEST_CASE("vime train: external vime serve engines by address; unreachable ones are named",
           "[vllm_backend]") {
   vime::test::TempDir run;

@@ -2,12 +2,14 @@
 // backward, AdamW with fp32 master weights. Random weights, packed sequences.
 //   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
 //                    [--recompute] [--iters 5] [--warmup 2] [--device cuda] [--peak-tflops 989]
-//                    [--gpus N] [--use-distributed-optimizer] [--profile TRACE.json]
+//                    [--gpus N] [--tp T] [--use-distributed-optimizer] [--profile TRACE.json]
 //                    [--forward-only]
-// --gpus N: data parallel over N local ranks (vime's launcher, c10d NCCL/Gloo), --tokens per rank,
-// gradients all-reduced as the trainer does. Rank 0 prints one JSON line: tokens/s over all ranks,
-// step ms, MFU per GPU (model FLOPs: 6·N·T for the matmul weights, including the output layer,
-// plus causal attention 6·L·heads·head_dim·Σ seq_len²) and the peak GPU memory of rank 0.
+// --gpus N: N local ranks (vime's launcher, c10d NCCL/Gloo); --tp T of them share each model
+// (Megatron tensor parallelism, vocab-parallel log-probs) and the N / T data-parallel replicas
+// each take --tokens, gradients all-reduced as the trainer does. Rank 0 prints one JSON line:
+// tokens/s over all replicas, step ms, MFU per GPU (model FLOPs: 6·N·T for the matmul weights,
+// including the output layer, plus causal attention 6·L·heads·head_dim·Σ seq_len²) and the peak GPU
+// memory of rank 0.
 // --forward-only: the log-prob pass instead (no autograd state, as Actor::compute_log_probs runs).
 // --profile: one more step after the timed ones under LibTorch's Kineto profiler, written as a
 // Chrome trace (rank 0); tools/bench/trace_summary.py makes the per-kernel table.
@@ -25,6 +27,7 @@
 #include "common/model_presets.hpp"
 #include "vime/core/runtime_info.hpp"
 #include "vime/dist/local_launcher.hpp"
+#include "vime/dist/parallel_groups.hpp"
 #include "vime/dist/process_group.hpp"
 #include "vime/dist/rank_device.hpp"
 #include "vime/dist/rank_env.hpp"
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
   std::string model_name = "qwen3-0.6b", device_name = "cuda", profile_path;
   int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2;
   bool recompute = false, forward_only = false;
-  int gpus = 1;
+  int gpus = 1, tp = 1;
   bool distributed_optimizer = false;
   double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
   for (int i = 1; i < argc; ++i) {
@@ -83,6 +86,8 @@ int main(int argc, char** argv) {
       profile_path = next();
     else if (a == "--gpus")
       gpus = std::stoi(next());
+    else if (a == "--tp")
+      tp = std::stoi(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -104,13 +109,15 @@ int main(int argc, char** argv) {
     device = vime::dist::bind_rank_device(env);
     group = vime::dist::ProcessGroup::create(env, device, std::chrono::minutes(10));
   }
+  const auto groups = vime::dist::make_parallel_groups(group.get(), tp);
   const auto config = vime::presets::by_name(model_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
-  vime::Model model(config, dtype, device, 1);
+  vime::Model model(config, dtype, device, 1, vime::TensorParallel::over(groups.tensor_parallel()));
   model.set_recompute({recompute, 0});
   vime::OptimizerConfig opt_config;
   opt_config.distributed = distributed_optimizer;
-  vime::Optimizer optimizer(model.named_parameters(), opt_config, group.get());
+  vime::Optimizer optimizer(model.named_parameters(), opt_config, groups.data_parallel(),
+                            vime::TensorParallelNorm::of(model));
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
   std::vector<std::vector<int64_t>> sequences;
@@ -122,20 +129,25 @@ int main(int argc, char** argv) {
   std::vector<int64_t> totals(sequences.size(), seq_len), responses(sequences.size(), seq_len - 1);
   auto rows = vime::train::response_rows(batch.tokens, totals, responses);
 
+  // Log-probs from this rank's vocabulary columns (all of them without tensor parallelism).
+  // As the actor scores: fused from the hidden states at TP 1, vocab-parallel logits under TP.
+  auto score = [&](bool with_entropy) {
+    if (!model.tensor_parallel().is_parallel()) {
+      return vime::train::linear_token_log_probs(model.forward_hidden(batch), model.output_weight(),
+                                                 rows.rows, rows.targets, 1.0, 2048, with_entropy);
+    }
+    return vime::train::vocab_parallel_token_log_probs(
+        model.vocab_parallel_logits(model.forward_hidden(batch)), rows.rows, rows.targets, 1.0,
+        config.vocab_size, model.tensor_parallel(), 2048);
+  };
   double loss_value = 0;
   auto step = [&]() {
     if (forward_only) {
       at::NoGradGuard no_grad;
-      auto scored = vime::train::linear_token_log_probs(
-          model.forward_hidden(batch), model.output_weight(), rows.rows, rows.targets, 1.0, 2048,
-          /*with_entropy=*/false);
-      loss_value = -scored.log_probs.mean().item<double>();
+      loss_value = -score(false).log_probs.mean().item<double>();
       return;
     }
-    auto scored =
-        vime::train::linear_token_log_probs(model.forward_hidden(batch), model.output_weight(),
-                                            rows.rows, rows.targets, 1.0, 2048, true);
-    auto loss = -scored.log_probs.mean();  // entropy computed, unused: as the actor without a bonus
+    auto loss = -score(true).log_probs.mean();  // entropy computed, unused: as the actor does
     loss.backward();
     optimizer.accumulate_grads();
     optimizer.step(1e-5);
@@ -153,6 +165,7 @@ int main(int argc, char** argv) {
       double(iters);
   const double flops = model_flops(config, tokens, seq_len) / (forward_only ? 3.0 : 1.0);
   const int world = group ? group->size() : 1;
+  const int replicas = world / groups.tp_size;
   const double peak_gib =
       static_cast<double>(vime::core::cuda_peak_allocated_bytes(device_index)) / double(1 << 30);
   if (!profile_path.empty()) {
@@ -166,12 +179,13 @@ int main(int argc, char** argv) {
       "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"gpus\": %d, "
       "\"tokens_per_gpu\": %lld, \"seq_len\": %lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, "
       "\"tflops_per_gpu\": %.1f, \"mfu\": %.4f, \"peak_gib\": %.2f, \"loss\": %.4f, "
-      "\"params\": %lld, \"distributed_optimizer\": %s, \"forward_only\": %s}\n",
+      "\"params\": %lld, \"distributed_optimizer\": %s, \"forward_only\": %s, \"tp\": %d}\n",
       model_name.c_str(), recompute ? "true" : "false", world, static_cast<long long>(tokens),
-      static_cast<long long>(seq_len), seconds * 1e3, double(tokens) * world / seconds,
-      flops / seconds / 1e12, flops / seconds / 1e12 / peak_tflops, peak_gib, loss_value,
+      static_cast<long long>(seq_len), seconds * 1e3, double(tokens) * replicas / seconds,
+      flops / seconds / 1e12 / groups.tp_size,
+      flops / seconds / 1e12 / groups.tp_size / peak_tflops, peak_gib, loss_value,
       static_cast<long long>(config.num_parameters()), distributed_optimizer ? "true" : "false",
-      forward_only ? "true" : "false");
+      forward_only ? "true" : "false", groups.tp_size);
   std::fflush(stdout);
   return 0;
 }

@@ -2,12 +2,13 @@
 """Logits parity of vime against HF transformers (run on the GPU machine, which has torch and
 transformers but no weights):
 
-    python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits --out DIR
+    python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits --out DIR [--tp N]
 
 For random-init tiny Qwen3, Qwen2 and Llama-3 (rope scaling) configs saved with save_pretrained,
 packs a few sequences of different lengths, runs HF (each sequence alone, eager attention) and
 vime (one packed varlen batch) in fp32 and bf16 on CUDA, and prints one JSON line per model and
-dtype with the max abs logits difference. Exits 1 when fp32 exceeds --fp32-tolerance.
+dtype with the max abs logits difference. Exits 1 when fp32 exceeds --fp32-tolerance. --tp N: vime
+runs at tensor-parallel size N (N local ranks, one GPU each), its logits gathered from the shards.
 """
 import argparse
 import json
@@ -42,6 +43,7 @@ def main():
     p.add_argument("--vime-dump", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--fp32-tolerance", type=float, default=1e-4)
+    p.add_argument("--tp", type=int, default=1)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
@@ -68,14 +70,14 @@ def main():
             with torch.no_grad():
                 ref = torch.cat([hf(s[None].cuda()).logits[0].float() for s in seqs]).cpu()
             out_path = os.path.join(a.out, f"{name}_{dtype_name}_logits.safetensors")
-            r = subprocess.run([a.vime_dump, model_dir, tokens_path, out_path, dtype_name, "cuda"],
-                               capture_output=True, text=True)
+            r = subprocess.run([a.vime_dump, model_dir, tokens_path, out_path, dtype_name, "cuda",
+                                str(a.tp)], capture_output=True, text=True)
             if r.returncode != 0:
                 print(r.stderr, file=sys.stderr)
                 sys.exit(r.returncode)
             got = load_file(out_path)["logits"]
             diff = (got - ref).abs()
-            report = dict(model=name, dtype=dtype_name, max_abs_diff=float(diff.max()),
+            report = dict(model=name, dtype=dtype_name, tp=a.tp, max_abs_diff=float(diff.max()),
                           mean_abs_diff=float(diff.mean()), max_abs_logit=float(ref.abs().max()),
                           argmax_agreement=float((got.argmax(-1) == ref.argmax(-1)).float().mean()),
                           tokens=int(sum(LENGTHS)))

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <map>
+#include <optional>
 #include <regex>
 
 #include "vime/ckpt/model_io.hpp"
@@ -77,11 +79,41 @@ std::string message_of(const std::exception_ptr& e) {
   }
 }
 
-// Rank 0's part: the model, its config, the RNG, state.json and an unsharded optimizer.
-void write_rank0_files(const fs::path& dir, const Model& model, const Optimizer* optimizer,
-                       const TrainState& state, const SaveOptions& options) {
+// The model's tensors whole (padded vocabulary): gathered over the tensor-parallel group (every
+// rank of it calls this).
+NamedTensorList whole_model_tensors(const Model& model) {
   NamedTensorList tensors;
-  for (const auto& [name, t] : model.named_parameters()) tensors.emplace_back(name, t.detach());
+  const auto& params = model.named_parameters();
+  for (size_t i = 0; i < params.size(); ++i)
+    tensors.emplace_back(params[i].first, model.full_parameter(i));
+  return tensors;
+}
+
+// The optimizer's whole state in the unsharded layout ("exp_avg.<name>", ... of whole
+// parameters): all-gathered over the data-parallel shards, then the tensor-parallel slices
+// (every rank calls this).
+NamedTensorList whole_optimizer_state(const Model& model, const Optimizer& optimizer) {
+  std::map<std::string, size_t> index;
+  const auto& params = model.named_parameters();
+  for (size_t i = 0; i < params.size(); ++i) index[params[i].first] = i;
+  NamedTensorList out;
+  for (auto& [key, t] : optimizer.gathered_state_tensors()) {
+    auto it = index.find(key.substr(key.find('.') + 1));
+    if (it == index.end()) {  // not the model's (a critic's value head): whole already
+      out.emplace_back(key, t);
+      continue;
+    }
+    out.emplace_back(key,
+                     gather_full(t, model.parameter_slices()[it->second], model.tensor_parallel()));
+  }
+  return out;
+}
+
+// Rank 0's part: the model, its config, the RNG, state.json and an unsharded optimizer
+// (`optimizer_state`: its whole state, when it is saved in one file).
+void write_rank0_files(const fs::path& dir, const Model& model, const NamedTensorList& tensors,
+                       const Optimizer* optimizer, const NamedTensorList* optimizer_state,
+                       const TrainState& state, const SaveOptions& options) {
   write_safetensors_dir(dir / "model", tensors);
   Json config = model.config().to_hf_json(model.dtype() == at::kBFloat16 ? "bfloat16"
                                           : model.dtype() == at::kHalf   ? "float16"
@@ -91,10 +123,10 @@ void write_rank0_files(const fs::path& dir, const Model& model, const Optimizer*
   crash_point("ckpt_model");
   const bool has_optimizer = optimizer != nullptr && options.save_optimizer;
   if (has_optimizer) {
-    if (optimizer->is_sharded()) {
-      write_optimizer_shards_index(dir, optimizer->world_size());
+    if (optimizer_state != nullptr) {
+      write_safetensors(dir / optimizer_file(0), *optimizer_state);
     } else {
-      write_safetensors(dir / optimizer_file(0), optimizer->state_tensors());
+      write_optimizer_shards_index(dir, optimizer->world_size());
     }
     crash_point("ckpt_optimizer");
   }
@@ -151,12 +183,20 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
                      dist::ProcessGroup* group) {
   if (group != nullptr && group->size() == 1) group = nullptr;
   if (group == nullptr && optimizer != nullptr && options.save_optimizer &&
-      optimizer->is_sharded()) {
+      (optimizer->is_sharded() || model.tensor_parallel().is_parallel())) {
     throw Error(
         "saving a checkpoint of the distributed optimizer (--use-distributed-optimizer) "
         "needs every rank: pass the process group to save_checkpoint on all of them");
   }
   const int rank = group != nullptr ? group->rank() : 0;
+  // Under tensor parallelism everything is saved whole (a checkpoint loads at any tensor- and
+  // data-parallel size): the shards are gathered first, by every rank, and rank 0 writes them.
+  const bool is_tp = model.tensor_parallel().is_parallel();
+  const bool has_optimizer = optimizer != nullptr && options.save_optimizer;
+  const bool writes_shards = has_optimizer && optimizer->is_sharded() && !is_tp;
+  const NamedTensorList tensors = whole_model_tensors(model);
+  std::optional<NamedTensorList> optimizer_state;
+  if (has_optimizer && !writes_shards) optimizer_state = whole_optimizer_state(model, *optimizer);
   // Rank 0 makes the temp dir and tells the others its name (its pid makes it unique).
   std::string error;
   fs::path temp_dir;
@@ -181,10 +221,11 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
   }
   if (!error.empty()) throw Error(error);
   try {
-    if (rank == 0) write_rank0_files(temp_dir, model, optimizer, state, options);
-    if (optimizer != nullptr && options.save_optimizer && optimizer->is_sharded()) {
-      write_optimizer_shard(temp_dir, *optimizer);
+    if (rank == 0) {
+      write_rank0_files(temp_dir, model, tensors, optimizer,
+                        optimizer_state ? &*optimizer_state : nullptr, state, options);
     }
+    if (writes_shards) write_optimizer_shard(temp_dir, *optimizer);
   } catch (...) {
     error = message_of(std::current_exception());
   }
@@ -270,8 +311,9 @@ at::ScalarType stored_dtype(const ResolvedCheckpoint& checkpoint) {
 }
 
 std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::ScalarType dtype,
-                                  const at::Device& device) {
-  auto model = std::make_unique<Model>(checkpoint_model_config(checkpoint), dtype, device);
+                                  const at::Device& device, TensorParallel tp) {
+  auto model =
+      std::make_unique<Model>(checkpoint_model_config(checkpoint), dtype, device, 1234, tp);
   const fs::path dir = checkpoint.is_hf ? checkpoint.dir : checkpoint.dir / "model";
   model->load_tensors(read_safetensors_dir(dir), dir.string());
   return model;
@@ -279,12 +321,40 @@ std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::Scal
 
 namespace {
 
-void load_optimizer(const fs::path& iter_dir, Optimizer& optimizer, int64_t num_steps) {
+// A reader of whole parameters' state as one of this rank's tensor-parallel slices: reads the
+// whole state of the parameter and takes the slice.
+StateReader tensor_parallel_reader(const Model& model, StateReader whole) {
+  if (!model.tensor_parallel().is_parallel()) return whole;
+  std::map<std::string, size_t> index;
+  const auto& params = model.named_parameters();
+  for (size_t i = 0; i < params.size(); ++i) index[params[i].first] = i;
+  return [&model, index, whole](const std::string& key, at::IntArrayRef shape, int64_t offset,
+                                int64_t numel) {
+    auto it = index.find(key.substr(key.find('.') + 1));
+    if (it == index.end()) return whole(key, shape, offset, numel);
+    const size_t i = it->second;
+    const auto full = model.full_shape(i);
+    int64_t full_numel = 1;
+    for (auto d : full) full_numel *= d;
+    auto t = whole(key, full, 0, full_numel).view(full);
+    auto local = model.parameter_slices()[i].of(t).contiguous();
+    if (local.sizes() != shape) {
+      throw Error("optimizer state \"" + key + "\": this rank's slice has shape " +
+                  c10::str(local.sizes()) + ", expected " + c10::str(shape));
+    }
+    return local.view(-1).narrow(0, offset, numel);
+  };
+}
+
+void load_optimizer(const fs::path& iter_dir, const Model& model, Optimizer& optimizer,
+                    int64_t num_steps) {
   if (fs::exists(optimizer_shards_dir(iter_dir))) {
     OptimizerShards shards(iter_dir);
-    optimizer.load_state([&](const std::string& key, at::IntArrayRef shape, int64_t offset,
-                             int64_t numel) { return shards.read(key, shape, offset, numel); },
-                         num_steps);
+    optimizer.load_state(
+        tensor_parallel_reader(
+            model, [&](const std::string& key, at::IntArrayRef shape, int64_t offset,
+                       int64_t numel) { return shards.read(key, shape, offset, numel); }),
+        num_steps);
     return;
   }
   const fs::path path = iter_dir / optimizer_file(0);
@@ -294,9 +364,25 @@ void load_optimizer(const fs::path& iter_dir, Optimizer& optimizer, int64_t num_
                 "resume with --no-load-optim");
   }
   SafetensorsFile file(path);
-  NamedTensorList tensors;
-  for (const auto& name : file.names()) tensors.emplace_back(name, file.get(name));
-  optimizer.load_state_tensors(tensors, num_steps, path.string());
+  std::map<std::string, at::Tensor> tensors;
+  for (const auto& name : file.names()) tensors.emplace(name, file.get(name));
+  optimizer.load_state(
+      tensor_parallel_reader(
+          model,
+          [&](const std::string& key, at::IntArrayRef shape, int64_t offset, int64_t numel) {
+            auto it = tensors.find(key);
+            if (it == tensors.end()) {
+              throw Error(path.string() + ": optimizer state \"" + key +
+                          "\" is missing (load with --no-load-optim to start the optimizer "
+                          "afresh)");
+            }
+            if (it->second.sizes() != shape) {
+              throw Error(path.string() + ": optimizer state \"" + key + "\" has shape " +
+                          c10::str(it->second.sizes()) + ", expected " + c10::str(shape));
+            }
+            return it->second.reshape(-1).narrow(0, offset, numel);
+          }),
+      num_steps);
 }
 
 }  // namespace
@@ -316,7 +402,9 @@ TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, O
       state.lr_scheduler_steps = s.at("lr_scheduler_steps").as_int();
       state.data_source = s.contains("data_source") ? s.at("data_source") : Json();
       state.args = s.contains("args") ? s.at("args") : Json();
-      if (optimizer != nullptr) load_optimizer(checkpoint.dir, *optimizer, state.optimizer_steps);
+      if (optimizer != nullptr) {
+        load_optimizer(checkpoint.dir, model, *optimizer, state.optimizer_steps);
+      }
       if (load_rng && fs::exists(checkpoint.dir / "rng.safetensors")) {
         SafetensorsFile rng(checkpoint.dir / "rng.safetensors");
         at::Generator generator = at::detail::getDefaultCPUGenerator();

@@ -63,9 +63,10 @@ std::optional<ResolvedCheckpoint> resolve_checkpoint(const std::filesystem::path
                                                      std::optional<int64_t> step = std::nullopt);
 
 ModelConfig checkpoint_model_config(const ResolvedCheckpoint& checkpoint);
-// The model of a checkpoint or HF dir, in `dtype` on `device`.
+// The model of a checkpoint or HF dir, in `dtype` on `device` (this rank's shards of it under
+// tensor parallelism `tp`).
 std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::ScalarType dtype,
-                                  const at::Device& device);
+                                  const at::Device& device, TensorParallel tp = {});
 // The dtype the checkpoint's model tensors are stored in.
 at::ScalarType stored_dtype(const ResolvedCheckpoint& checkpoint);
 

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "vime/core/torch_compat.hpp"
 #include "vime/error.hpp"
@@ -33,13 +35,16 @@ namespace {
 template <class Backend>
 class C10dGroup final : public ProcessGroup {
  public:
-  C10dGroup(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<Backend> backend, int rank,
-            int size, at::Device device, bool has_reduce_scatter)
+  C10dGroup(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<Backend> backend,
+            const RankEnv& env, at::Device device, std::chrono::milliseconds timeout,
+            bool has_reduce_scatter)
       : store_(std::move(store)),
         backend_(std::move(backend)),
-        rank_(rank),
-        size_(size),
+        env_(env),
+        rank_(env.rank),
+        size_(env.world_size),
         device_(device),
+        timeout_(timeout),
         has_reduce_scatter_(has_reduce_scatter) {}
 
   int rank() const override { return rank_; }
@@ -89,6 +94,22 @@ class C10dGroup final : public ProcessGroup {
     output.copy_(t[0].view(-1).narrow(0, rank_ * output.numel(), output.numel()).view_as(output));
   }
 
+  std::unique_ptr<ProcessGroup> new_group(const std::vector<int>& ranks,
+                                          const std::string& name) override {
+    const auto it = std::find(ranks.begin(), ranks.end(), rank_);
+    if (it == ranks.end() || !std::is_sorted(ranks.begin(), ranks.end()) || ranks.front() < 0 ||
+        ranks.back() >= size_) {
+      throw Error("process group \"" + name + "\": rank " + std::to_string(rank_) +
+                  " asked for a group of ranks it is not in (or out of range)");
+    }
+    RankEnv sub = env_;
+    sub.rank = static_cast<int>(it - ranks.begin());
+    sub.world_size = static_cast<int>(ranks.size());
+    auto store = c10::make_intrusive<c10d::PrefixStore>("vime/group/" + name, store_);
+    if (has_reduce_scatter_) return make_nccl_group(store, sub, device_, timeout_);
+    return make_gloo_group(store, sub, device_, timeout_);
+  }
+
   void barrier() override {
     std::vector<at::Tensor> t{at::zeros({1}, at::TensorOptions().device(device_))};
     all_reduce(t, ReduceOp::kSum);
@@ -98,8 +119,10 @@ class C10dGroup final : public ProcessGroup {
  private:
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<Backend> backend_;
+  RankEnv env_;
   int rank_, size_;
   at::Device device_;
+  std::chrono::milliseconds timeout_;
   bool has_reduce_scatter_;
 };
 
@@ -124,8 +147,8 @@ std::unique_ptr<ProcessGroup> make_gloo_group(const c10::intrusive_ptr<c10d::Sto
   }
   options->threads = 2;
   auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
-  return std::make_unique<C10dGroup<c10d::ProcessGroupGloo>>(store, gloo, env.rank, env.world_size,
-                                                             device, false);
+  return std::make_unique<C10dGroup<c10d::ProcessGroupGloo>>(store, gloo, env, device, timeout,
+                                                             false);
 #else
   (void)store, (void)env, (void)device, (void)timeout;
   throw Error(
@@ -142,8 +165,8 @@ std::unique_ptr<ProcessGroup> make_nccl_group(const c10::intrusive_ptr<c10d::Sto
   auto options = c10d::ProcessGroupNCCL::Options::create();
   options->timeout = timeout;
   auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
-  return std::make_unique<C10dGroup<c10d::ProcessGroupNCCL>>(store, nccl, env.rank, env.world_size,
-                                                             device, true);
+  return std::make_unique<C10dGroup<c10d::ProcessGroupNCCL>>(store, nccl, env, device, timeout,
+                                                             true);
 #else
   (void)store, (void)env, (void)device, (void)timeout;
   throw Error(

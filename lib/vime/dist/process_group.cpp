@@ -106,6 +106,11 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const RankEnv& env, const at:
   return make_gloo_group(store, env, device, timeout);
 }
 
+std::unique_ptr<ProcessGroup> ProcessGroup::new_group(const std::vector<int>&,
+                                                      const std::string& name) {
+  throw Error("process group \"" + name + "\": this group cannot make subgroups");
+}
+
 double ProcessGroup::all_reduce_sum(double value) {
   if (size() == 1) return value;
   std::vector<at::Tensor> t{

@@ -47,6 +47,12 @@ class ProcessGroup {
   virtual void reduce_scatter(at::Tensor& output, const at::Tensor& input) = 0;
   virtual void barrier() = 0;
 
+  // A group of some of this group's ranks (`ranks`: ascending ranks of this group, this rank among
+  // them), on the same backend, store (its keys under `name`) and timeout. Only the members call
+  // it, all with the same arguments; rank() of the new group is the index in `ranks`.
+  virtual std::unique_ptr<ProcessGroup> new_group(const std::vector<int>& ranks,
+                                                  const std::string& name);
+
   // Convenience collectives over host values.
   double all_reduce_sum(double value);
   std::string broadcast_bytes(const std::string& payload, int root);      // root's payload to all

@@ -1,6 +1,9 @@
 // The embedded backend: the NativeEngine generates with the trainer's Model itself, so a weight
-// update is a version bump (the optimizer changed the very tensors the engine reads).
+// update is a version bump (the optimizer changed the very tensors the engine reads). Under
+// tensor parallelism each rank's engine runs the whole model gathered from the shards instead.
 #include "vime/loop/native_backend.hpp"
+
+#include <ATen/core/grad_mode.h>
 
 #include <algorithm>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -27,12 +30,31 @@ engine::NativeEngineOptions rank_engine_options(const Args& args, int rank) {
   return options;
 }
 
+// Under tensor parallelism the engine has no sharded forward yet: each rank's engine runs the
+// whole model, gathered from the trainer's shards (a collective of the tensor-parallel group, at
+// start and at every weight update). Null without tensor parallelism.
+std::unique_ptr<Model> gathered_copy(const Model& model) {
+  if (!model.tensor_parallel().is_parallel()) return nullptr;
+  auto whole = std::make_unique<Model>(model.config(), model.dtype(), model.device());
+  whole->set_requires_grad(false);
+  return whole;
+}
+
+void gather_into(Model& whole, const Model& sharded) {
+  at::NoGradGuard no_grad;
+  const auto& params = whole.named_parameters();
+  for (size_t i = 0; i < params.size(); ++i) params[i].second.copy_(sharded.full_parameter(i));
+}
+
 // The trainer's own engine, paused and emptied while it trains.
 class EmbeddedEngine {
  public:
   EmbeddedEngine(const Args& args, Model& model, const Tokenizer* tokenizer, int64_t version,
                  int rank)
-      : engine_(model, tokenizer, rank_engine_options(args, rank)) {
+      : trainer_model_(model),
+        whole_(gathered_copy(model)),
+        engine_(whole_ ? *whole_ : model, tokenizer, rank_engine_options(args, rank)) {
+    if (whole_) gather_into(*whole_, trainer_model_);
     engine_.set_weight_version(std::to_string(version));
   }
   void before_train() {
@@ -40,12 +62,16 @@ class EmbeddedEngine {
     engine_.release_memory();
   }
   void update_weights(int64_t version) {
+    if (whole_) gather_into(*whole_, trainer_model_);
     engine_.set_weight_version(std::to_string(version));
     engine_.resume();
   }
   engine::NativeEngine& engine() { return engine_; }
+  Model& model() { return whole_ ? *whole_ : trainer_model_; }  // the one the engine runs
 
  private:
+  Model& trainer_model_;
+  std::unique_ptr<Model> whole_;  // tensor parallel: the gathered model the engine runs
   engine::NativeEngine engine_;
 };
 
@@ -107,7 +133,7 @@ class ServingBackend final : public RolloutBackend {
                  dist::ProcessGroup& group)
       : rank_(group.rank()),
         local_(args, model, &tokenizer, version, rank_),
-        server_(local_.engine(), model, tokenizer, group.store(), rank_,
+        server_(local_.engine(), local_.model(), tokenizer, group.store(), rank_,
                 advertised_host(group.store()), server_threads(args)) {}
   EngineClient& engine() override {
     throw Error("rank " + std::to_string(rank_) +

@@ -1,9 +1,13 @@
 #include "vime/loop/rollout_backend.hpp"
 
+#include <ATen/ATen.h>
+
+#include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
 #include "vime/loop/native_backend.hpp"
 #include "vime/loop/rollout_backend_options.hpp"
 #include "vime/loop/vllm_backend.hpp"
+#include "vime/model/model.hpp"
 
 namespace vime::loop {
 
@@ -11,23 +15,46 @@ namespace {
 
 // A data-parallel rank > 0 under the vLLM backend: rank 0 alone drives the engines and sends them
 // weights; the other ranks only train.
+// Under tensor parallelism the other ranks of rank 0's tensor-parallel group take part in the
+// gather of every weight update (from the first, which the vLLM backend sends as it starts).
 class NoEngineBackend final : public RolloutBackend {
  public:
+  NoEngineBackend(Model& model, bool gathers) : model_(model), gathers_(gathers) {
+    if (gathers_) follow_weight_gather(model_);
+  }
   EngineClient& engine() override {
     throw Error("this rank does not generate: rank 0 drives the vLLM engines");
   }
   void before_train() override {}
-  void update_weights(Model&, int64_t) override {}
+  void update_weights(Model&, int64_t) override {
+    if (gathers_) follow_weight_gather(model_);
+  }
   std::string describe() const override { return "no engine on this rank"; }
+
+ private:
+  Model& model_;
+  bool gathers_;
 };
+
+int gather_word(const Model& model, int word) {
+  const auto& tp = model.tensor_parallel();
+  std::vector<at::Tensor> t{
+      at::full({1}, word, at::TensorOptions().dtype(at::kInt).device(model.device()))};
+  tp.group->broadcast(t, 0);
+  return t[0].item<int>();
+}
 
 }  // namespace
 
 std::unique_ptr<RolloutBackend> make_follower_backend(const Args& args, Model& model,
                                                       const Tokenizer* tokenizer, int64_t version,
                                                       dist::ProcessGroup& group) {
-  if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm)
-    return std::make_unique<NoEngineBackend>();
+  if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm) {
+    // The tensor-parallel group of rank 0 is ranks [0, tp).
+    const bool gathers =
+        model.tensor_parallel().is_parallel() && group.rank() < model.tensor_parallel().size;
+    return std::make_unique<NoEngineBackend>(model, gathers);
+  }
   return make_native_backend(args, model, tokenizer, version, &group);
 }
 
@@ -44,6 +71,15 @@ std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& mo
                      "native (drop the flag or use --rollout-backend vllm)");
   }
   return make_native_backend(args, model, tokenizer, version, group);
+}
+
+bool announce_weight_gather(const Model& model, bool gathering) {
+  if (!model.tensor_parallel().is_parallel()) return gathering;
+  return gather_word(model, gathering ? 1 : 0) == 1;
+}
+
+void follow_weight_gather(const Model& model) {
+  if (gather_word(model, 0) == 1) (void)model.hf_tensors();
 }
 
 }  // namespace vime::loop

@@ -52,4 +52,12 @@ std::unique_ptr<RolloutBackend> make_follower_backend(const Args& args, Model& m
                                                       const Tokenizer* tokenizer, int64_t version,
                                                       dist::ProcessGroup& group);
 
+// Under tensor parallelism the vLLM backend's weight senders gather the shards (Model::hf_tensors,
+// a collective of the tensor-parallel group) on rank 0 alone, so the other ranks of its group
+// must gather with it: before each weight update rank 0 announces over its group whether it will
+// gather (announce_weight_gather; it returns `gathering`), and those ranks wait for the word and
+// gather too (follow_weight_gather). No-ops without tensor parallelism.
+bool announce_weight_gather(const Model& model, bool gathering);
+void follow_weight_gather(const Model& model);
+
 }  // namespace vime::loop

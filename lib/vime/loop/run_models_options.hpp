@@ -25,6 +25,8 @@ struct RunModelsOptions {
   // --use-opd --opd-type megatron: the teacher, at --opd-teacher-ckpt-step (unset: the latest).
   std::optional<std::string> opd_teacher_load;
   std::optional<int64_t> opd_teacher_ckpt_step;
+  // --tensor-model-parallel-size: the trainer's models are sharded over this many adjacent ranks.
+  int tensor_parallel_size = 1;
 
   static RunModelsOptions from(const Args& args);
 };

@@ -11,6 +11,7 @@
 #include "vime/core/crash_point.hpp"
 #include "vime/data/make_data_source.hpp"
 #include "vime/data/tokenizer_hooks.hpp"
+#include "vime/dist/parallel_groups.hpp"
 #include "vime/dist/process_group.hpp"
 #include "vime/dist/rank_device.hpp"
 #include "vime/dist/rank_env.hpp"
@@ -64,7 +65,8 @@ int64_t resolve_num_rollout(const TrainLoopOptions& options, int64_t prompts_per
 // critic, and the phase timer they report to.
 struct Trainer {
   std::unique_ptr<Model> actor_model, ref_model, critic_trunk, teacher_model;
-  std::unique_ptr<train::GradReducer> reducer;  // SingleRank, or the ranks' c10d group
+  std::unique_ptr<train::GradReducer> reducer;  // SingleRank, or the data-parallel c10d group
+  dist::ProcessGroup* world = nullptr;          // every rank (checkpoints); null alone
   metrics::PhaseTimer timer;
   std::unique_ptr<train::Actor> actor;
   std::unique_ptr<train::Critic> critic;
@@ -74,43 +76,56 @@ struct Trainer {
 // Actor from --load / --ref-load / --hf-checkpoint (resumed with its optimizer), the reference
 // model, the critic; then the init hook (slime's custom_megatron_init_path).
 std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& options,
-                                      const RunModelsOptions& models, dist::ProcessGroup* group,
-                                      std::ostream& console) {
+                                      const RunModelsOptions& models,
+                                      const dist::ParallelGroups& groups, std::ostream& console) {
   auto t = std::make_unique<Trainer>();
-  if (group != nullptr) {
-    t->reducer = std::make_unique<train::C10dReducer>(*group);
+  t->world = groups.world;
+  if (auto* dp = groups.data_parallel()) {
+    t->reducer = std::make_unique<train::C10dReducer>(*dp);
   } else {
     t->reducer = std::make_unique<train::SingleRank>();
+  }
+  const auto tp = TensorParallel::over(groups.tensor_parallel());
+  if (tp.is_parallel() && options.train_critic) {
+    // The critic's gradient norm (and so its updates) disagreed with one rank's in a PPO run at
+    // TP 2 on CPU while the actor's agreed: refused until that is understood.
+    throw UsageError("--tensor-model-parallel-size " + std::to_string(tp.size) +
+                     ": the PPO critic (--advantage-estimator ppo / --use-critic) is not trained "
+                     "under tensor parallelism yet; use --tensor-model-parallel-size 1");
+  }
+  if (tp.is_parallel() && options.save_hf) {
+    throw UsageError("--tensor-model-parallel-size " + std::to_string(tp.size) +
+                     ": --save-hf is not written under tensor parallelism yet; convert a "
+                     "--save checkpoint with `vime convert-hf` instead");
   }
   const auto device = run_device();
   const auto source = actor_source(models);
   t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
-                                           device, static_cast<uint64_t>(options.seed));
+                                           device, static_cast<uint64_t>(options.seed), tp);
   t->actor_model->set_recompute(RecomputeOptions::from_args(args));
   if (options.needs_reference_model && !options.rollout_only) {
     if (auto ref = reference_source(models)) {
-      t->ref_model = ckpt::load_model(*ref, models.dtype, device);
+      t->ref_model = ckpt::load_model(*ref, models.dtype, device, tp);
       t->ref_model->set_requires_grad(false);
     }
   }
   t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), *t->reducer);
   t->actor->set_timer(&t->timer);
   if (auto teacher = opd_teacher_source(models); teacher && !options.rollout_only) {
-    t->teacher_model = ckpt::load_model(*teacher, models.dtype, device);
+    t->teacher_model = ckpt::load_model(*teacher, models.dtype, device, tp);
     t->teacher_model->set_requires_grad(false);
     t->actor->set_teacher_model(t->teacher_model.get());
   }
   t->resume = ckpt::load_for_training(args, *t->actor_model, t->actor->optimizer(),
-                                      t->actor->lr_scheduler(), t->reducer->process_group());
+                                      t->actor->lr_scheduler(), t->world);
   if (t->resume.is_loaded && t->reducer->rank() == 0)
     console << "vime train: weights from " << t->resume.from.string() << "\n";
   if (options.train_critic && !options.rollout_only) {
-    t->critic_trunk = ckpt::load_model(source, models.dtype, device);
+    t->critic_trunk = ckpt::load_model(source, models.dtype, device, tp);
     t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, *t->reducer);
     if (t->resume.is_resumed &&
         !load_critic(t->resume.from, t->resume.state.iteration, *t->critic, *t->critic_trunk,
-                     !ckpt::CheckpointOptions::from(args).no_load_optim,
-                     t->reducer->process_group())) {
+                     !ckpt::CheckpointOptions::from(args).no_load_optim, t->world)) {
       if (t->reducer->rank() == 0)
         console << "vime train: no critic next to " << t->resume.from.string()
                 << "; the critic starts afresh\n";
@@ -181,7 +196,7 @@ void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollou
   auto scope = t.timer.scope("save_model");
   if (t.critic) {
     save_critic(*options.save, rollout_id, *t.critic, *t.critic_trunk, options.save_optimizer,
-                t.reducer->process_group());
+                t.world);
   }
   ckpt::TrainState state;
   state.iteration = rollout_id;
@@ -190,8 +205,7 @@ void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollou
   ckpt::SaveOptions save;
   save.save_optimizer = options.save_optimizer;
   save.save_rng = options.save_rng;
-  ckpt::save_checkpoint(*options.save, *t.actor_model, &t.actor->optimizer(), state, save,
-                        t.reducer->process_group());
+  ckpt::save_checkpoint(*options.save, *t.actor_model, &t.actor->optimizer(), state, save, t.world);
 }
 
 // Rank 0's save: the data source's position too, the console line, then --save-hf's HF copy.
@@ -234,9 +248,10 @@ Metrics perf_metrics(const metrics::PhaseTimer& timer, double step_time,
 // rank 0's order, train their share of the batch with it, save with it and bump their engine's
 // weights (their engines serve rank 0's requests in the meantime).
 int run_follower(const Args& args, const TrainLoopOptions& options, const RunModelsOptions& models,
-                 dist::ProcessGroup& group, std::ostream& console) {
+                 const dist::ParallelGroups& groups, std::ostream& console) {
+  dist::ProcessGroup& group = *groups.world;
   auto tokenizer = load_run_tokenizer(models);
-  auto trainer = make_trainer(args, options, models, &group, console);
+  auto trainer = make_trainer(args, options, models, groups, console);
   Model& actor_model = *trainer->actor_model;
   RankChannel channel(group);
   const auto range = channel.receive_range();
@@ -268,6 +283,7 @@ int run_training(const Args& given_args, std::ostream& console) {
   // argument'"), so the trainer matches before its first NCCL communicator.
   if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm)
     ::setenv("NCCL_CUMEM_ENABLE", "0", 1);
+
   // Ranks: one process per GPU (vime's launcher, torchrun or Slurm); a world of one runs alone.
   const auto env = dist::rank_env_from_environment(args);
   const auto device = dist::bind_rank_device(env);
@@ -282,11 +298,13 @@ int run_training(const Args& given_args, std::ostream& console) {
         std::chrono::minutes(std::max<int64_t>(options.distributed_timeout_minutes, 1)));
   }
   at::manual_seed(static_cast<uint64_t>(options.seed));
-  if (group && group->rank() != 0) return run_follower(args, options, models, *group, console);
+  // Tensor x data parallel groups in Megatron's rank order (tensor-parallel ranks adjacent).
+  const auto groups = dist::make_parallel_groups(group.get(), models.tensor_parallel_size);
+  if (group && group->rank() != 0) return run_follower(args, options, models, groups, console);
 
   auto logger = metrics::make_metrics_logger(args, &console);
   auto tokenizer = load_run_tokenizer(models);
-  auto trainer = make_trainer(args, options, models, group.get(), console);
+  auto trainer = make_trainer(args, options, models, groups, console);
   Model& actor_model = *trainer->actor_model;
   std::optional<RankChannel> channel;
   if (group) channel.emplace(*group);
@@ -334,7 +352,10 @@ int run_training(const Args& given_args, std::ostream& console) {
   console << "vime train: rollouts " << start_rollout_id << ".." << num_rollout - 1 << " on "
           << (actor_model.device().is_cuda() ? "CUDA" : "CPU") << ", "
           << c10::toString(models.dtype);
-  if (group) console << ", " << group->size() << " data-parallel ranks";
+  if (group) {
+    console << ", " << group->size() / groups.tp_size << " data-parallel ranks";
+    if (groups.tp_size > 1) console << " x " << groups.tp_size << " tensor-parallel";
+  }
   console << "; generating with " << backend->describe() << "\n";
   auto run_bar = metrics::console_progress("run", "rollouts", num_rollout - start_rollout_id);
   for (int64_t rollout_id = start_rollout_id; rollout_id < num_rollout; ++rollout_id) {

@@ -138,7 +138,9 @@ class VllmBackend final : public RolloutBackend {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::string tag = std::to_string(version);
     const auto urls = weight_targets();
-    if (urls.empty()) return;
+    // Tensor parallel: the group's other ranks gather the shards with this one (senders call
+    // Model::hf_tensors once per update).
+    if (!announce_weight_gather(model, !urls.empty())) return;
     engine_->pause("keep");
     if (asleep_) post_all(urls, "/wake_up?tags=weights", timeout_s_, api_key_);
     if (disk_) {

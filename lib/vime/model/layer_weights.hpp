@@ -10,6 +10,7 @@
 
 #include "vime/model/layers.hpp"
 #include "vime/model/model_config.hpp"
+#include "vime/model/tensor_parallel.hpp"
 
 namespace vime {
 
@@ -36,8 +37,17 @@ struct LayerWeights {
 using AttentionFn =
     std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)>;
 
-// x: [tokens, hidden] -> [tokens, hidden]; rope: the tables of x's positions.
+// Tensor parallelism inside a layer: the group, and this rank's KV-head slice (whose weights'
+// gradients are summed over the ranks replicating the head).
+struct LayerParallel {
+  TensorParallel tp;
+  TpSlice kv;
+};
+
+// x: [tokens, hidden] -> [tokens, hidden]; rope: the tables of x's positions. With `parallel`,
+// the weights are this rank's tensor-parallel shards (q/k/v hold its heads) and x is replicated.
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const ModelConfig& config,
-                         const RopeTables& rope, const AttentionFn& attend);
+                         const RopeTables& rope, const AttentionFn& attend,
+                         const LayerParallel* parallel = nullptr);
 
 }  // namespace vime

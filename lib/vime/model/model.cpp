@@ -37,38 +37,60 @@ struct LayerContext {
   const VarlenInfo* varlen;
   RopeTables rope;
   AttentionBackend backend;
+  const LayerParallel* parallel;  // null: no tensor parallelism
 };
 
 at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerContext& c) {
   const double scale = 1.0 / std::sqrt(double(c.config->head_dim));
-  return decoder_layer(w, x, *c.config, c.rope,
-                       [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-                         return varlen_causal_attention(q, k, v, *c.varlen, scale, c.backend);
-                       });
+  return decoder_layer(
+      w, x, *c.config, c.rope,
+      [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+        return varlen_causal_attention(q, k, v, *c.varlen, scale, c.backend);
+      },
+      c.parallel);
+}
+
+bool is_vocab_tensor(const std::string& name) {
+  return name == "model.embed_tokens.weight" || name == "lm_head.weight";
+}
+
+// The shape of the whole parameter whose `slice` a rank holds as `local`.
+std::vector<int64_t> whole_shape(const at::Tensor& local, const TpSlice& slice, int tp_size) {
+  auto shape = local.sizes().vec();
+  if (slice.dim >= 0) {
+    shape[slice.dim] = slice.num_replica_slots > 0 ? slice.length * slice.num_replica_slots
+                                                   : slice.length * tp_size;
+  }
+  return shape;
 }
 
 }  // namespace
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const ModelConfig& cfg,
-                         const RopeTables& rope, const AttentionFn& attend) {
+                         const RopeTables& rope, const AttentionFn& attend,
+                         const LayerParallel* parallel) {
+  static const LayerParallel kAlone;
+  const LayerParallel& p = parallel != nullptr ? *parallel : kAlone;
   const int64_t tokens = x.size(0);
-  auto h = rms_norm(x, w.input_norm, cfg.rms_norm_eps);
-  auto q =
-      at::linear(h, w.q_weight, w.q_bias).view({tokens, cfg.num_attention_heads, cfg.head_dim});
-  auto k =
-      at::linear(h, w.k_weight, w.k_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
-  auto v =
-      at::linear(h, w.v_weight, w.v_bias).view({tokens, cfg.num_key_value_heads, cfg.head_dim});
-  if (cfg.qk_norm) {
-    q = rms_norm(q, w.q_norm, cfg.rms_norm_eps);
-    k = rms_norm(k, w.k_norm, cfg.rms_norm_eps);
+  // Heads from the weights' shapes: a tensor-parallel rank holds some of them.
+  auto h = copy_to_tp(rms_norm(x, w.input_norm, cfg.rms_norm_eps), p.tp);
+  auto q = at::linear(h, w.q_weight, w.q_bias).view({tokens, -1, cfg.head_dim});
+  auto k = at::linear(h, sum_over_replicas(w.k_weight, p.kv, p.tp),
+                      sum_over_replicas(w.k_bias, p.kv, p.tp))
+               .view({tokens, -1, cfg.head_dim});
+  auto v = at::linear(h, sum_over_replicas(w.v_weight, p.kv, p.tp),
+                      sum_over_replicas(w.v_bias, p.kv, p.tp))
+               .view({tokens, -1, cfg.head_dim});
+  if (cfg.qk_norm) {  // replicated weights over sharded heads: their gradients sum over ranks
+    q = rms_norm(q, copy_to_tp(w.q_norm, p.tp), cfg.rms_norm_eps);
+    k = rms_norm(k, copy_to_tp(w.k_norm, p.tp), cfg.rms_norm_eps);
   }
   q = apply_rope(q, rope);
   k = apply_rope(k, rope);
   auto attn = attend(q, k, v);
-  auto x1 = x + at::linear(attn.reshape({tokens, -1}), w.o_weight);
-  auto h2 = rms_norm(x1, w.post_norm, cfg.rms_norm_eps);
-  return x1 + swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight);
+  auto x1 = x + reduce_from_tp(at::linear(attn.reshape({tokens, -1}), w.o_weight), p.tp);
+  auto h2 = copy_to_tp(rms_norm(x1, w.post_norm, cfg.rms_norm_eps), p.tp);
+  return x1 + reduce_from_tp(swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight), p.tp);
 }
 
 // A layer whose activations are not kept: forward runs without a graph, backward runs the layer
@@ -91,6 +113,7 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     ctx->saved_data["cos"] = context->rope.cos;
     ctx->saved_data["sin"] = context->rope.sin;
     ctx->saved_data["backend"] = static_cast<int64_t>(context->backend);
+    ctx->saved_data["parallel"] = reinterpret_cast<int64_t>(context->parallel);
     return {layer_math(weights_from(inputs), inputs[0], *context)};
   }
 
@@ -112,7 +135,8 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     LayerContext context{
         reinterpret_cast<const ModelConfig*>(ctx->saved_data["config"].toInt()), &varlen,
         RopeTables{ctx->saved_data["cos"].toTensor(), ctx->saved_data["sin"].toTensor()},
-        static_cast<AttentionBackend>(ctx->saved_data["backend"].toInt())};
+        static_cast<AttentionBackend>(ctx->saved_data["backend"].toInt()),
+        reinterpret_cast<const LayerParallel*>(ctx->saved_data["parallel"].toInt())};
     at::Tensor out;
     {
       at::AutoGradMode enable_grad(true);
@@ -162,12 +186,22 @@ PackedBatch PackedBatch::pack(const std::vector<std::vector<int64_t>>& sequences
   return b;
 }
 
-Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device, uint64_t seed)
+Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device, uint64_t seed,
+             TensorParallel tp)
     : config_(std::move(config)), dtype_(dtype), device_(device) {
   const auto& c = config_;
   if (c.padded_vocab_size < c.vocab_size) config_.padded_vocab_size = c.vocab_size;
+  if (tp.is_parallel()) {
+    check_tensor_parallel_shape(config_, tp.size);
+    config_.padded_vocab_size = pad_vocab_size(config_.padded_vocab_size, tp.size);
+  }
+  parallel_ = std::make_unique<LayerParallel>();
+  parallel_->tp = tp;
+  parallel_->kv = tp_slice("model.layers.0.self_attn.k_proj.weight", config_, tp);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   auto cpu_float = at::TensorOptions().dtype(at::kFloat);
+  // The whole tensor is drawn (the same values at every tensor-parallel size); a rank keeps its
+  // slice.
   auto make = [&](std::vector<int64_t> shape, bool is_norm) {
     if (is_norm) return at::ones(shape, cpu_float).to(device_, dtype_);
     if (device_.is_cuda()) {  // large random models (benchmarks): draw on the GPU, unseeded
@@ -175,46 +209,54 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
     }
     return at::normal(0.0, 0.02, shape, gen, cpu_float).to(device_, dtype_);
   };
-  embed_ = make({config_.padded_vocab_size, c.hidden_size}, false);
+  auto add = [&](const std::string& name, const at::Tensor& full) {
+    const TpSlice slice = tp_slice(name, config_, tp);
+    at::Tensor local = tp.is_parallel() ? slice.of(full).clone() : full;
+    parameters_.emplace_back(name, local);
+    slices_.push_back(slice);
+    return local;
+  };
+  auto embed = make({config_.padded_vocab_size, c.hidden_size}, false);
   if (config_.padded_vocab_size > c.vocab_size) {
-    embed_.narrow(0, c.vocab_size, config_.padded_vocab_size - c.vocab_size).zero_();
+    embed.narrow(0, c.vocab_size, config_.padded_vocab_size - c.vocab_size).zero_();
   }
-  parameters_.emplace_back("model.embed_tokens.weight", embed_);
+  embed_ = add("model.embed_tokens.weight", embed);
   const int64_t q_dim = c.num_attention_heads * c.head_dim,
                 kv_dim = c.num_key_value_heads * c.head_dim;
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    auto w = std::make_unique<LayerWeights>();
-    w->input_norm = make({c.hidden_size}, true);
-    w->q_weight = make({q_dim, c.hidden_size}, false);
-    w->k_weight = make({kv_dim, c.hidden_size}, false);
-    w->v_weight = make({kv_dim, c.hidden_size}, false);
+    LayerWeights full;
+    full.input_norm = make({c.hidden_size}, true);
+    full.q_weight = make({q_dim, c.hidden_size}, false);
+    full.k_weight = make({kv_dim, c.hidden_size}, false);
+    full.v_weight = make({kv_dim, c.hidden_size}, false);
     if (c.qkv_bias) {
-      w->q_bias = make({q_dim}, false);
-      w->k_bias = make({kv_dim}, false);
-      w->v_bias = make({kv_dim}, false);
+      full.q_bias = make({q_dim}, false);
+      full.k_bias = make({kv_dim}, false);
+      full.v_bias = make({kv_dim}, false);
     }
-    w->o_weight = make({c.hidden_size, q_dim}, false);
+    full.o_weight = make({c.hidden_size, q_dim}, false);
     if (c.qk_norm) {
-      w->q_norm = make({c.head_dim}, true);
-      w->k_norm = make({c.head_dim}, true);
+      full.q_norm = make({c.head_dim}, true);
+      full.k_norm = make({c.head_dim}, true);
     }
-    w->post_norm = make({c.hidden_size}, true);
-    w->gate_weight = make({c.intermediate_size, c.hidden_size}, false);
-    w->up_weight = make({c.intermediate_size, c.hidden_size}, false);
-    w->down_weight = make({c.hidden_size, c.intermediate_size}, false);
+    full.post_norm = make({c.hidden_size}, true);
+    full.gate_weight = make({c.intermediate_size, c.hidden_size}, false);
+    full.up_weight = make({c.intermediate_size, c.hidden_size}, false);
+    full.down_weight = make({c.hidden_size, c.intermediate_size}, false);
+    auto w = std::make_unique<LayerWeights>();
+    auto full_slots = full.slots();
     auto slots = w->slots();
     const std::string prefix = "model.layers." + std::to_string(i) + ".";
-    for (size_t s = 0; s < slots.size(); ++s)
-      if (slots[s]->defined()) parameters_.emplace_back(prefix + kSlotNames[s], *slots[s]);
+    for (size_t s = 0; s < slots.size(); ++s) {
+      if (full_slots[s]->defined()) *slots[s] = add(prefix + kSlotNames[s], *full_slots[s]);
+    }
     layers_.push_back(std::move(w));
   }
-  final_norm_ = make({c.hidden_size}, true);
-  parameters_.emplace_back("model.norm.weight", final_norm_);
+  final_norm_ = add("model.norm.weight", make({c.hidden_size}, true));
   if (c.tie_word_embeddings) {
     lm_head_ = embed_;
   } else {
-    lm_head_ = make({config_.padded_vocab_size, c.hidden_size}, false);
-    parameters_.emplace_back("lm_head.weight", lm_head_);
+    lm_head_ = add("lm_head.weight", make({config_.padded_vocab_size, c.hidden_size}, false));
   }
   inv_freq_ = rope_inverse_frequencies(config_, device_);
   set_requires_grad(true);
@@ -238,42 +280,76 @@ void Model::load_tensors(const NamedTensorList& tensors, const std::string& wher
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : tensors) by_name[name] = &t;
   at::NoGradGuard no_grad;
-  for (auto& [name, param] : parameters_) {
+  const auto& tp = parallel_->tp;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    auto& [name, param] = parameters_[i];
+    const TpSlice& slice = slices_[i];
     auto it = by_name.find(name);
     if (it == by_name.end()) {
       throw Error(where + ": tensor \"" + name + "\" is missing (is this checkpoint for a " +
                   config_.model_type + " model of this size?)");
     }
     const at::Tensor& src = *it->second;
-    const bool is_vocab = name == "model.embed_tokens.weight" || name == "lm_head.weight";
-    if (is_vocab && src.dim() == 2 && src.size(1) == param.size(1) &&
-        src.size(0) >= config_.vocab_size && src.size(0) <= param.size(0)) {
-      param.narrow(0, src.size(0), param.size(0) - src.size(0)).zero_();
-      param.narrow(0, 0, src.size(0)).copy_(src);
+    const auto full = whole_shape(param, slice, tp.size);
+    // The whole vocabulary, padded or not: this rank's rows of it, zero past its end.
+    if (is_vocab_tensor(name) && src.dim() == 2 && src.size(1) == param.size(1) &&
+        src.size(0) >= config_.vocab_size && src.size(0) <= full[0]) {
+      const int64_t begin = slice.dim < 0 ? 0 : slice.start;
+      const int64_t rows = param.size(0);
+      const int64_t have = std::clamp<int64_t>(src.size(0) - begin, 0, rows);
+      param.narrow(0, have, rows - have).zero_();
+      if (have > 0) param.narrow(0, 0, have).copy_(src.narrow(0, begin, have));
       continue;
     }
-    if (src.sizes() != param.sizes()) {
+    if (src.sizes() == at::IntArrayRef(full)) {
+      param.copy_(slice.of(src));
+    } else if (tp.is_parallel() && src.sizes() == param.sizes()) {
+      param.copy_(src);  // this rank's shard already (a model of the same tensor-parallel size)
+    } else {
       throw Error(where + ": tensor \"" + name + "\" has shape " + c10::str(src.sizes()) +
-                  ", the config needs " + c10::str(param.sizes()));
+                  ", the config needs " + c10::str(at::IntArrayRef(full)));
     }
-    param.copy_(src);
   }
+}
+
+at::Tensor Model::full_parameter(size_t index) const {
+  const auto& [name, t] = parameters_.at(index);
+  return gather_full(t.detach(), slices_[index], parallel_->tp);
+}
+
+std::vector<int64_t> Model::full_shape(size_t index) const {
+  return whole_shape(parameters_.at(index).second, slices_[index], parallel_->tp.size);
 }
 
 NamedTensorList Model::hf_tensors(int64_t vocab_size) const {
   if (vocab_size <= 0) vocab_size = config_.vocab_size;
   NamedTensorList out;
-  for (const auto& [name, t] : parameters_) {
-    const bool is_vocab = name == "model.embed_tokens.weight" || name == "lm_head.weight";
-    out.emplace_back(name, is_vocab ? t.detach().narrow(0, 0, vocab_size) : t.detach());
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    const auto& name = parameters_[i].first;
+    auto t = full_parameter(i);
+    out.emplace_back(name, is_vocab_tensor(name) ? t.narrow(0, 0, vocab_size) : t);
   }
   return out;
 }
 
+const TensorParallel& Model::tensor_parallel() const { return parallel_->tp; }
+
+at::Tensor Model::embed(const at::Tensor& tokens) const {
+  const auto& tp = parallel_->tp;
+  if (!tp.is_parallel()) return at::embedding(embed_, tokens);
+  // Vocab-parallel: each rank looks up the tokens in its rows, zeros for the rest, summed.
+  const int64_t rows = embed_.size(0);
+  auto local = tokens - rows * tp.rank;
+  auto outside = (local < 0).logical_or(local >= rows);
+  auto found =
+      at::embedding(embed_, local.masked_fill(outside, 0)).masked_fill(outside.unsqueeze(-1), 0.0);
+  return reduce_from_tp(found, tp);
+}
+
 at::Tensor Model::forward_hidden(const PackedBatch& batch) {
-  auto x = at::embedding(embed_, batch.tokens);  // [T, hidden]
+  auto x = embed(batch.tokens);  // [T, hidden]
   LayerContext context{&config_, &batch.varlen, rope_tables(inv_freq_, batch.positions, dtype_),
-                       attention_backend_};
+                       attention_backend_, parallel_->tp.is_parallel() ? parallel_.get() : nullptr};
   const int64_t num_recompute = !recompute_.enabled ? 0
                                 : recompute_.num_layers <= 0
                                     ? config_.num_layers
@@ -296,8 +372,13 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
 
 at::Tensor Model::output_weight() const { return lm_head_.narrow(0, 0, config_.vocab_size); }
 
+at::Tensor Model::vocab_parallel_logits(const at::Tensor& hidden) {
+  return at::linear(copy_to_tp(hidden, parallel_->tp), lm_head_);
+}
+
 at::Tensor Model::logits(const at::Tensor& hidden) {
-  return at::linear(hidden, lm_head_).narrow(-1, 0, config_.vocab_size);
+  return gather_from_tp(vocab_parallel_logits(hidden), parallel_->tp)
+      .narrow(-1, 0, config_.vocab_size);
 }
 
 }  // namespace vime

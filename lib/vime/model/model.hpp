@@ -2,7 +2,9 @@
 // Qwen3 (q/k RMSNorm) in one class, configured by ModelConfig. Parameters are plain tensors named
 // as in HF checkpoints ("model.layers.0.self_attn.q_proj.weight"); the embedding and output rows
 // are padded to config.padded_vocab_size for fast GEMMs. Input is a packed batch of variable-length
-// sequences; activation recompute wraps whole layers in a custom autograd function.
+// sequences; activation recompute wraps whole layers in a custom autograd function. With tensor
+// parallelism (model/tensor_parallel.hpp) each rank holds its shards under the same HF names;
+// checkpoints and HF tensors stay whole (load_tensors slices, hf_tensors gathers).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,6 +16,7 @@
 
 #include "vime/model/attention.hpp"
 #include "vime/model/model_config.hpp"
+#include "vime/model/tensor_parallel.hpp"
 
 namespace vime {
 
@@ -42,12 +45,16 @@ struct RecomputeOptions {
 };
 
 struct LayerWeights;
+struct LayerParallel;
 
 class Model {
  public:
   // Random init (normal(0, 0.02) matrices, unit norms), reproducible from `seed` on the CPU (on
-  // CUDA drawn by the device's default generator).
-  Model(ModelConfig config, at::ScalarType dtype, const at::Device& device, uint64_t seed = 1234);
+  // CUDA drawn by the device's default generator). With `tp` (a tensor-parallel group), this
+  // rank's shards of the same random model; the padded vocabulary rounds up to a multiple of
+  // tp.size. Throws UsageError when the shape does not split over tp.size ranks.
+  Model(ModelConfig config, at::ScalarType dtype, const at::Device& device, uint64_t seed = 1234,
+        TensorParallel tp = {});
   ~Model();
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
@@ -59,20 +66,35 @@ class Model {
   // [total_tokens, hidden_size], after the final norm.
   at::Tensor forward_hidden(const PackedBatch& batch);
   // [total_tokens, vocab_size] in the parameter dtype; the GEMM runs over the padded vocabulary and
-  // the padding columns are dropped.
+  // the padding columns are dropped. Under tensor parallelism the ranks' columns are gathered.
   at::Tensor logits(const at::Tensor& hidden);
+  // This rank's columns of the padded vocabulary, [total_tokens, padded_vocab_size / tp.size]
+  // (columns [tp.rank * that, ...)); all of them without tensor parallelism.
+  at::Tensor vocab_parallel_logits(const at::Tensor& hidden);
   at::Tensor forward(const PackedBatch& batch) { return logits(forward_hidden(batch)); }
   // The output layer without its padding rows, [vocab_size, hidden] (a view: gradients reach the
-  // parameter), for log-probs that never form the logits (train/linear_log_probs).
+  // parameter), for log-probs that never form the logits (train/linear_log_probs). Whole only
+  // without tensor parallelism: under TP lm_head_ is this rank's shard of the vocabulary.
   at::Tensor output_weight() const;
 
-  // Every trainable tensor under its HF name (padded vocabulary; no lm_head.weight when tied).
+  // Every trainable tensor under its HF name (padded vocabulary; no lm_head.weight when tied):
+  // this rank's shards under tensor parallelism.
   const NamedTensorList& named_parameters() const { return parameters_; }
+  // Which part of the whole tensor each of named_parameters() is (same order).
+  const std::vector<TpSlice>& parameter_slices() const { return slices_; }
+  const TensorParallel& tensor_parallel() const;
+  // named_parameters()[index] whole: gathered over the tensor-parallel group (a collective).
+  at::Tensor full_parameter(size_t index) const;
+  // Its whole shape (padded vocabulary).
+  std::vector<int64_t> full_shape(size_t index) const;
   std::vector<at::Tensor> parameters() const;
   // Copies `tensors` in (HF names; HF-sized or padded vocabulary; lm_head.weight ignored when
-  // tied). Throws vime::Error naming `where` and the tensor on a missing name or a wrong shape.
+  // tied). Whole tensors (a rank takes its slice), or this rank's shards of a model of the same
+  // tensor-parallel size. Throws vime::Error naming `where` and the tensor on a missing name or a
+  // wrong shape.
   void load_tensors(const NamedTensorList& tensors, const std::string& where);
   // Tensors as an HF checkpoint holds them: vocabulary cut back to `vocab_size` (0: the config's).
+  // Under tensor parallelism a collective: every rank of the group calls it and gets them whole.
   NamedTensorList hf_tensors(int64_t vocab_size = 0) const;
 
   // For the engine's cached forward (model/cached_forward.cpp), which runs the layers itself.
@@ -86,10 +108,14 @@ class Model {
   void set_requires_grad(bool requires_grad);
 
  private:
+  at::Tensor embed(const at::Tensor& tokens) const;
+
   ModelConfig config_;
   at::ScalarType dtype_;
   at::Device device_;
   NamedTensorList parameters_;
+  std::vector<TpSlice> slices_;
+  std::unique_ptr<LayerParallel> parallel_;  // the tensor-parallel group and this rank's KV slice
   std::vector<std::unique_ptr<LayerWeights>> layers_;
   at::Tensor embed_;       // [padded_vocab, hidden]
   at::Tensor final_norm_;  // [hidden]

@@ -24,12 +24,23 @@ ForwardOutput forward_response(Model& model, const PackedBatch& packed,
                                const TrainOptions& options, bool for_training,
                                bool with_logits = false) {
   ForwardOutput out;
-  auto hidden = model.forward_hidden(packed);
-  if (with_logits) out.logits = model.logits(hidden);
   auto rr = response_rows(packed.tokens, total_lengths, response_lengths);
-  out.response = linear_token_log_probs(hidden, model.output_weight(), rr.rows, rr.targets,
-                                        options.rollout_temperature, options.log_probs_chunk_rows,
-                                        for_training);
+  const auto& tp = model.tensor_parallel();
+  auto hidden = model.forward_hidden(packed);
+  if (!tp.is_parallel()) {
+    if (with_logits) out.logits = model.logits(hidden);
+    out.response = linear_token_log_probs(hidden, model.output_weight(), rr.rows, rr.targets,
+                                          options.rollout_temperature, options.log_probs_chunk_rows,
+                                          for_training);
+    return out;
+  }
+  // Tensor parallel: log-probs from this rank's vocabulary columns; the whole logits only for a
+  // --custom-loss-function-path plugin, which reads them.
+  auto local = model.vocab_parallel_logits(hidden);
+  out.response =
+      vocab_parallel_token_log_probs(local, rr.rows, rr.targets, options.rollout_temperature,
+                                     model.config().vocab_size, tp, options.log_probs_chunk_rows);
+  if (with_logits) out.logits = gather_from_tp(local, tp).narrow(-1, 0, model.config().vocab_size);
   return out;
 }
 
@@ -53,8 +64,9 @@ void add_masked_mean(Metrics& metrics, const char* name, const std::vector<at::T
 Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
-  optimizer_ = std::make_unique<Optimizer>(
-      trainable_parameters(model, args), OptimizerConfig::from_args(args), reducer.process_group());
+  optimizer_ = std::make_unique<Optimizer>(trainable_parameters(model, args),
+                                           OptimizerConfig::from_args(args),
+                                           reducer.process_group(), TensorParallelNorm::of(model));
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 

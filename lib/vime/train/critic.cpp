@@ -22,8 +22,12 @@ Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t se
                     .requires_grad_(true);
   auto params = trunk.named_parameters();
   params.emplace_back("value_head.weight", value_head_);
+  // Under tensor parallelism the value head is replicated (the same seed on every rank, the same
+  // gradient from the replicated hidden states): counted once in the grad norm.
+  auto tp_norm = TensorParallelNorm::of(trunk);
+  if (trunk.tensor_parallel().rank != 0) tp_norm.duplicates.insert("value_head.weight");
   optimizer_ = std::make_unique<Optimizer>(params, OptimizerConfig::from_args(args),
-                                           reducer.process_group());
+                                           reducer.process_group(), std::move(tp_norm));
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
 }
 

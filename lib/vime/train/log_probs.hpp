@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "vime/model/tensor_parallel.hpp"
+
 namespace vime::train {
 
 struct TokenLogProbs {
@@ -21,6 +23,17 @@ struct TokenLogProbs {
 TokenLogProbs token_log_probs(const at::Tensor& logits, const at::Tensor& rows,
                               const at::Tensor& targets, double temperature,
                               int64_t chunk_rows = 1024);
+
+// The same from vocab-parallel logits (Megatron's vocab_parallel_cross_entropy): `local_logits`
+// [total_tokens, V / tp.size] are this rank's columns [tp.rank * V / tp.size, ...) of the padded
+// vocabulary; columns >= vocab_size (padding) are left out of the softmax. The full logits are
+// never gathered: per chunk, the row max (all-reduce max) and the softmax sum, the target's logit
+// and sum(p * z) (one all-reduce sum). Backward needs no collective (the log-normaliser and the
+// entropy are kept). Every rank of the group gets the same values.
+TokenLogProbs vocab_parallel_token_log_probs(const at::Tensor& local_logits, const at::Tensor& rows,
+                                             const at::Tensor& targets, double temperature,
+                                             int64_t vocab_size, const TensorParallel& tp,
+                                             int64_t chunk_rows = 1024);
 
 // For a packed batch: the logits row that predicts each response token (row t-1 predicts token t)
 // and that token, for every sample. total_lengths/response_lengths per sample, in packing order.

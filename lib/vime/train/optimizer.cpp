@@ -10,6 +10,7 @@
 #include "vime/core/args_lookup.hpp"
 #include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
+#include "vime/model/model.hpp"
 #include "vime/train/adamw_update.hpp"
 #include "vime/train/grad_buckets.hpp"
 #include "vime/train/host_offload.hpp"
@@ -31,6 +32,16 @@ OptimizerConfig OptimizerConfig::from_args(const Args& args) {
   return c;
 }
 
+TensorParallelNorm TensorParallelNorm::of(const Model& model) {
+  TensorParallelNorm n;
+  if (!model.tensor_parallel().is_parallel()) return n;
+  n.group = model.tensor_parallel().group;
+  const auto& params = model.named_parameters();
+  for (size_t i = 0; i < params.size(); ++i)
+    if (model.parameter_slices()[i].is_duplicate) n.duplicates.insert(params[i].first);
+  return n;
+}
+
 // A flat fp32 bucket of main grads and, when sharded, this rank's state of its shard.
 struct Optimizer::Bucket {
   GradBucketLayout layout;
@@ -41,8 +52,9 @@ struct Optimizer::Bucket {
 };
 
 Optimizer::Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
-                     dist::ProcessGroup* group)
+                     dist::ProcessGroup* group, TensorParallelNorm tp)
     : config_(config), group_(group) {
+  if (tp.group != nullptr && tp.group->size() > 1) tp_group_ = tp.group;
   if (group_ != nullptr) {
     rank_ = group_->rank();
     world_size_ = group_->size();
@@ -58,6 +70,7 @@ Optimizer::Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
     s.name = name;
     s.param = param;
     s.has_weight_decay = param.dim() > 1 && !name.ends_with(".bias");
+    s.is_tp_duplicate = tp.duplicates.count(name) > 0;
     slots_.push_back(std::move(s));
     params.push_back(param);
   }
@@ -212,14 +225,18 @@ StepResult Optimizer::step(double lr) {
   StepResult result;
   at::Tensor sum_sq;
   for (const auto& g : segments_) {
+    if (slots_[g.slot].is_tp_duplicate) continue;
     auto sq = g.grad.pow(2).sum().to(at::kDouble);
     sum_sq = sum_sq.defined() ? sum_sq + sq : sq;
   }
-  if (sharded_) {  // the global norm: every rank's sum of squares, summed
+  // The global norm: every rank's sum of squares, summed over the data-parallel shards and the
+  // tensor-parallel ranks.
+  for (auto* over : {sharded_ ? group_ : nullptr, tp_group_}) {
+    if (over == nullptr) continue;
     if (!sum_sq.defined())
       sum_sq = at::zeros({}, buckets_.front().grads.options().dtype(at::kDouble));
     std::vector<at::Tensor> t{sum_sq.reshape({1})};
-    group_->all_reduce(t);
+    over->all_reduce(t);
     sum_sq = t[0];
   }
   result.grad_norm = sum_sq.defined() ? std::sqrt(sum_sq.item<double>()) : 0.0;
@@ -293,6 +310,31 @@ NamedTensorList Optimizer::state_tensors() const {
     out.emplace_back("exp_avg." + s.name, g.exp_avg);
     out.emplace_back("exp_avg_sq." + s.name, g.exp_avg_sq);
     if (!g.master.is_same(s.param)) out.emplace_back("master." + s.name, g.master);
+  }
+  return out;
+}
+
+NamedTensorList Optimizer::gathered_state_tensors() const {
+  if (!sharded_) return state_tensors();
+  check_resident("gathered_state_tensors");
+  NamedTensorList out;
+  for (const auto& b : buckets_) {
+    std::vector<std::pair<std::string, const at::Tensor*>> keys{{"exp_avg", &b.exp_avg},
+                                                                {"exp_avg_sq", &b.exp_avg_sq}};
+    if (b.param_dtype != at::kFloat) keys.emplace_back("master", &b.master);
+    for (const auto& [key, shard] : keys) {
+      auto full = at::empty({b.layout.numel}, shard->options());
+      std::vector<at::Tensor> parts;
+      for (int r = 0; r < world_size_; ++r)
+        parts.push_back(full.narrow(0, r * b.shard_numel, b.shard_numel));
+      group_->all_gather(parts, shard->contiguous());
+      for (size_t k = 0; k < b.layout.params.size(); ++k) {
+        const auto& s = slots_[b.layout.params[k]];
+        out.emplace_back(
+            key + "." + s.name,
+            full.narrow(0, b.layout.offsets[k], s.param.numel()).view(s.param.sizes()));
+      }
+    }
   }
   return out;
 }

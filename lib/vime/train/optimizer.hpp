@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@ class ProcessGroup;
 namespace vime {
 
 class HostOffload;
+class Model;
 
 using NamedTensorList = std::vector<std::pair<std::string, at::Tensor>>;
 
@@ -38,6 +40,15 @@ struct OptimizerConfig {
   // Main-grad bucket size in fp32 elements (40 MiB), as Megatron's DDP buckets its grad buffer.
   int64_t bucket_elements = int64_t{10} << 20;
   static OptimizerConfig from_args(const Args& args);  // --adam-beta1/2, --adam-eps, ...
+};
+
+// Tensor parallelism in the global grad norm (Megatron's model-parallel norm): the squares of each
+// rank's shards are summed over `group`, a parameter held by several ranks (norms, replicated KV
+// heads) counted once, on its first holder. Default: no tensor parallelism.
+struct TensorParallelNorm {
+  dist::ProcessGroup* group = nullptr;
+  std::set<std::string> duplicates;  // names this rank holds but does not count
+  static TensorParallelNorm of(const Model& model);
 };
 
 struct StepResult {
@@ -65,9 +76,11 @@ using StateReader = std::function<at::Tensor(const std::string& key, at::IntArra
 class Optimizer {
  public:
   // `parameters`: the trainable tensors (contiguous, one device). `group`: the data-parallel
-  // ranks; null or a group of one trains alone (no collective at all).
+  // ranks; null or a group of one trains alone (no collective at all). `tp`: the
+  // tensor-parallel group the parameters are shards of (for the grad norm only: each rank
+  // updates its own shards).
   Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
-            dist::ProcessGroup* group = nullptr);
+            dist::ProcessGroup* group = nullptr, TensorParallelNorm tp = {});
   ~Optimizer();
 
   // Adds each parameter's .grad into its fp32 main grad and clears .grad. Call after every
@@ -105,6 +118,9 @@ class Optimizer {
   NamedTensorList state_tensors() const;
   void load_state_tensors(const NamedTensorList& tensors, int64_t num_steps,
                           const std::string& where);
+  // state_tensors() of a sharded optimizer too: every rank's shards all-gathered over the group
+  // (a collective; unsharded: state_tensors()).
+  NamedTensorList gathered_state_tensors() const;
   // This rank's part of the state, in parameter order (sharded or not).
   std::vector<StateSegment> state_segments() const;
   // Fills this rank's part from `read` (a checkpoint of any data-parallel size).
@@ -121,6 +137,7 @@ class Optimizer {
     size_t bucket = 0;
     int64_t bucket_offset = 0;  // where the parameter starts in its bucket
     bool has_weight_decay = true;
+    bool is_tp_duplicate = false;  // left out of the grad norm (another rank counts it)
   };
   // What this rank updates of one parameter: the whole of it unless sharded.
   struct Segment {
@@ -137,7 +154,8 @@ class Optimizer {
   void check_resident(const char* what) const;
 
   OptimizerConfig config_;
-  dist::ProcessGroup* group_ = nullptr;  // null: alone
+  dist::ProcessGroup* group_ = nullptr;     // null: alone
+  dist::ProcessGroup* tp_group_ = nullptr;  // null: no tensor parallelism
   int rank_ = 0, world_size_ = 1;
   bool sharded_ = false;
   std::vector<Slot> slots_;

@@ -1,7 +1,6 @@
 // Parallel: Megatron's model-parallel sizes and distributed-training flags. vime trains with data
-// parallelism only for now, so every other parallel size is kNotYet: the default 1 passes, 2 is
-// refused by name. Communication-overlap and bucketing knobs change nothing vime computes
-// (kNoEffect).
+// and tensor parallelism; every other parallel size is kNotYet: the default 1 passes, 2 is refused
+// by name. Communication-overlap and bucketing knobs change nothing vime computes (kNoEffect).
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {
@@ -10,8 +9,10 @@ using enum FlagKind;
 using enum Support;
 constexpr FlagSpec kFlags[] = {
     // --- model-parallel sizes
-    {"--tensor-model-parallel-size", kInt, "1", "Tensor-parallel degree (GPUs sharing each layer).",
-     kNotYet},
+    {"--tensor-model-parallel-size", kInt, "1",
+     "Tensor-parallel degree (GPUs sharing each layer, Megatron-style: column/row-parallel "
+     "linears, vocab-parallel embedding, output layer and log-probs; adjacent ranks form a "
+     "tensor-parallel group). Must divide the trainer's ranks and the model's heads."},
     {"--pipeline-model-parallel-size", kInt, "1",
      "Pipeline-parallel degree (stages the layers are split into).", kNotYet},
     {"--context-parallel-size", kInt, "1", "Context-parallel degree (GPUs sharing each sequence).",
@@ -22,7 +23,8 @@ constexpr FlagSpec kFlags[] = {
      kNoEffect},
     {"--sequence-parallel", kStoreTrue, nullptr,
      "Shard norms and dropout along the sequence across the tensor-parallel group; Megatron turns "
-     "it off at tensor-parallel size 1.",
+     "it off at tensor-parallel size 1. It changes no result: vime's tensor parallelism keeps the "
+     "activations between layers whole on each rank (more activation memory, same numbers).",
      kNoEffect},
     {"--decoder-first-pipeline-num-layers", kInt, nullptr,
      "Layers on the first pipeline stage (even split when unset).", kNotYet},

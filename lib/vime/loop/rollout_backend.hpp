@@ -11,6 +11,7 @@
 
 #include "vime/args.hpp"
 #include "vime/engine_client.hpp"
+#include "vime/rollout_types.hpp"
 #include "vime/tokenizer.hpp"
 
 namespace vime {
@@ -32,6 +33,9 @@ class RolloutBackend {
   // The engines serve `model`'s weights from now on, tagged `version` (the next rollout id).
   virtual void update_weights(Model& model, int64_t version) = 0;
   virtual std::string describe() const = 0;  // one line for the console
+  // What the last update_weights() measured (perf/weight_transfer_time, ...); empty when it
+  // moves nothing itself.
+  virtual Metrics update_metrics() const { return {}; }
   // The engines by model, as plugins see them in args.vllm_model_urls
   // (EngineFleet::describe_models); null for the embedded engine.
   virtual Json model_urls() const { return nullptr; }

@@ -3,6 +3,7 @@
 // the CPU (a second model copy standing for another device; its engine thread generates while the
 // trainer's thread trains).
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+#include <ATen/core/grad_mode.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>

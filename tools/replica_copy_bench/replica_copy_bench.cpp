@@ -7,6 +7,7 @@
 //   replica_copy_bench [--models qwen3-0.6b,qwen3-4b] [--rounds 5] [--dtype bf16|fp32]
 //                      [--buckets 67108864,536870912,1073741824] [--src cuda:0] [--dst cuda:1]
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 #include "vime/loop/replica_backend.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <mutex>
@@ -60,6 +61,11 @@ class ReplicaBackend final : public RolloutBackend {
     std::string s = std::to_string(replicas_.size()) + " embedded engine replica(s):";
     for (const auto& n : names_) s += " " + n;
     return s;
+  }
+  std::optional<int64_t> generated_tokens() const override {
+    int64_t n = 0;
+    for (const auto& r : replicas_) n += r->engine->stats().generated_tokens;
+    return n;
   }
   Metrics update_metrics() const override {
     std::lock_guard<std::mutex> lock(mutex_);

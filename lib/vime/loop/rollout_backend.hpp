@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -36,6 +37,9 @@ class RolloutBackend {
   // What the last update_weights() measured (perf/weight_transfer_time, ...); empty when it
   // moves nothing itself.
   virtual Metrics update_metrics() const { return {}; }
+  // Tokens the engines generated so far, where the backend counts them in-process (the engine
+  // replicas); nullopt otherwise.
+  virtual std::optional<int64_t> generated_tokens() const { return std::nullopt; }
   // The engines by model, as plugins see them in args.vllm_model_urls
   // (EngineFleet::describe_models); null for the embedded engine.
   virtual Json model_urls() const { return nullptr; }

@@ -374,6 +374,7 @@ int run_training(const Args& given_args, std::ostream& console) {
     backend->before_train();
     // 3. Train: every rank gets the whole batch and trains its share (slime's DP split).
     const double train_start = now_s();
+    const auto tokens_at_train_start = backend->generated_tokens();
     auto converted = to_train_batch(rollout.data);
     if (converted.batch.size() == 0) {
       throw Error("rollout " + std::to_string(rollout_id) +
@@ -415,6 +416,7 @@ int run_training(const Args& given_args, std::ostream& console) {
     if (options.offload_train) offload_train_state(*trainer, true);
     // 5. Weight update (under --async every --update-weights-interval rollouts).
     if (driver.updates_weights_after(rollout_id)) {
+      driver.settle();  // train_async.py: the rollout in flight finishes first (wait_rollout_time)
       {
         auto scope = trainer->timer.scope("update_weights");
         driver.update_weights(actor_model, rollout_id);
@@ -423,8 +425,14 @@ int run_training(const Args& given_args, std::ostream& console) {
     }
     for (const auto& [k, v] : perf_metrics(trainer->timer, now_s() - step_start, converted.batch))
       per_rollout[k] = v;
-    if (perf_of_disaggregation)
+    if (perf_of_disaggregation) {
       for (const auto& [k, v] : driver.step_metrics(train_start, train_end)) per_rollout[k] = v;
+      // How much the engines generated while the trainer trained (0 in turn).
+      if (auto tokens = backend->generated_tokens(); tokens && tokens_at_train_start)
+        per_rollout["perf/engine_tok_per_s_while_training"] =
+            static_cast<double>(*tokens - *tokens_at_train_start) /
+            std::max(train_end - train_start, 1e-9);
+    }
     logger->log("rollout/step", rollout_step, per_rollout);
     // 6. Eval.
     if (should_run_periodic_action(rollout_id, options.eval_interval, per_epoch)) {

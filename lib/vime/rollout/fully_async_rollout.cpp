@@ -116,8 +116,11 @@ RolloutFnTrainOutput FullyAsyncRollout::generate(int64_t rollout_id) {
   std::vector<SampleGroup> kept;
   int64_t stale = 0;
   std::vector<SampleGroup> again;
+  Metrics metrics;
   {
     std::unique_lock lock(mutex_);
+    // Groups that finished while the trainer was away (trained, updated): the overlap.
+    metrics["rollout/async/ready_groups_at_start"] = static_cast<double>(finished_.size());
     while (static_cast<int64_t>(kept.size()) < target) {
       changed_.wait(lock, [this] {
         return !finished_.empty() || worker_error_ || (out_of_prompts_ && in_flight_ == 0);
@@ -146,7 +149,6 @@ RolloutFnTrainOutput FullyAsyncRollout::generate(int64_t rollout_id) {
   std::stable_sort(kept.begin(), kept.end(), [](const SampleGroup& a, const SampleGroup& b) {
     return first_index(a) < first_index(b);
   });
-  Metrics metrics;
   metrics["rollout/async/stale_dropped_groups"] = static_cast<double>(stale);
   {
     std::lock_guard lock(mutex_);

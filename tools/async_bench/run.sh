@@ -5,6 +5,8 @@
 #   sync_disagg     2 GPUs: an engine replica on cuda:1 (--rollout-num-gpus 1), in turn
 #   async_disagg    2 GPUs: the same, --async (rollout k+1 generates while k trains)
 #   fully_async     2 GPUs: --fully-async --max-staleness 2
+#   vllm_sync, vllm_async (only when named in RUNS): one launched `vime serve` engine on cuda:1
+#                   behind the vLLM backend, NCCL weights, in turn / --async
 # then one summary line each (tools/async_bench/summarize.py) and the trainer -> replica weight
 # copy against raw copies of the same bytes (replica_copy_bench). Needs build-gpu/ with vime_app,
 # make_arith_task and replica_copy_bench, and .cache/assets/tokenizer-qwen3.
@@ -29,7 +31,10 @@ declare -A flags=(
   [sync_disagg]="--rollout-num-gpus 1"
   [async_disagg]="--rollout-num-gpus 1 --async"
   [fully_async]="--rollout-num-gpus 1 --fully-async --max-staleness 2"
+  [vllm_sync]="--rollout-backend vllm --rollout-num-gpus 1 --update-weight-transport nccl"
+  [vllm_async]="--rollout-backend vllm --rollout-num-gpus 1 --update-weight-transport nccl --async"
 )
+export VIME_VLLM_COMMAND="$PWD/$B/vime serve"
 summary=()
 for run in ${RUNS:-sync_colocated sync_disagg async_disagg fully_async}; do
   start=$(date +%s)

@@ -34,7 +34,7 @@ declare -A flags=(
   [vllm_sync]="--rollout-backend vllm --rollout-num-gpus 1 --update-weight-transport nccl"
   [vllm_async]="--rollout-backend vllm --rollout-num-gpus 1 --update-weight-transport nccl --async"
 )
-export VIME_VLLM_COMMAND="$PWD/$B/vime serve"
+export VIME_VLLM_COMMAND="$(cd "$B" && pwd)/vime serve"
 summary=()
 for run in ${RUNS:-sync_colocated sync_disagg async_disagg fully_async}; do
   start=$(date +%s)

@@ -143,6 +143,44 @@ TEST_CASE(
   CHECK(fs::exists(disk / "weights_v2" / "model.safetensors"));
 }
 
+TEST_CASE("vime train --async / --fully-async on the vLLM backend: launched engines, disk sync",
+          "[vllm_backend]") {
+  vime::test::TempDir run;
+  const auto disk = run.path() / "weights";
+  const std::string base = engine_command() + VIME_BIN + " train " + grpo_flags() +
+                           "--num-rollout 3 --rollout-backend vllm --rollout-num-gpus 1 "
+                           "--update-weight-transport disk --update-weight-disk-dir " +
+                           disk.string() + " ";
+  // One step ahead: rollout k + 1 generates on the weights before rollout k trained.
+  auto r = run_command(base + "--async --metrics-jsonl " + (run.path() / "a.jsonl").string() +
+                       " --save-debug-rollout-data " +
+                       (run.path() / "a_{rollout_id}.json").string() + " 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> expected = {"0", "0", "1"};
+  for (int k = 0; k < 3; ++k) {
+    for (const auto& s : rollout_samples(run.path() / ("a_" + std::to_string(k) + ".json"))) {
+      INFO("rollout " << k);
+      REQUIRE(s.at("weight_versions").as_array().size() == 1);
+      CHECK(s.at("weight_versions").as_array()[0].as_string() == expected[k]);
+    }
+  }
+  auto m = vime::test::read_metrics(run.path() / "a.jsonl");
+  CHECK(m["rollout/async/version_lag_mean"] == std::vector<double>{0, 1, 1});
+  // On-policy at lag 0: the engines serve the trainer's weights.
+  REQUIRE(m["train/train_rollout_logprob_abs_diff/lag_0"].size() == 1);
+  CHECK(m["train/train_rollout_logprob_abs_diff/lag_0"][0] < 1e-4);
+  // Continuously, the engines updated under the requests in flight (paused, not dropped).
+  auto f = run_command(base + "--fully-async --max-staleness 1 --metrics-jsonl " +
+                       (run.path() / "f.jsonl").string() + " 2>&1");
+  INFO(f.output);
+  REQUIRE(f.exit_code == 0);
+  auto fm = vime::test::read_metrics(run.path() / "f.jsonl");
+  REQUIRE(fm["rollout/async/version_lag_max"].size() == 3);
+  for (double lag : fm["rollout/async/version_lag_max"]) CHECK(lag <= 1);
+  CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
+}
+
 TEST_CASE("vime train: external vime serve engines by address; unreachable ones are named",
           "[vllm_backend]") {
   vime::test::TempDir run;

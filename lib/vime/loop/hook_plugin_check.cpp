@@ -6,6 +6,7 @@
 #include "vime/plugin/hook_flags.hpp"
 #include "vime/plugin/plugin_loader.hpp"
 #include "vime/rollout/dynamic_filter.hpp"
+#include "vime/rollout/fully_async_rollout.hpp"
 #include "vime/rollout/sft_rollout.hpp"
 #include "vime/train/builtin_tis.hpp"
 
@@ -46,8 +47,9 @@ std::vector<std::string> check_hook_plugins(const Args& args) {
       // filter_hub's built-ins by name, slime's dotted name included.
       if (kind == PluginKind::kDynamicFilter) s = rollout::resolve_dynamic_filter_spec(s);
       // The built-in rollouts (default, rollout/sft_rollout) are no .so.
-      if (kind == PluginKind::kRollout && (rollout::is_sft_rollout_name(s) ||
-                                           s == "slime.rollout.sglang_rollout.generate_rollout")) {
+      if (kind == PluginKind::kRollout &&
+          (rollout::is_sft_rollout_name(s) || rollout::is_fully_async_rollout_name(s) ||
+           s == "slime.rollout.sglang_rollout.generate_rollout")) {
         lines.push_back(flag + ": " + s + " (built-in rollout)");
         continue;
       }

@@ -5,6 +5,7 @@
 #include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
 #include "vime/loop/native_backend.hpp"
+#include "vime/loop/replica_backend.hpp"
 #include "vime/loop/rollout_backend_options.hpp"
 #include "vime/loop/vllm_backend.hpp"
 #include "vime/model/model.hpp"
@@ -69,6 +70,15 @@ std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& mo
     throw UsageError(options.vllm_flags.front().name +
                      ": --vllm-* engine flags need the vLLM backend, and --rollout-backend is "
                      "native (drop the flag or use --rollout-backend vllm)");
+  }
+  if (options.engine_replicas) {
+    if (group != nullptr && group->size() > 1) {
+      throw UsageError(
+          "--rollout-num-gpus without --colocate (or --async) with several trainer ranks is not "
+          "supported yet: vime places embedded engine replicas for one trainer rank; use "
+          "--colocate, one rank, or the vLLM backend");
+    }
+    return make_replica_backend(args, model, tokenizer, version, *options.engine_replicas, console);
   }
   return make_native_backend(args, model, tokenizer, version, group);
 }

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include "vime/args.hpp"
 #include "vime/engine_client.hpp"
+#include "vime/rollout_types.hpp"
 #include "vime/tokenizer.hpp"
 
 namespace vime {
@@ -32,6 +34,12 @@ class RolloutBackend {
   // The engines serve `model`'s weights from now on, tagged `version` (the next rollout id).
   virtual void update_weights(Model& model, int64_t version) = 0;
   virtual std::string describe() const = 0;  // one line for the console
+  // What the last update_weights() measured (perf/weight_transfer_time, ...); empty when it
+  // moves nothing itself.
+  virtual Metrics update_metrics() const { return {}; }
+  // Tokens the engines generated so far, where the backend counts them in-process (the engine
+  // replicas); nullopt otherwise.
+  virtual std::optional<int64_t> generated_tokens() const { return std::nullopt; }
   // The engines by model, as plugins see them in args.vllm_model_urls
   // (EngineFleet::describe_models); null for the embedded engine.
   virtual Json model_urls() const { return nullptr; }

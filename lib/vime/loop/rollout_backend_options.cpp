@@ -1,5 +1,8 @@
 #include "vime/loop/rollout_backend_options.hpp"
 
+#include "vime/core/args_lookup.hpp"
+#include "vime/loop/async_options.hpp"
+
 namespace vime::loop {
 
 RolloutBackendOptions RolloutBackendOptions::from(const Args& args) {
@@ -11,6 +14,10 @@ RolloutBackendOptions RolloutBackendOptions::from(const Args& args) {
   }
   if (args.is_set("rollout_backend")) vllm = args.get_string("rollout_backend") == "vllm";
   o.kind = vllm ? RolloutBackendKind::kVllm : RolloutBackendKind::kNative;
+  if (o.kind == RolloutBackendKind::kNative && !core::flag_on(args, "colocate") &&
+      (args.is_set("rollout_num_gpus") || AsyncOptions::from(args).on())) {
+    o.engine_replicas = args.get_optional_int("rollout_num_gpus").value_or(1);
+  }
   return o;
 }
 

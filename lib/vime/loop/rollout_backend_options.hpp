@@ -1,6 +1,7 @@
 // Which rollout backend a run uses (make_rollout_backend), read once from the flags.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "vime/args.hpp"
@@ -15,6 +16,11 @@ struct RolloutBackendOptions {
   RolloutBackendKind kind = RolloutBackendKind::kNative;
   std::vector<PassthroughFlag>
       vllm_flags;  // --vllm-* engine flags (the native backend refuses them)
+
+  // The embedded backend disaggregated (make_replica_backend): this many engine replicas when
+  // --rollout-num-gpus is given without --colocate, or --async/--fully-async runs (default 1);
+  // unset: the engine generates with the trainer's own model, as before.
+  std::optional<int64_t> engine_replicas;
 
   static RolloutBackendOptions from(const Args& args);
 };

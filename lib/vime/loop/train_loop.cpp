@@ -18,16 +18,19 @@
 #include "vime/engine/generation_config.hpp"
 #include "vime/error.hpp"
 #include "vime/hooks.hpp"
+#include "vime/loop/async_options.hpp"
 #include "vime/loop/ci_checks.hpp"
 #include "vime/loop/critic_checkpoint.hpp"
 #include "vime/loop/periodic.hpp"
 #include "vime/loop/rank_channel.hpp"
 #include "vime/loop/rollout_backend.hpp"
 #include "vime/loop/rollout_backend_options.hpp"
+#include "vime/loop/rollout_driver.hpp"
 #include "vime/loop/run_models.hpp"
 #include "vime/loop/train_batch.hpp"
 #include "vime/loop/train_loop_options.hpp"
 #include "vime/loop/trainer_schedule.hpp"
+#include "vime/loop/version_lag.hpp"
 #include "vime/metrics/metric_steps.hpp"
 #include "vime/metrics/metrics_logger.hpp"
 #include "vime/metrics/phase_timer.hpp"
@@ -244,6 +247,20 @@ Metrics perf_metrics(const metrics::PhaseTimer& timer, double step_time,
   return perf;
 }
 
+// The mean over optimizer steps of `key` in the actor's step metrics; nullopt when no step has it.
+std::optional<double> step_mean(const std::vector<train::Metrics>& steps, const std::string& key) {
+  double sum = 0;
+  int64_t n = 0;
+  for (const auto& step : steps) {
+    if (auto it = step.find(key); it != step.end()) {
+      sum += it->second;
+      ++n;
+    }
+  }
+  if (n == 0) return std::nullopt;
+  return sum / static_cast<double>(n);
+}
+
 // Ranks > 0 of a data-parallel run: no data, rollout manager or metrics; each rollout they take
 // rank 0's order, train their share of the batch with it, save with it and bump their engine's
 // weights (their engines serve rank 0's requests in the meantime).
@@ -277,6 +294,7 @@ int run_follower(const Args& args, const TrainLoopOptions& options, const RunMod
 int run_training(const Args& given_args, std::ostream& console) {
   const Args args = with_run_defaults(given_args);
   const auto options = TrainLoopOptions::from(args);
+  const auto async = AsyncOptions::from(args);
   const auto models = RunModelsOptions::from(args);
   // vLLM forces NCCL_CUMEM_ENABLE=0 in its processes (vime's launcher does the same for `vime
   // serve`); NCCL peers that disagree on it fail their P2P setup ("Cuda failure 'invalid
@@ -337,9 +355,17 @@ int run_training(const Args& given_args, std::ostream& console) {
   }
   if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kNative)
     rollout_args.set(rollout::kSeedEachSampleArg, Json(true), ArgSource::kDerived);
+  if (async.mode == AsyncMode::kFully && !rollout_args.is_set("rollout_function_path"))
+    rollout_args.set("rollout_function_path", Json("fully_async"), ArgSource::kDerived);
   rollout::RolloutManager manager(rollout_args, backend->engine(), *tokenizer, *data_source);
+  // Generates in turn, one rollout ahead (--async) or all along (--fully-async).
+  RolloutDriver driver(async, manager, *backend, num_rollout);
+  driver.set_start_version(start_rollout_id);
+  // Overlap and weight-transfer figures where the engines have weights of their own.
+  const bool perf_of_disaggregation = async.on() || !backend->update_metrics().empty();
 
   auto run_eval = [&](int64_t rollout_id) {
+    driver.settle();
     auto result = manager.eval(rollout_id);
     if (!result.metrics.empty()) {
       logger->log("eval/step", metrics::compute_rollout_step(args, rollout_id), result.metrics);
@@ -362,7 +388,7 @@ int run_training(const Args& given_args, std::ostream& console) {
     const double step_start = now_s();
     trainer->timer.reset();
     // 1. Generate.
-    auto rollout = manager.generate(rollout_id);
+    auto rollout = driver.take(rollout_id);
     const int64_t rollout_step = metrics::compute_rollout_step(args, rollout_id);
     if (!rollout.metrics.empty()) logger->log("rollout/step", rollout_step, rollout.metrics);
     if (options.rollout_only) {
@@ -373,6 +399,8 @@ int run_training(const Args& given_args, std::ostream& console) {
     // 2. The engines stop (and give memory back where they share the device) while training runs.
     backend->before_train();
     // 3. Train: every rank gets the whole batch and trains its share (slime's DP split).
+    const double train_start = now_s();
+    const auto tokens_at_train_start = backend->generated_tokens();
     auto converted = to_train_batch(rollout.data);
     if (converted.batch.size() == 0) {
       throw Error("rollout " + std::to_string(rollout_id) +
@@ -393,16 +421,44 @@ int run_training(const Args& given_args, std::ostream& console) {
     if (actor_trains)
       for (const auto& [k, v] : trainer->actor->rollout_data_metrics()) per_rollout[k] = v;
     check_rollout_invariants(options.ci, rollout_id, per_rollout);
-    // 4. Save.
-    if (do_save) save(*trainer, options, models, *data_source, rollout_id, console);
+    const double train_end = now_s();
+    if (async.on()) {
+      // Which weights generated what this step trained on, and how far the engine's log-probs
+      // were from the trainer's at each lag.
+      const auto lags = version_lags(rollout.samples, rollout_id);
+      for (const auto& [k, v] : lags.metrics) per_rollout[k] = v;
+      if (const auto diff =
+              step_mean(trainer->actor->step_metrics(), "train/train_rollout_logprob_abs_diff");
+          diff && lags.uniform)
+        per_rollout["train/train_rollout_logprob_abs_diff/lag_" + std::to_string(*lags.uniform)] =
+            *diff;
+    }
+    // 4. Save (the data source's position once the rollout in flight has taken its prompts).
+    if (do_save) {
+      driver.settle();
+      auto hold = manager.lock_data_source();
+      save(*trainer, options, models, *data_source, rollout_id, console);
+    }
     if (options.offload_train) offload_train_state(*trainer, true);
-    // 5. Weight update.
-    {
-      auto scope = trainer->timer.scope("update_weights");
-      backend->update_weights(actor_model, rollout_id + 1);
+    // 5. Weight update (under --async every --update-weights-interval rollouts).
+    if (driver.updates_weights_after(rollout_id)) {
+      driver.settle();  // train_async.py: the rollout in flight finishes first (wait_rollout_time)
+      {
+        auto scope = trainer->timer.scope("update_weights");
+        driver.update_weights(actor_model, rollout_id);
+      }
+      for (const auto& [k, v] : backend->update_metrics()) per_rollout[k] = v;
     }
     for (const auto& [k, v] : perf_metrics(trainer->timer, now_s() - step_start, converted.batch))
       per_rollout[k] = v;
+    if (perf_of_disaggregation) {
+      for (const auto& [k, v] : driver.step_metrics(train_start, train_end)) per_rollout[k] = v;
+      // How much the engines generated while the trainer trained (0 in turn).
+      if (auto tokens = backend->generated_tokens(); tokens && tokens_at_train_start)
+        per_rollout["perf/engine_tok_per_s_while_training"] =
+            static_cast<double>(*tokens - *tokens_at_train_start) /
+            std::max(train_end - train_start, 1e-9);
+    }
     logger->log("rollout/step", rollout_step, per_rollout);
     // 6. Eval.
     if (should_run_periodic_action(rollout_id, options.eval_interval, per_epoch)) {

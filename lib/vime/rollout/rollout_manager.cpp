@@ -14,6 +14,7 @@
 #include "vime/rollout/default_generate.hpp"
 #include "vime/rollout/default_rollout.hpp"
 #include "vime/rollout/eval_rollout.hpp"
+#include "vime/rollout/fully_async_rollout.hpp"
 #include "vime/rollout/group_generator.hpp"
 #include "vime/rollout/rollout_log.hpp"
 #include "vime/rollout/rollout_options.hpp"
@@ -53,6 +54,7 @@ struct RolloutManager::Impl {
   DataSource& data_source;
   GroupGenerator generator;
   std::unique_ptr<DefaultRollout> default_rollout;
+  std::unique_ptr<FullyAsyncRollout> fully_async;  // after generator: its worker goes first
   std::unique_ptr<rollout::EvalRunner> eval_rollout;
   bool sft = false;
   RolloutPlugin rollout_fn, eval_fn;
@@ -71,7 +73,9 @@ struct RolloutManager::Impl {
         generator(args, options, engine, tokenizer) {
     const auto& rollout_name = options.rollout_function_path;
     sft = rollout_name && is_sft_rollout_name(*rollout_name);
-    if (!sft && is_default_rollout_name(rollout_name)) {
+    if (rollout_name && is_fully_async_rollout_name(*rollout_name)) {
+      fully_async = std::make_unique<FullyAsyncRollout>(options, generator, data_source);
+    } else if (!sft && is_default_rollout_name(rollout_name)) {
       default_rollout = std::make_unique<DefaultRollout>(args, options, generator);
     } else if (!sft) {
       rollout_fn = plugin::load_plugin<PluginKind::kRollout>(
@@ -123,6 +127,7 @@ struct RolloutManager::Impl {
 
   RolloutFnTrainOutput run_train(int64_t rollout_id) {
     if (default_rollout) return default_rollout->generate(rollout_id, data_source);
+    if (fully_async) return fully_async->generate(rollout_id);
     if (sft) return sft_rollout(tokenizer, data_source, options.batch_size());
     RolloutFnOutput out = call_plugin(rollout_fn, rollout_id, false);
     if (auto* train = std::get_if<RolloutFnTrainOutput>(&out)) return std::move(*train);
@@ -191,5 +196,14 @@ EvalRollout RolloutManager::eval(int64_t rollout_id) {
 }
 
 void RolloutManager::abort() { impl_->generator.abort(); }
+
+void RolloutManager::set_weight_version(int64_t version) {
+  if (impl_->fully_async) impl_->fully_async->set_weight_version(version);
+}
+
+std::unique_lock<std::mutex> RolloutManager::lock_data_source() {
+  if (impl_->fully_async) return impl_->fully_async->lock_data_source();
+  return {};
+}
 
 }  // namespace vime::rollout

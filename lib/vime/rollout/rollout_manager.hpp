@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "vime/args.hpp"
@@ -45,6 +46,12 @@ class RolloutManager {
   // Ends the requests in flight (from any thread); the rollout in progress then finishes with
   // what it has.
   void abort();
+  // The engines serve weight version `version` from now on (the fully async rollout tags groups
+  // with it and bounds their staleness by it; nothing else reads it).
+  void set_weight_version(int64_t version);
+  // Keeps the fully async rollout's background worker off the data source while the caller holds
+  // the lock (to save it); an empty lock otherwise.
+  std::unique_lock<std::mutex> lock_data_source();
 
  private:
   struct Impl;

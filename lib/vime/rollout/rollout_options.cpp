@@ -54,6 +54,7 @@ RolloutOptions RolloutOptions::from(const Args& args) {
   o.mask_offpolicy_in_partial_rollout = args.get_bool("mask_offpolicy_in_partial_rollout");
 
   o.rollout_num_gpus = args.get_optional_int("rollout_num_gpus");
+  o.max_staleness = args.get_optional_int("max_staleness");
   o.rollout_num_gpus_per_engine = args.get_int("rollout_num_gpus_per_engine");
   o.vllm_server_concurrency = args.get_int("vllm_server_concurrency");
   if (args.get_bool("vllm_enable_deterministic_inference"))

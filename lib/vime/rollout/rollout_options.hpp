@@ -49,6 +49,7 @@ struct RolloutOptions {
   std::optional<int64_t> over_sampling_batch_size;  // --over-sampling-batch-size
   int64_t n_samples_per_prompt = 1;                 // --n-samples-per-prompt
   bool partial_rollout = false;                     // --partial-rollout
+  std::optional<int64_t> max_staleness;             // --max-staleness (fully async rollout)
   bool mask_offpolicy_in_partial_rollout = false;   // --mask-offpolicy-in-partial-rollout
 
   // Generation.

@@ -47,10 +47,23 @@ constexpr FlagSpec kFlags[] = {
      kNotYet},
     {"--update-weight-buffer-size", kInt, "536870912",
      "Bytes of parameters gathered per bucket when sending weights to the engines (512 MiB)."},
+    {"--async", kStoreTrue, nullptr,
+     "slime's train_async.py: rollout k+1 generates while the trainer trains on rollout k (one "
+     "step off-policy), on engines that hold their own weights (the embedded backend puts "
+     "--rollout-num-gpus engine replicas after the trainer's GPUs; vLLM engines). Not with "
+     "--colocate."},
+    {"--fully-async", kStoreTrue, nullptr,
+     "slime's examples/fully_async (also selected by --rollout-function-path "
+     "slime.rollout.fully_async_rollout.generate_rollout_fully_async): a background loop keeps "
+     "--over-sampling-batch-size groups generating across rollouts and weight updates; each "
+     "rollout takes the first --rollout-batch-size groups that finished. Implies --async."},
+    {"--max-staleness", kInt, nullptr,
+     "With --fully-async: a group generated with weights more than N versions older than the "
+     "trainer's is dropped and its prompt generated again (rollout/async/stale_dropped_groups); "
+     "unset: no limit."},
     {"--update-weights-interval", kInt, "1",
-     "Sync weights to the engines every N rollouts. Not supported yet: the synchronous loop syncs "
-     "after every rollout (the embedded engine generates with the trainer's own weights).",
-     kNotYet},
+     "Sync weights to the engines every N rollouts (with --async; the synchronous loop syncs after "
+     "every rollout, as slime's train.py)."},
     {"--keep-old-actor", kStoreTrue, nullptr,
      "Keep a copy of the weights the engines serve for the old log-probs. Not supported yet: with "
      "--update-weights-interval 1 (the default) the engines serve the trainer's weights, so old "

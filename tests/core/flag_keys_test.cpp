@@ -26,6 +26,9 @@ namespace fs = std::filesystem;
 const std::map<std::string, std::string>& non_flag_keys() {
   static const std::string kMisKey =
       "slime's MIS example (mis.yaml): a --custom-config-path key the built-in mis TIS reads";
+  static const std::string kVllmPassthrough =
+      "vLLM's own flag, passed through to vllm serve as --vllm-*; the embedded engine reads it "
+      "by name for the same meaning";
   static const std::map<std::string, std::string> keys = {
       {"chat_template_suffix_to_remove",
        "slime's eval dataset field; only a --custom-config-path file sets it"},
@@ -44,6 +47,9 @@ const std::map<std::string, std::string>& non_flag_keys() {
       {"tis_mode", kMisKey},
       {"tis_upper_bound", kMisKey},
       {"use_rs", kMisKey},
+      {"--vllm-gpu-memory-utilization", kVllmPassthrough},
+      {"--vllm-max-num-batched-tokens", kVllmPassthrough},
+      {"--vllm-block-size", kVllmPassthrough},
   };
   return keys;
 }

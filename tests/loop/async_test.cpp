@@ -61,12 +61,17 @@ std::set<Strings> versions_in(const fs::path& file) {
 
 // Every metric of a run but the timings and the engine-vs-trainer log-prob gap (the engine's
 // batch composition moves it in the last bits from run to run).
+// The metrics a run must repeat bitwise. Left out: timing; the prefix cache's hits, which depend
+// on the order requests arrive in; and the engine's own log-probs, whose last bits depend on the
+// batch they were computed in (cached prefixes change the shapes).
 std::map<std::string, std::vector<double>> results_of(const fs::path& metrics) {
   auto m = vime::test::read_metrics(metrics);
   std::map<std::string, std::vector<double>> out;
   for (auto& [k, v] : m)
     if (k.rfind("perf/", 0) != 0 && k != "_timestamp" &&
-        k.find("train_rollout_logprob_abs_diff") == std::string::npos)
+        k.find("train_rollout_logprob_abs_diff") == std::string::npos &&
+        k != "rollout/avg_cached_tokens_per_sample" && k != "rollout/prefix_cache_hit_rate" &&
+        k != "rollout/rollout_log_probs")
       out[k] = v;
   return out;
 }

@@ -69,7 +69,7 @@ TEST_CASE("vime train --rollout-plugin build/plugins/search_r1.so", "[search_r1_
       "/data/train.jsonl --input-key prompt --label-key reward_model --apply-chat-template"
       " --advantage-estimator grpo --rollout-batch-size 2 --n-samples-per-prompt 4"
       " --global-batch-size 8 --rollout-max-response-len 16 --num-rollout 1 --lr 1e-4"
-      " --rollout-seed 3 --custom-config-path " +
+      " --rollout-seed 2 --custom-config-path " +
       config.string() + " --save-debug-rollout-data " +
       (run.path() / "r{rollout_id}.json").string());
   INFO(r.output);

@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "arith_tokenizer.hpp"
+#include "support/reply_queue_engine.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/hooks.hpp"
 #include "vime/plugin/plugin_loader.hpp"
@@ -13,40 +14,13 @@
 
 namespace {
 
-// Replies with scripted texts in order. Each reply is cut to max_new_tokens (finish "length"), and
-// its log-probs are -0.1, -0.2, ... so the test can tell which tokens the engine made.
-class ScriptedEngine final : public vime::EngineClient {
- public:
-  struct Reply {
-    std::string text, finish_reason = "stop";
-  };
+// Replies in order, cut to max_new_tokens, each tagged weight version "3".
+struct ScriptedEngine : vime::test::ReplyQueueEngine {
   ScriptedEngine(const vime::Tokenizer& tok, std::vector<Reply> replies)
-      : tok_(tok), replies_(replies.begin(), replies.end()) {}
-
-  vime::GenerateResponse generate(const vime::GenerateRequest& request) override {
-    requests.push_back(request);
-    REQUIRE_FALSE(replies_.empty());
-    Reply reply = replies_.front();
-    replies_.pop_front();
-    vime::GenerateResponse out;
-    out.output_ids = tok_.encode(reply.text);
-    out.finish_reason = reply.finish_reason;
-    if (static_cast<int64_t>(out.output_ids.size()) > request.sampling_params.max_new_tokens) {
-      out.output_ids.resize(static_cast<size_t>(request.sampling_params.max_new_tokens));
-      out.finish_reason = "length";
-    }
-    for (size_t i = 0; i < out.output_ids.size(); ++i)
-      out.output_log_probs.push_back(-0.1f * (i + 1));
-    out.weight_version = "3";
-    return out;
+      : ReplyQueueEngine(tok, std::move(replies)) {
+    cut_to_max_new_tokens = true;
+    weight_version = "3";
   }
-  void abort_all() override {}
-
-  std::vector<vime::GenerateRequest> requests;
-
- private:
-  const vime::Tokenizer& tok_;
-  std::deque<Reply> replies_;
 };
 
 struct Fixture {

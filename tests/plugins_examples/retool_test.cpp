@@ -11,6 +11,7 @@
 #include "code_interpreter.hpp"
 #include "retool_config.hpp"
 #include "retool_text.hpp"
+#include "support/reply_queue_engine.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/hooks.hpp"
@@ -38,34 +39,7 @@ vime::Args config_args(const std::string& yaml, std::vector<std::string> flags =
   return vime::core::parse_args(flags);
 }
 
-// Replies with scripted texts in order; log-probs -0.1, -0.2, ... per reply.
-class ScriptedEngine final : public vime::EngineClient {
- public:
-  struct Reply {
-    std::string text, finish_reason = "stop";
-  };
-  ScriptedEngine(const vime::Tokenizer& tok, std::vector<Reply> replies)
-      : tok_(tok), replies_(replies.begin(), replies.end()) {}
-  vime::GenerateResponse generate(const vime::GenerateRequest& request) override {
-    requests.push_back(request);
-    REQUIRE_FALSE(replies_.empty());
-    Reply reply = replies_.front();
-    replies_.pop_front();
-    vime::GenerateResponse out;
-    out.output_ids = tok_.encode(reply.text);
-    out.finish_reason = reply.finish_reason;
-    for (size_t i = 0; i < out.output_ids.size(); ++i) {
-      out.output_log_probs.push_back(-0.1f * (i + 1));
-    }
-    return out;
-  }
-  void abort_all() override {}
-  std::vector<vime::GenerateRequest> requests;
-
- private:
-  const vime::Tokenizer& tok_;
-  std::deque<Reply> replies_;
-};
+using ScriptedEngine = vime::test::ReplyQueueEngine;
 
 struct Fixture {
   std::unique_ptr<vime::tokenizer::HfTokenizer> tok;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "arith_tokenizer.hpp"
+#include "support/reply_queue_engine.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/hooks.hpp"
@@ -23,33 +24,12 @@ vime::Args parse_flags(const std::vector<std::string>& flags) {
 
 const std::string kPlugin = std::string(VIME_EXAMPLE_PLUGIN_DIR) + "/search_r1.so";
 
-// Replies with scripted texts in order; log-probs -0.1, -0.2, ... per reply.
-class ScriptedEngine final : public vime::EngineClient {
- public:
-  struct Reply {
-    std::string text, finish_reason = "stop";
-  };
+// Replies in order, each tagged weight version "1".
+struct ScriptedEngine : vime::test::ReplyQueueEngine {
   ScriptedEngine(const vime::Tokenizer& tok, std::vector<Reply> replies)
-      : tok_(tok), replies_(replies.begin(), replies.end()) {}
-  vime::GenerateResponse generate(const vime::GenerateRequest& request) override {
-    requests.push_back(request);
-    REQUIRE_FALSE(replies_.empty());
-    Reply reply = replies_.front();
-    replies_.pop_front();
-    vime::GenerateResponse out;
-    out.output_ids = tok_.encode(reply.text);
-    out.finish_reason = reply.finish_reason;
-    for (size_t i = 0; i < out.output_ids.size(); ++i)
-      out.output_log_probs.push_back(-0.1f * (i + 1));
-    out.weight_version = "1";
-    return out;
+      : ReplyQueueEngine(tok, std::move(replies)) {
+    weight_version = "1";
   }
-  void abort_all() override {}
-  std::vector<vime::GenerateRequest> requests;
-
- private:
-  const vime::Tokenizer& tok_;
-  std::deque<Reply> replies_;
 };
 
 const std::vector<vime::retrieval::Document>& corpus() {

@@ -24,6 +24,14 @@
 #define VIME_HAS_FUSED_ADAMW 0
 #endif
 
+// at::_fused_rms_norm (one kernel forward, one backward, saving only the input and rstd), CUDA
+// only, from 2.8 on.
+#if VIME_TORCH_AT_LEAST(2, 8)
+#define VIME_HAS_FUSED_RMS_NORM 1
+#else
+#define VIME_HAS_FUSED_RMS_NORM 0
+#endif
+
 namespace vime::compat {
 
 // at::scaled_dot_product_attention is public from 2.0; 1.13 has only the private

@@ -9,6 +9,8 @@
 #include "loop/metrics_file.hpp"
 #include "loop/tiny_task.hpp"
 #include "support/test_support.hpp"
+#include "vime/ckpt/checkpoint.hpp"
+#include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -44,11 +46,13 @@ struct Trained {
   std::map<std::string, at::Tensor> params;
   std::map<std::string, std::vector<double>> metrics;
   std::string output;
+  bool checked_hf_copy = false;
 };
 
 // Two rollouts of 16 samples, 2 optimizer steps each (--global-batch-size 8), on `ranks` ranks.
 // The tiny model earns no reward, so the entropy bonus gives the loss its gradient.
-Trained train_on_ranks(int ranks, const std::string& extra) {
+// With `save_hf`, --save-hf writes an HF copy at each save, checked against the checkpoint.
+Trained train_on_ranks(int ranks, const std::string& extra, bool save_hf = false) {
   vime::test::TempDir run;
   const auto save = run.path() / "ckpt";
   const auto metrics = run.path() / "metrics.jsonl";
@@ -57,7 +61,7 @@ Trained train_on_ranks(int ranks, const std::string& extra) {
                     " --kl-coef 0 --entropy-coef 0.1 --save " + save.string() +
                     " --save-interval 1 --metrics-jsonl " + metrics.string() +
                     " --actor-num-nodes 1 --actor-num-gpus-per-node " + std::to_string(ranks) +
-                    " " + extra);
+                    " " + extra + (save_hf ? " --save-hf " + (run.path() / "hf").string() : ""));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   Trained t;
@@ -65,6 +69,21 @@ Trained train_on_ranks(int ranks, const std::string& extra) {
   for (auto& [name, tensor] : vime::ckpt::read_safetensors_dir(save / "iter_0000001" / "model"))
     t.params[name] = tensor;
   t.metrics = vime::test::read_metrics(metrics);
+  // --save-hf's copy (written at each save) holds the same whole tensors as the checkpoint.
+  if (save_hf) {
+    auto hf = vime::ckpt::load_hf_model(run.path() / "hf", at::kFloat, at::kCPU);
+    const auto iter = vime::ckpt::resolve_checkpoint(save, 1);
+    REQUIRE(iter.has_value());
+    auto saved = vime::ckpt::load_model(*iter, at::kFloat, at::kCPU);
+    const auto& a = hf->named_parameters();
+    const auto& b = saved->named_parameters();
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      INFO(a[i].first);
+      CHECK(at::equal(a[i].second, b[i].second));
+    }
+    t.checked_hf_copy = true;
+  }
   return t;
 }
 
@@ -119,8 +138,9 @@ TEST_CASE("vime train: TP 2 and TP 2 x DP 2 end with 1 rank's parameters", "[dis
   const std::string batching = "--use-dynamic-batch-size --max-tokens-per-gpu 48 ";
   const auto one = train_on_ranks(1, batching);
   const auto tp2 = train_on_ranks(2, batching + "--tensor-model-parallel-size 2 ");
-  const auto tp2dp2 =
-      train_on_ranks(4, batching + "--tensor-model-parallel-size 2 --use-distributed-optimizer ");
+  const auto tp2dp2 = train_on_ranks(
+      4, batching + "--tensor-model-parallel-size 2 --use-distributed-optimizer ", true);
+  CHECK(tp2dp2.checked_hf_copy);
   CHECK_THAT(tp2.output, Catch::Contains("1 data-parallel ranks x 2 tensor-parallel"));
   CHECK_THAT(tp2dp2.output, Catch::Contains("2 data-parallel ranks x 2 tensor-parallel"));
   // Measured 9.7e-6 (TP 2) and 1.0e-5 (TP 2 x DP 2), in the embedding: Adam's normalised update

@@ -96,11 +96,6 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
                      ": the PPO critic (--advantage-estimator ppo / --use-critic) is not trained "
                      "under tensor parallelism yet; use --tensor-model-parallel-size 1");
   }
-  if (tp.is_parallel() && options.save_hf) {
-    throw UsageError("--tensor-model-parallel-size " + std::to_string(tp.size) +
-                     ": --save-hf is not written under tensor parallelism yet; convert a "
-                     "--save checkpoint with `vime convert-hf` instead");
-  }
   const auto device = run_device();
   const auto source = actor_source(models);
   t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
@@ -281,7 +276,10 @@ int run_follower(const Args& args, const TrainLoopOptions& options, const RunMod
     if (options.offload_train) offload_train_state(*trainer, false);
     train_on(*trainer, options, rollout_id, order.batch,
              actor_trains(options, rollout_id, trainer->critic != nullptr));
-    if (order.save) save_checkpoint(*trainer, options, rollout_id);
+    if (order.save) {
+      save_checkpoint(*trainer, options, rollout_id);
+      join_save_hf_gather(options, actor_model, group.rank());
+    }
     if (options.offload_train) offload_train_state(*trainer, true);
     backend->update_weights(actor_model, rollout_id + 1);
   }

@@ -51,4 +51,11 @@ std::optional<std::filesystem::path> save_hf_copy(const TrainLoopOptions& option
   return dir;
 }
 
+void join_save_hf_gather(const TrainLoopOptions& options, const Model& actor, int global_rank) {
+  const auto& tp = actor.tensor_parallel();
+  // Megatron's rank order: global ranks 0 .. tp-1 are rank 0's tensor-parallel group.
+  if (!options.save_hf || !tp.is_parallel() || global_rank == 0 || global_rank >= tp.size) return;
+  (void)actor.hf_tensors();  // the same gathers, in the same order, as rank 0's save_hf_model
+}
+
 }  // namespace vime::loop

@@ -32,9 +32,14 @@ bool after_actor_train(const TrainLoopOptions& options, int64_t rollout_id, cons
 std::filesystem::path save_hf_dir(const std::string& path_template, int64_t rollout_id);
 
 // Writes the HF copy of `actor` when --save-hf is set; `origin` (--hf-checkpoint) gives the
-// tokenizer and the other non-weight files. Returns the directory written.
+// tokenizer and the other non-weight files. Returns the directory written. Rank 0 calls it; under
+// tensor parallelism the other ranks of its group call join_save_hf_gather at the same save.
 std::optional<std::filesystem::path> save_hf_copy(const TrainLoopOptions& options,
                                                   int64_t rollout_id, const Model& actor,
                                                   const std::optional<std::string>& origin);
+
+// --save-hf under tensor parallelism, on the ranks of global rank 0's tensor-parallel group other
+// than rank 0: takes part in gathering the whole tensors rank 0 writes (nothing elsewhere).
+void join_save_hf_gather(const TrainLoopOptions& options, const Model& actor, int global_rank);
 
 }  // namespace vime::loop

@@ -21,7 +21,10 @@ GRPO_ROLLOUTS=${QUICKSTART_GRPO_ROLLOUTS:-100}
 TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
 rm -rf "$OUT"
 "$BIN/vime" --version
-"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --seed "$SEED" --model-seed "$SEED"
+# SFT labels write the sum's digits least significant first, then the answer: "07+45=" ->
+# "250\boxed{52}" (tools/quickstart/README.md); the reward and `vime eval` grade the \boxed{} answer.
+"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --scratch reversed --seed "$SEED" \
+  --model-seed "$SEED"
 EVAL=(--eval-prompt-data arith "$OUT/task/data/test.jsonl")
 SEEDS=(--seed "$SEED" --rollout-seed "$SEED")
 

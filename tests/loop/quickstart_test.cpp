@@ -58,9 +58,9 @@ TEST_CASE("the quickstart learns, and a GRPO run repeats exactly", "[quickstart]
   REQUIRE(r.exit_code == 0);
   auto sft = vime::test::read_metrics(out / "sft_metrics.jsonl");
   const auto& evals = sft["eval/arith"];
-  REQUIRE(evals.size() == 7);   // steps 0, 100, ..., 600
+  REQUIRE(evals.size() == 11);  // steps 0, 100, ..., 1000
   CHECK(evals.front() == 0.0);  // the random model never even closes \boxed{}
-  REQUIRE(sft["train/loss"].size() == 600);
+  REQUIRE(sft["train/loss"].size() == 1000);
   auto grpo_metrics = vime::test::read_metrics(out / "grpo_metrics.jsonl");
   REQUIRE(grpo_metrics["rollout/raw_reward"].size() == 4);
   for (double d : grpo_metrics["train/train_rollout_logprob_abs_diff"]) CHECK(d < 1e-4);

@@ -16,18 +16,21 @@ fi
 BIN=${VIME_BIN_DIR:-build/bin}
 OUT=${QUICKSTART_OUT:-runs/quickstart}
 SEED=${QUICKSTART_SEED:-1}
-SFT_STEPS=${QUICKSTART_SFT_STEPS:-600}
+SFT_STEPS=${QUICKSTART_SFT_STEPS:-1000}
 GRPO_ROLLOUTS=${QUICKSTART_GRPO_ROLLOUTS:-100}
 TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
 rm -rf "$OUT"
 "$BIN/vime" --version
-"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --seed "$SEED" --model-seed "$SEED"
+# SFT labels write the sum's digits least significant first, then the answer: "07+45=" ->
+# "250\boxed{52}" (tools/quickstart/README.md); the reward and `vime eval` grade the \boxed{} answer.
+"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --scratch reversed --seed "$SEED" \
+  --model-seed "$SEED"
 EVAL=(--eval-prompt-data arith "$OUT/task/data/test.jsonl")
 SEEDS=(--seed "$SEED" --rollout-seed "$SEED")
 
 echo "== 1/3 SFT warm-up: $SFT_STEPS steps"
 time "$BIN/vime" train --config examples/quickstart/sft.yaml "${SEEDS[@]}" --hf-checkpoint "$OUT/task/model" \
-  --prompt-data "$OUT/task/data/sft.jsonl" --num-rollout "$SFT_STEPS" "${EVAL[@]}" \
+  --prompt-data "$OUT/task/data/sft.jsonl" --num-rollout "$SFT_STEPS" --lr-decay-iters "$SFT_STEPS" "${EVAL[@]}" \
   --save "$OUT/sft" --save-interval "$SFT_STEPS" --metrics-jsonl "$OUT/sft_metrics.jsonl"
 
 echo "== 2/3 GRPO: $GRPO_ROLLOUTS rollouts"

@@ -170,6 +170,36 @@ TEST_CASE("--zero-pad 1 writes every operand with --digits digits", "[arith_task
   CHECK(short_operands > 0);
 }
 
+TEST_CASE("--scratch reversed: SFT labels write the answer's digits backwards, then the answer",
+          "[arith_task]") {
+  CHECK(vime::quickstart::reversed_digits(52, 3) == "250");
+  CHECK(vime::quickstart::reversed_digits(100, 3) == "001");
+  CHECK(vime::quickstart::reversed_digits(0, 3) == "000");
+  CHECK(vime::quickstart::reversed_digits(1665, 2) == "5661");  // never truncates
+  vime::test::TempDir dir;
+  auto opts = small_task(dir.path());
+  for (const char* ops : {"+", "+-*"}) {
+    opts.problems.ops = ops;
+    opts.problems.reversed_scratch = true;
+    vime::quickstart::write_arith_task(opts);
+    auto train = read_jsonl(dir.path() / "data/train.jsonl");
+    auto sft = read_jsonl(dir.path() / "data/sft.jsonl");
+    REQUIRE(sft.size() == train.size());
+    const size_t width = std::string(ops) == "+" ? 3 : 4;  // 99+99 = 198, 99*99 = 9801
+    for (size_t i = 0; i < sft.size(); ++i) {
+      const auto& label = sft[i].at("label").as_string();  // "250\boxed{52}"
+      const int64_t answer = answer_of(sft[i].at("input").as_string());
+      INFO(sft[i].dump());
+      REQUIRE(label.size() > width);
+      std::string scratch = label.substr(0, width);
+      CHECK(std::stoll(std::string(scratch.rbegin(), scratch.rend())) == answer);
+      CHECK(label.substr(width) == "\\boxed{" + std::to_string(answer) + "}");
+      // GRPO and eval grade the answer itself.
+      CHECK(train[i].at("label").as_string() == std::to_string(answer));
+    }
+  }
+}
+
 TEST_CASE("make_arith_task: bad flags are usage errors (exit 2)", "[arith_task]") {
   vime::test::TempDir dir;
   const std::string bin = VIME_MAKE_ARITH_TASK_BIN;
@@ -186,6 +216,7 @@ TEST_CASE("make_arith_task: bad flags are usage errors (exit 2)", "[arith_task]"
            {out + " --num-test", "--num-test needs a value"},
            {out + " --frobnicate 1", "unknown argument '--frobnicate'"},
            {out + " --num-attention-heads 3", "multiple of --num-key-value-heads"},
+           {out + " --scratch backwards", "--scratch takes none or reversed, got 'backwards'"},
        }) {
     auto r = vime::test::run_command(bin + c.flags);
     INFO(c.flags << " -> " << r.output);

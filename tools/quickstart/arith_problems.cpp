@@ -1,5 +1,6 @@
 #include "arith_problems.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -34,7 +35,19 @@ std::string operand(int64_t v, const ArithSpec& spec) {
   return text;
 }
 
+// Digits of the widest answer `op` gives on operands below 10^digits ('-': a >= b).
+int64_t answer_width(char op, int64_t digits) {
+  return op == '+' ? digits + 1 : op == '-' ? digits : 2 * digits;
+}
+
 }  // namespace
+
+std::string reversed_digits(int64_t answer, int64_t width) {
+  std::string text = std::to_string(answer);
+  if (static_cast<int64_t>(text.size()) < width)
+    text.insert(0, static_cast<size_t>(width) - text.size(), '0');
+  return {text.rbegin(), text.rend()};
+}
 
 double problem_space(const ArithSpec& spec) {
   double n = static_cast<double>(pow10(spec.digits));
@@ -75,6 +88,8 @@ ArithSplit make_problems(const ArithSpec& spec) {
   const uint64_t n = static_cast<uint64_t>(pow10(spec.digits));
   std::unordered_set<std::string> seen;
   ArithSplit split;
+  int64_t width = 0;
+  for (char op : spec.ops) width = std::max(width, answer_width(op, spec.digits));
   const int64_t total = spec.num_test + spec.num_train;
   while (static_cast<int64_t>(seen.size()) < total) {
     char op = spec.ops[rng.below(spec.ops.size())];
@@ -84,7 +99,8 @@ ArithSplit make_problems(const ArithSpec& spec) {
     if (!seen.insert(input).second) continue;
     int64_t answer = op == '+' ? a + b : op == '-' ? a - b : a * b;
     auto& out = static_cast<int64_t>(split.test.size()) < spec.num_test ? split.test : split.train;
-    out.push_back({std::move(input), std::to_string(answer)});
+    out.push_back({std::move(input), std::to_string(answer),
+                   spec.reversed_scratch ? reversed_digits(answer, width) : std::string()});
   }
   return split;
 }
@@ -92,7 +108,7 @@ ArithSplit make_problems(const ArithSpec& spec) {
 std::string jsonl_row(const ArithProblem& problem, bool boxed) {
   Json row = Json::object();
   row["input"] = problem.input;
-  row["label"] = boxed ? "\\boxed{" + problem.label + "}" : problem.label;
+  row["label"] = boxed ? problem.scratch + "\\boxed{" + problem.label + "}" : problem.label;
   return row.dump();
 }
 

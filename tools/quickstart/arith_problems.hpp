@@ -11,6 +11,8 @@ namespace vime::quickstart {
 struct ArithProblem {
   std::string input;  // "37+45="
   std::string label;  // "82"
+  // Working written before the SFT label's \boxed{} (empty unless ArithSpec::reversed_scratch).
+  std::string scratch;
 };
 
 struct ArithSpec {
@@ -23,6 +25,11 @@ struct ArithSpec {
   // tiny model learns in far fewer steps than variable-width operands (the quickstart's choice;
   // off by default, as the other tests' tiny tasks were made).
   bool zero_pad = false;
+  // SFT labels first write the answer's digits least significant first, zero-padded to the widest
+  // answer the ops can give ("07+45=" -> "250\boxed{52}"): each digit then follows from digits
+  // already written and one carry, which a tiny model learns far more reliably than the sum's
+  // leading digit first. Only the \boxed{} answer is graded (train/test labels stay "52").
+  bool reversed_scratch = false;
 };
 
 struct ArithSplit {
@@ -38,7 +45,10 @@ ArithSplit make_problems(const ArithSpec& spec);
 // How many distinct problems the spec can draw.
 double problem_space(const ArithSpec& spec);
 
-// One JSONL row {"input": ..., "label": ...}; `boxed` writes the label as "\boxed{82}" (SFT).
+// The digits of `answer` least significant first, zero-padded to `width` ("52", 3 -> "250").
+std::string reversed_digits(int64_t answer, int64_t width);
+// One JSONL row {"input": ..., "label": ...}; `boxed` writes the label as "\boxed{82}" (SFT),
+// after the problem's scratch if it has one.
 std::string jsonl_row(const ArithProblem& problem, bool boxed);
 
 }  // namespace vime::quickstart

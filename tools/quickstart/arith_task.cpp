@@ -41,12 +41,15 @@ int64_t parse_int(const std::string& flag, const std::string& value, int64_t min
 
 const char* const kArithTaskUsage =
     "usage: make_arith_task --out DIR [--seed 1] [--digits 2] [--ops +] [--zero-pad 0]\n"
-    "                       [--num-train 4000] [--num-test 500] [--hidden-size 64]\n"
-    "                       [--num-layers 2] [--num-attention-heads 4] [--num-key-value-heads 2]\n"
+    "                       [--scratch none] [--num-train 4000] [--num-test 500]\n"
+    "                       [--hidden-size 64] [--num-layers 2] [--num-attention-heads 4]\n"
+    "                       [--num-key-value-heads 2]\n"
     "                       [--head-dim 16] [--intermediate-size 192] [--model-seed 1234]\n"
     "Writes DIR/model (tiny random-init Qwen3, HF format, arithmetic tokenizer) and DIR/data\n"
     "(train.jsonl and test.jsonl {input, label}, sft.jsonl with label \\boxed{answer}).\n"
     "With --zero-pad 1 operands have --digits digits each (\"07+45=\").\n"
+    "With --scratch reversed the SFT label first writes the answer's digits least significant\n"
+    "first, zero-padded (\"250\\boxed{52}\"); train and test labels stay the answer (\"52\").\n"
     "Test and train problems are distinct draws from one seeded stream, so they never overlap.\n";
 
 ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bool& help) {
@@ -61,6 +64,12 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
       {"--ops", [&](const std::string& v) { o.problems.ops = v; }},
       {"--zero-pad",
        [&](const std::string& v) { o.problems.zero_pad = parse_int("--zero-pad", v, 0, 1) == 1; }},
+      {"--scratch",
+       [&](const std::string& v) {
+         if (v != "none" && v != "reversed")
+           throw UsageError("--scratch takes none or reversed, got '" + v + "'");
+         o.problems.reversed_scratch = v == "reversed";
+       }},
       {"--num-train",
        [&](const std::string& v) { o.problems.num_train = parse_int("--num-train", v, 1, kBig); }},
       {"--num-test",

@@ -4,9 +4,11 @@
 #include <ATen/ATen.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -15,6 +17,7 @@
 #include "commands.hpp"
 #include "vime/ckpt/checkpoint.hpp"
 #include "vime/core/arg_parser.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/core/flags/command_flags.hpp"
 #include "vime/error.hpp"
 #include "vime/loop/run_models.hpp"
@@ -36,8 +39,8 @@ with finish_reason "abort").
 
 vLLM's flags are listed in the group [serve] below (MODEL_DIR is --hf-checkpoint); --dtype bfloat16
 is --bf16. --tensor-parallel-size, --pipeline-parallel-size, --data-parallel-size and --nnodes take
-1 only (one GPU). vLLM tuning flags that do not apply (--gpu-memory-utilization, --enforce-eager,
-...) are accepted and ignored with one line on stderr. The engine takes vime train's flags.
+1 only (one GPU). vLLM tuning flags that do not apply (--enforce-eager, --swap-space, ...) are
+accepted and ignored with one line on stderr. The engine takes vime train's flags.
   --help [GROUP]              all flags, or those of one group (engine flags as in `vime train`)
 )";
 
@@ -45,10 +48,11 @@ is --bf16. --tensor-parallel-size, --pipeline-parallel-size, --data-parallel-siz
 struct ServeCommandOptions {
   serve::ServeOptions server;
   std::string hf_checkpoint;  // MODEL_DIR, unless --hf-checkpoint is on the command line too
-  std::optional<int64_t> seed, max_model_len, max_num_seqs, max_num_batched_tokens;
+  std::optional<int64_t> seed, max_model_len, max_num_seqs, max_num_batched_tokens, block_size;
+  std::optional<double> gpu_memory_utilization;
   std::optional<engine::LogProbMode> logprob_mode;
-  bool bf16 = false;                 // --dtype bfloat16
-  std::vector<std::string> notices;  // flags accepted and ignored, one stderr line each
+  std::optional<at::ScalarType> dtype;  // --dtype; nullopt: auto (serve_dtype)
+  std::vector<std::string> notices;     // flags accepted and ignored, one stderr line each
 
   static ServeCommandOptions from(const Args& args);
 };
@@ -113,8 +117,19 @@ ServeCommandOptions ServeCommandOptions::from(const Args& args) {
                          ? engine::LogProbMode::kProcessed
                          : engine::LogProbMode::kTemperature;
   }
+  o.block_size = at_least(args, "block_size", 1);
+  if (args.is_set("gpu_memory_utilization")) {
+    const double f = args.get_double("gpu_memory_utilization");
+    if (!(f > 0 && f <= 1)) {
+      throw UsageError("--gpu-memory-utilization must be in (0, 1], got '" + std::to_string(f) +
+                       "'");
+    }
+    o.gpu_memory_utilization = f;
+  }
   const std::string dtype = args.get_string("dtype");
-  o.bf16 = dtype == "bfloat16" || dtype == "bf16";
+  if (dtype == "bfloat16" || dtype == "bf16") o.dtype = at::kBFloat16;
+  if (dtype == "float16" || dtype == "half") o.dtype = at::kHalf;
+  if (dtype == "float32" || dtype == "float") o.dtype = at::kFloat;
   o.server.enable_sleep_mode = args.get_bool("enable_sleep_mode");
   o.server.max_request_bytes = args.get_int("max_request_bytes");
   if (o.server.max_request_bytes < 0)
@@ -148,6 +163,43 @@ ServeCommandOptions ServeCommandOptions::from(const Args& args) {
   return o;
 }
 
+// vLLM's --dtype: as given; auto is --bf16/--fp16 when given, else on CUDA the checkpoint's
+// torch_dtype with float32 served as bfloat16 (vLLM's auto), and float32 on the CPU.
+at::ScalarType serve_dtype(const ServeCommandOptions& o, const Args& args,
+                           const ckpt::ResolvedCheckpoint& source, const at::Device& device) {
+  if (o.dtype) return *o.dtype;
+  const at::ScalarType flags = loop::run_dtype(args);
+  if (flags != at::kFloat || !device.is_cuda()) return flags;
+  const auto config = source.dir / "config.json";
+  if (source.is_hf && std::filesystem::exists(config)) {
+    const Json hf = Json::parse(read_text_file(config), config.string());
+    const Json* dtype = hf.find("torch_dtype");
+    if (dtype && dtype->is_string() && dtype->as_string() == "float16") return at::kHalf;
+  }
+  return at::kBFloat16;
+}
+
+const char* dtype_name(at::ScalarType dtype) {
+  return dtype == at::kBFloat16 ? "bfloat16" : dtype == at::kHalf ? "float16" : "float32";
+}
+
+// The device as this process sees it, with the CUDA_VISIBLE_DEVICES that mapped it.
+std::string device_name(const at::Device& device) {
+  std::string name = device.str();
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && device.is_cuda())
+    name += std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")";
+  return name;
+}
+
+// HTTP worker threads: each one waits on one generation, so the pool must take every request a
+// client keeps in flight (the vLLM backend: --vllm-server-concurrency, 512 by default) and the
+// engine could batch; fewer would cap the batch and queue requests behind idle keep-alive
+// connections. The rest answer /health, /metrics and /pause while every generation waits.
+int http_threads(int64_t max_running_requests) {
+  constexpr int64_t kClientConcurrency = 512, kControlThreads = 16;
+  return static_cast<int>(std::max(max_running_requests, kClientConcurrency) + kControlThreads);
+}
+
 }  // namespace
 
 int run_serve(const Arguments& argv) {
@@ -157,7 +209,6 @@ int run_serve(const Arguments& argv) {
   const auto o = ServeCommandOptions::from(parsed);
   for (const auto& notice : o.notices) std::cerr << "vime serve: " << notice << "\n";
   parsed.set("hf_checkpoint", Json(o.hf_checkpoint), ArgSource::kCommandLine, "--hf-checkpoint");
-  if (o.bf16) parsed.set("bf16", Json(true), ArgSource::kCommandLine, "--bf16");
   const Args args = loop::with_run_defaults(std::move(parsed));
 
   // SIGINT/SIGTERM go to sigwait below, not to the server's threads (started after this).
@@ -179,7 +230,13 @@ int run_serve(const Arguments& argv) {
         << (visible ? visible : "unset")
         << "): the model runs on the CPU and /init_weight_transfer_engine will fail" << std::endl;
   }
-  auto model = ckpt::load_model(source, loop::run_dtype(args), device);
+  const at::ScalarType dtype = serve_dtype(o, args, source, device);
+  if (o.gpu_memory_utilization && !device.is_cuda()) {
+    std::cerr << "vime serve: --gpu-memory-utilization applies on CUDA only; on the CPU the KV "
+                 "cache grows on demand (--rollout-kv-cache-bytes bounds it)"
+              << std::endl;
+  }
+  auto model = ckpt::load_model(source, dtype, device);
   model->set_requires_grad(false);
   auto engine_options = loop::engine_options(args);
   if (o.seed) engine_options.seed = static_cast<uint64_t>(*o.seed);
@@ -187,15 +244,23 @@ int run_serve(const Arguments& argv) {
   if (o.max_num_seqs) engine_options.max_running_requests = *o.max_num_seqs;
   if (o.max_num_batched_tokens) engine_options.max_prefill_tokens = *o.max_num_batched_tokens;
   if (o.logprob_mode) engine_options.logprob_mode = *o.logprob_mode;
+  if (o.block_size) engine_options.kv_block_size = *o.block_size;
+  if (o.gpu_memory_utilization && device.is_cuda())
+    engine_options.gpu_memory_utilization = *o.gpu_memory_utilization;
   engine::NativeEngine engine(*model, tokenizer.get(), engine_options);
   serve::ServeOptions options = o.server;
   options.model_dir = source.is_hf ? source.dir.string() : o.hf_checkpoint;
+  options.threads = http_threads(engine_options.max_running_requests);
   options.max_model_len = engine_options.max_context_len > 0
                               ? engine_options.max_context_len
                               : model->config().max_position_embeddings;
   serve::Server server(engine, *model, *tokenizer, options);
   server.start();
-  std::cout << "vime serve: " << source.dir.string() << " at " << server.url() << std::endl;
+  // One line with what decides the speed, so a slow engine's log shows why.
+  std::cout << "vime serve: " << source.dir.string() << " on " << device_name(device) << ", "
+            << dtype_name(dtype) << ", up to " << engine_options.max_running_requests
+            << " sequences per step, " << options.threads << " HTTP threads, at " << server.url()
+            << std::endl;
 
   int signal = 0;
   sigwait(&signals, &signal);

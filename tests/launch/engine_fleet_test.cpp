@@ -194,10 +194,11 @@ TEST_CASE("engine_fleet: start 2 stand-in engines, register, restart one, stop",
     for (const auto& a : info.at("argv").as_array()) out.push_back(a.as_string());
     return out;
   }();
-  REQUIRE(argv.size() > 12);
-  CHECK(Strings(argv.begin() + 1, argv.begin() + 12) ==
+  REQUIRE(argv.size() > 14);
+  CHECK(Strings(argv.begin() + 1, argv.begin() + 14) ==
         Strings{"engine", "/m", "--host", "127.0.0.1", "--port", urls[1].substr(17),
-                "--tensor-parallel-size", "1", "--seed", "1235", "--logprobs-mode"});
+                "--tensor-parallel-size", "1", "--seed", "1235", "--dtype", "float32",
+                "--logprobs-mode"});
 
   // Engine 1 dies; restart brings it back on a new port and re-registers it.
   const pid_t old_pid = fleet.process(1)->pid();

@@ -2,6 +2,7 @@
 // --vllm-config files, and the errors of layouts vime cannot start.
 #include "vime/launch/engine_plan.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -62,7 +63,7 @@ TEST_CASE("engine_plan: default layout after the actor's GPUs", "[launch]") {
   CHECK(e0.name == "engine 0");
   CHECK(e0.argv("127.0.0.1", 8000) ==
         concat({{"vllm", "serve", "/m", "--host", "127.0.0.1", "--port", "8000",
-                 "--tensor-parallel-size", "1", "--seed", "7"},
+                 "--tensor-parallel-size", "1", "--seed", "7", "--dtype", "float32"},
                 kRequired,
                 {"--weight-transfer-config", R"({"backend":"nccl"})"}}));
   CHECK(e0.env == Env{{"CUDA_VISIBLE_DEVICES", "4"},
@@ -70,8 +71,25 @@ TEST_CASE("engine_plan: default layout after the actor's GPUs", "[launch]") {
                       {"NCCL_CUMEM_ENABLE", "0"}});
   CHECK(e0.gpus == std::vector<int>{4});
   CHECK(plan.engines[1].gpus == std::vector<int>{5});
-  CHECK(flags(plan.engines[1])[3] == "8");  // --seed seed + rank
+  CHECK(flags(plan.engines[1])[3] == "8");        // --seed seed + rank
+  CHECK(flags(plan.engines[1])[5] == "float32");  // --dtype: the trainer's
   CHECK(plan.engines[1].env[0].second == "5");
+}
+
+TEST_CASE("engine_plan: engines generate in the trainer's dtype", "[launch]") {
+  auto dtype_of = [](Strings tokens) {
+    tokens.insert(tokens.end(), {"--hf-checkpoint", "/m", "--rollout-num-gpus", "1",
+                                 "--actor-num-gpus-per-node", "1"});
+    const auto f = flags(plan_engines(parse(tokens), bare_env()).engines.at(0));
+    const auto it = std::find(f.begin(), f.end(), "--dtype");
+    return it != f.end() && it + 1 != f.end() ? *(it + 1) : std::string("(none)");
+  };
+  CHECK(dtype_of({"--bf16"}) == "bfloat16");
+  CHECK(dtype_of({"--fp16"}) == "float16");
+  CHECK(dtype_of({}) == "float32");
+  // vime owns vLLM's --dtype (as vime's vllm_utils/arguments.py does).
+  CHECK_THROWS_WITH(parse({"--bf16", "--vllm-dtype", "auto"}),
+                    Catch::Contains("--vllm-dtype is set by vime from --bf16"));
 }
 
 TEST_CASE("engine_plan: TP 2 over two actor nodes", "[launch]") {
@@ -99,7 +117,7 @@ TEST_CASE("engine_plan: colocate starts from GPU 0 with sleep mode and disk weig
   CHECK(plan.engines[0].gpus == std::vector<int>{0, 1});
   CHECK(plan.engines[1].gpus == std::vector<int>{2, 3});
   CHECK(flags(plan.engines[0]) ==
-        concat({{"--tensor-parallel-size", "2", "--seed", "1234"},
+        concat({{"--tensor-parallel-size", "2", "--seed", "1234", "--dtype", "float32"},
                 kRequired,
                 {"--weight-transfer-config", R"({"backend":"disk"})", "--enable-sleep-mode"}}));
 }
@@ -131,7 +149,7 @@ TEST_CASE("engine_plan: disk transport, determinism, context, name and --vllm-* 
   REQUIRE(plan.engines.size() == 1);
   // The user's --vllm-max-model-len replaces the one from --rollout-max-context-len in place.
   CHECK(flags(plan.engines[0]) ==
-        concat({{"--tensor-parallel-size", "1", "--seed", "1234"},
+        concat({{"--tensor-parallel-size", "1", "--seed", "1234", "--dtype", "float32"},
                 kRequired,
                 {"--weight-transfer-config", R"({"backend":"disk"})", "--enable-sleep-mode",
                  "--max-model-len", "2048", "--served-model-name", "qwen",
@@ -237,11 +255,12 @@ TEST_CASE("engine_plan: --vllm-config groups, placeholders and overrides", "[lau
   CHECK(a1.update_weights);
   CHECK(a1.gpus == std::vector<int>{2});
   CHECK(a1.command == Strings{"vllm", "serve", "/m"});
-  CHECK(flags(a1) == concat({{"--tensor-parallel-size", "1", "--seed", "1235"},
-                             kRequired,
-                             {"--weight-transfer-config", R"({"backend":"nccl"})",
-                              "--served-model-name", "actor", "--max-logprobs", "5",
-                              "--enforce-eager", "--gpu-memory-utilization", "0.8"}}));
+  CHECK(
+      flags(a1) ==
+      concat({{"--tensor-parallel-size", "1", "--seed", "1235", "--dtype", "float32"},
+              kRequired,
+              {"--weight-transfer-config", R"({"backend":"nccl"})", "--served-model-name", "actor",
+               "--max-logprobs", "5", "--enforce-eager", "--gpu-memory-utilization", "0.8"}}));
   const auto& t = plan.engines[2];
   CHECK(t.name == "teacher engine 2");
   CHECK_FALSE(t.update_weights);            // model_path is not --hf-checkpoint

@@ -11,9 +11,13 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
+#include <future>
+#include <regex>
 #include <thread>
+#include <vector>
 
 #include "support/test_support.hpp"
+#include "vime/http/client.hpp"
 #include "vime/json.hpp"
 
 using vime::Json;
@@ -126,6 +130,8 @@ TEST_CASE("serve: the binary takes vllm serve's command line as vime's launcher 
                                  "sesame",
                                  "--gpu-memory-utilization=0.85",
                                  "--enforce-eager",
+                                 "--block-size",
+                                 "32",
                                  "--max-num-seqs",
                                  "8"},
                                 log, port);
@@ -156,9 +162,60 @@ TEST_CASE("serve: the binary takes vllm serve's command line as vime's launcher 
   CHECK(Json::parse(again->body).at("choices") == Json::parse(first->body).at("choices"));
   stop_serve(pid, log);
   const std::string output = vime::test::run_command("cat " + log).output;
-  CHECK_THAT(output, Catch::Contains("--gpu-memory-utilization 0.85 does not apply; ignored"));
+  CHECK_THAT(output, Catch::Contains("--gpu-memory-utilization applies on CUDA only"));
   CHECK_THAT(output, Catch::Contains("--enforce-eager does not apply; ignored"));
   CHECK_THAT(output, Catch::Contains("at http://127.0.0.1:" + std::to_string(port)));
+}
+
+// One series of /metrics (unlabelled by test: the first sample of `name`).
+double metric(httplib::Client& c, const std::string& name) {
+  auto r = c.Get("/metrics");
+  REQUIRE(r);
+  std::smatch m;
+  REQUIRE(std::regex_search(r->body, m, std::regex(name + R"(\{[^}]*\} (\S+))")));
+  return std::stod(m[1].str());
+}
+
+// What the vLLM backend does to a launched engine (--vllm-server-concurrency requests in flight):
+// more concurrent requests than the old 64 HTTP threads all reach the engine and decode in one
+// batch. A server that serialises requests, or caps them at its thread pool, leaves the rest
+// unread and the decode batch smaller.
+TEST_CASE("serve: concurrent requests all reach the engine and decode as one batch", "[serve]") {
+  vime::test::TempDir dir;
+  const std::string model = make_model(dir), log = (dir.path() / "serve.log").string();
+  const int port = free_port();
+  const pid_t pid = start_serve({model, "--port", std::to_string(port)}, log, port);
+  httplib::Client c("127.0.0.1", port);
+  REQUIRE(c.Post("/pause?mode=keep", "", "application/json")->status == 200);
+  constexpr int kRequests = 96;
+  vime::http::Client client;
+  std::vector<std::future<vime::http::Response>> answers;
+  const Json body = Json::parse(
+      R"({"token_ids":[16,17,18],"sampling_params":{"max_tokens":8,"ignore_eos":true}})");
+  for (int i = 0; i < kRequests; ++i) {
+    answers.push_back(client.send(vime::http::Request::post_json(
+        "http://127.0.0.1:" + std::to_string(port) + "/inference/v1/generate", body, 120)));
+  }
+  // Paused, the engine queues every request it is handed.
+  double waiting = 0;
+  for (int i = 0; i < 600 && waiting < kRequests; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    waiting = metric(c, "vllm:num_requests_waiting");
+  }
+  CHECK(waiting == kRequests);
+  REQUIRE(c.Post("/resume", "", "application/json")->status == 200);
+  for (auto& a : answers) {
+    const auto r = a.get();
+    CHECK(r.status == 200);
+  }
+  // One prefill step, then 7 decode steps of all 96 rows.
+  const double steps = metric(c, "vime:decode_steps_total");
+  const double rows = metric(c, "vime:decode_rows_total");
+  REQUIRE(steps > 0);
+  CHECK(rows / steps >= kRequests - 4);
+  stop_serve(pid, log);
+  const std::string output = vime::test::run_command("cat " + log).output;
+  CHECK_THAT(output, Catch::Contains("on cpu, float32, up to"));
 }
 
 TEST_CASE("serve: vllm flags it cannot honour are usage errors (exit 2)", "[serve]") {
@@ -187,6 +244,12 @@ TEST_CASE("serve: vllm flags it cannot honour are usage errors (exit 2)", "[serv
   auto alone = vime::test::run_vime("serve " + model + " --enable-auto-tool-choice");
   CHECK(alone.exit_code == 2);
   CHECK_THAT(alone.output, Catch::Contains("go together"));
+  for (const char* bad : {"--gpu-memory-utilization 0", "--gpu-memory-utilization 1.5",
+                          "--block-size 0", "--max-num-seqs 0"}) {
+    auto r = vime::test::run_vime("serve " + model + " " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains(std::string(bad).substr(0, std::string(bad).find(' '))));
+  }
   auto none = vime::test::run_vime("serve --port 0");
   CHECK(none.exit_code == 2);
   CHECK_THAT(none.output, Catch::Contains("MODEL_DIR"));

@@ -37,7 +37,7 @@ constexpr OwnedVllmFlag kOwnedVllmFlags[] = {
     {"--vllm-served-model-name", "--model-name"},
     {"--vllm-tokenizer", "--hf-checkpoint"},
     {"--vllm-trust-remote-code", "vime (always on)"},
-    {"--vllm-dtype", "the checkpoint's dtype"},
+    {"--vllm-dtype", "--bf16/--fp16 (the trainer's dtype; float32 without them)"},
     {"--vllm-seed", "--seed (engine i gets seed + i)"},
     {"--vllm-tensor-parallel-size", "--rollout-num-gpus-per-engine"},
     {"--vllm-nnodes", "--rollout-num-gpus and --rollout-num-gpus-per-engine"},

@@ -162,6 +162,8 @@ std::vector<std::string> engine_flags(const EnginePlanOptions& options, const Gr
   FlagList flags;
   flags.set("--tensor-parallel-size", {std::to_string(group.gpus_per_engine)});
   flags.set("--seed", {std::to_string(options.seed + rank)});
+  // Engines the trainer updates generate in its precision; other models keep vLLM's auto.
+  if (group.update_weights) flags.set("--dtype", {options.dtype});
   flags.set("--logprobs-mode", {"processed_logprobs"});
   flags.set("--generation-config", {"vllm"});
   flags.set("--enable-prompt-tokens-details");

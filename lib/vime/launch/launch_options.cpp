@@ -41,6 +41,11 @@ EnginePlanOptions EnginePlanOptions::from(const Args& args) {
   o.deterministic_inference = flag_on(args, "vllm_enable_deterministic_inference");
   o.seed = int_if_set(args, "seed").value_or(1234);
   o.max_context_len = int_if_set(args, "rollout_max_context_len");
+  if (flag_on(args, "bf16")) {
+    o.dtype = "bfloat16";
+  } else if (flag_on(args, "fp16")) {
+    o.dtype = "float16";
+  }
   o.vllm_flags = args.vllm_passthrough();
   return o;
 }

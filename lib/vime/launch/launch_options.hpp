@@ -30,9 +30,12 @@ struct EnginePlanOptions {
   bool colocate = false;
   bool offload_rollout = false;
   WeightTransport weight_transport = WeightTransport::kNccl;
-  bool deterministic_inference = false;     // --vllm-enable-deterministic-inference
-  int64_t seed = 1234;                      // engine i gets seed + i
-  std::optional<int64_t> max_context_len;   // --rollout-max-context-len: vLLM's --max-model-len
+  bool deterministic_inference = false;    // --vllm-enable-deterministic-inference
+  int64_t seed = 1234;                     // engine i gets seed + i
+  std::optional<int64_t> max_context_len;  // --rollout-max-context-len: vLLM's --max-model-len
+  // vLLM's --dtype: the trainer's (--bf16, --fp16, else float32), so the engines generate with the
+  // precision the trainer scores with (vLLM's auto would take the checkpoint's torch_dtype).
+  std::string dtype = "float32";
   std::vector<PassthroughFlag> vllm_flags;  // --vllm-* flags, passed to every engine
 
   // Engines run with --enable-sleep-mode and sleep while the trainer runs: under --colocate (they

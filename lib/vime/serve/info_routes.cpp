@@ -22,6 +22,11 @@ std::string metrics_text(ServeContext& ctx) {
   out << "vllm:num_requests_running{" << labels << "} " << stats.running << "\n";
   series("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
   out << "vllm:num_requests_waiting{" << labels << "} " << stats.queued << "\n";
+  // vime's own: the mean decode batch is rows / steps (a server that serialises requests shows 1).
+  series("vime:decode_steps_total", "counter", "Engine steps that only decoded.");
+  out << "vime:decode_steps_total{" << labels << "} " << stats.decode_steps << "\n";
+  series("vime:decode_rows_total", "counter", "Sequences decoded, summed over those steps.");
+  out << "vime:decode_rows_total{" << labels << "} " << stats.decode_tokens << "\n";
   series("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions.");
   out << "vllm:num_preemptions_total{" << labels << "} " << stats.preempted << "\n";
   series("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.");

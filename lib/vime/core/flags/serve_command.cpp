@@ -25,15 +25,25 @@ constexpr FlagSpec kFlags[] = {
      "the engine's seed; requests without a seed draw from it (default: --rollout-seed)"},
     {"--max-model-len", kInt, nullptr,
      "prompt + output tokens per request (--rollout-max-context-len)"},
-    {"--max-num-seqs", kInt, nullptr, "requests decoded together (--vllm-server-concurrency)"},
+    {"--max-num-seqs", kInt, nullptr,
+     "requests decoded together (--vllm-server-concurrency; default 256); the server takes at "
+     "least 512 requests at once and queues those past it"},
     {"--max-num-batched-tokens", kInt, nullptr,
      "tokens per engine step: decode rows plus prefill chunks (chunked prefill)"},
     {"--logprobs-mode", kString, nullptr,
      "processed_logprobs (after temperature, top-k/top-p; vLLM's RL mode) or raw_logprobs "
      "(log_softmax of the logits / temperature)",
      kYes, "processed_logprobs|raw_logprobs"},
-    {"--dtype", kString, "auto", "parameter dtype (auto: --bf16 if given, else float32)", kYes,
-     "auto|bfloat16|bf16|float32|float"},
+    {"--dtype", kString, "auto",
+     "parameter dtype (auto: --bf16/--fp16 if given, else on CUDA the checkpoint's torch_dtype "
+     "with float32 as bfloat16, as vLLM; float32 on the CPU)",
+     kYes, "auto|bfloat16|bf16|float16|half|float32|float"},
+    {"--gpu-memory-utilization", kFloat, nullptr,
+     "(0, 1]: the fraction of the GPU's memory the server may hold with its KV cache (CUDA; "
+     "default: the cache grows on demand)"},
+    {"--block-size", kInt, nullptr,
+     "tokens per KV cache block (default: 256 where flash attention reads block tables, else "
+     "16)"},
     {"--enable-sleep-mode", kStoreTrue, nullptr, "mount /sleep and /wake_up"},
     {"--enable-auto-tool-choice", kStoreTrue, nullptr,
      "chat answers carry tool_calls (with --tool-call-parser hermes)"},
@@ -69,8 +79,6 @@ constexpr FlagSpec kFlags[] = {
     {"--generation-config", kString, "vllm",
      "vime's behaviour is vllm: sampling defaults are vLLM's own, never generation_config.json "
      "(another value is ignored with a line on stderr)"},
-    ignored("--gpu-memory-utilization"),
-    ignored("--block-size"),
     ignored("--swap-space"),
     ignored("--kv-cache-dtype"),
     ignored("--max-seq-len-to-capture"),

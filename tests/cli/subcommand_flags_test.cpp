@@ -39,8 +39,8 @@ TEST_CASE("each subcommand's --help lists its flags from the table", "[cli]") {
        {"vime convert-hf --input-dir", "--origin-hf-dir STR", "--force (alias -f)", "--save STR"}},
       {"serve --help",
        {"usage: vime serve MODEL_DIR", "  MODEL_DIR", "--max-num-seqs INT",
-        "--tensor-parallel-size INT (alias -tp)", "--gpu-memory-utilization STR",
-        "[no effect in vime]", "--rollout-temperature FLOAT"}},
+        "--tensor-parallel-size INT (alias -tp)", "--gpu-memory-utilization FLOAT",
+        "--swap-space STR", "[no effect in vime]", "--rollout-temperature FLOAT"}},
       {"plugin --help", {"usage: vime plugin inspect", "COMMAND {inspect,new}", "--kind STR"}},
   };
   for (const auto& c : cases) {

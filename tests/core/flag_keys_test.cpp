@@ -50,6 +50,7 @@ const std::map<std::string, std::string>& non_flag_keys() {
       {"--vllm-gpu-memory-utilization", kVllmPassthrough},
       {"--vllm-max-num-batched-tokens", kVllmPassthrough},
       {"--vllm-block-size", kVllmPassthrough},
+      {"--vllm-enforce-eager", kVllmPassthrough},
   };
   return keys;
 }

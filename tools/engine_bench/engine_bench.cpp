@@ -3,9 +3,12 @@
 //   engine_bench --model qwen3-0.6b|qwen3-4b|tiny --prompts 256 --prompt-len 128 --new-tokens 512
 //                [--n 1] [--max-running 256] [--device cuda] [--temperature 1.0]
 //                [--contiguous-kv] [--block-size B] [--gather-attention]
+//                [--enforce-eager] [--varlen-decode]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
-// --contiguous-kv runs the engine's old per-row cache, to compare against.
+// --contiguous-kv runs the engine's old per-row cache, to compare against; decode-only steps run
+// vime's paged decode kernel replayed as CUDA graphs, --enforce-eager without graphs,
+// --varlen-decode through the varlen gather path of mixed steps.
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
 // tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
 // measures HF transformers' generate() on the same shape.
@@ -62,6 +65,10 @@ int main(int argc, char** argv) {
       options.kv_block_size = std::stoll(next());
     else if (a == "--gather-attention")
       options.attention_path = vime::PagedAttentionPath::kGather;
+    else if (a == "--enforce-eager")
+      options.cuda_graphs = false;
+    else if (a == "--varlen-decode")
+      options.fixed_shape_decode = false;
     else if (a == "--gpu-memory-utilization")
       options.gpu_memory_utilization = std::stod(next());
     else if (a == "--max-num-batched-tokens")
@@ -113,7 +120,8 @@ int main(int argc, char** argv) {
       "\"seconds\": %.3f, \"generated_tokens\": %.0f, \"tokens_per_s\": %.1f, "
       "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
       "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
-      "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld}\n",
+      "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, "
+      "\"decode\": \"%s\", \"cuda_graphs\": %lld}\n",
       model_name.c_str(), device_name.c_str(), device.is_cuda() ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
@@ -125,6 +133,11 @@ int main(int argc, char** argv) {
       static_cast<long long>(s.prefill_tokens - warm.prefill_tokens),
       static_cast<long long>(s.prefix_cached_tokens - warm.prefix_cached_tokens),
       static_cast<long long>(s.preempted - warm.preempted),
-      static_cast<long long>(s.kv_blocks_total));
+      static_cast<long long>(s.kv_blocks_total),
+      !options.paged_kv                            ? "contiguous"
+      : !options.fixed_shape_decode.value_or(true) ? "varlen"
+      : options.cuda_graphs                        ? "graph"
+                                                   : "eager",
+      static_cast<long long>(s.cuda_graphs));
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "vime/engine/block_manager.hpp"
+#include "vime/engine/decode_graph.hpp"
 #include "vime/engine/engine_request.hpp"
 #include "vime/engine/kv_cache_budget.hpp"
 #include "vime/error.hpp"
@@ -57,6 +58,11 @@ struct NativeEngine::Impl {
       budget = kv_cache_budget(m, options, max_context);
       paged = std::make_unique<PagedKvCache>(m.config(), m.dtype(), m.device(), budget.block_size);
       reset_blocks();
+      if (options.attention_path == PagedAttentionPath::kAuto &&
+          options.fixed_shape_decode.value_or(m.device().is_cuda()))
+        decode_runner = std::make_unique<DecodeGraphRunner>(
+            m, *paged, options.max_running_requests,
+            (max_context + budget.block_size - 1) / budget.block_size, options.cuda_graphs);
     }
   }
 
@@ -76,6 +82,7 @@ struct NativeEngine::Impl {
   void release_blocks(EngineRequest& r);
   void reset_blocks();
   void drop_finished();
+  at::Tensor run_decode(const std::vector<Scheduled>& scheduled);
 
   std::unique_ptr<EngineRequest> make_request(const GenerateRequest& request);
   void loop();
@@ -94,8 +101,9 @@ struct NativeEngine::Impl {
   const int64_t max_context;
   KvCache cache;  // the scheduler thread's (paged_kv off)
   KvCacheBudget budget;
-  std::unique_ptr<PagedKvCache> paged;   // the scheduler thread's (paged_kv on)
-  std::unique_ptr<BlockManager> blocks;  // the scheduler thread's
+  std::unique_ptr<PagedKvCache> paged;               // the scheduler thread's (paged_kv on)
+  std::unique_ptr<BlockManager> blocks;              // the scheduler thread's
+  std::unique_ptr<DecodeGraphRunner> decode_runner;  // decode-only steps (CUDA graphs)
 
   mutable std::mutex mu;
   std::condition_variable wake;     // the scheduler waits on it
@@ -202,6 +210,7 @@ void NativeEngine::Impl::loop() {
       if (paged) {
         paged->release();
         reset_blocks();
+        if (decode_runner) decode_runner->reset();
       }
       totals.kv_cache_bytes = 0;
       changed.notify_all();
@@ -243,6 +252,7 @@ void NativeEngine::Impl::loop() {
       totals.kv_block_copies = blocks->copies_made();
     }
     totals.running = static_cast<int64_t>(running.size());
+    if (decode_runner) totals.cuda_graphs = decode_runner->graphs_captured();
   }
 }
 
@@ -456,6 +466,15 @@ void NativeEngine::Impl::drop_finished() {
   running.erase(std::remove(running.begin(), running.end(), nullptr), running.end());
 }
 
+at::Tensor NativeEngine::Impl::run_decode(const std::vector<Scheduled>& scheduled) {
+  if (!decode_runner) return {};
+  std::vector<DecodeRow> rows;
+  for (const auto& s : scheduled)
+    rows.push_back({s.request->sequence[s.begin], s.begin, s.request->blocks});
+  if (!decode_runner->accepts(rows)) return {};
+  return decode_runner->run(rows);
+}
+
 void NativeEngine::Impl::step_paged(const std::string& version) {
   const auto start = Clock::now();
   std::vector<Scheduled> scheduled;
@@ -481,7 +500,8 @@ void NativeEngine::Impl::step_paged(const std::string& version) {
     else
       prefill_tokens += s.end - s.begin;
   }
-  auto logits = paged_forward(model, *paged, batch, options.attention_path);
+  auto logits = prefill_tokens == 0 ? run_decode(scheduled) : at::Tensor();
+  if (!logits.defined()) logits = paged_forward(model, *paged, batch, options.attention_path);
   std::vector<int64_t> rows;
   for (const auto& s : scheduled) {
     EngineRequest& r = *s.request;

@@ -47,6 +47,7 @@ struct EngineStats {
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_used = 0;
   int64_t kv_block_copies = 0;
+  int64_t cuda_graphs = 0;  // decode CUDA graphs captured so far (recaptures included)
 };
 
 // The most likely tokens at each output position of a request (vLLM's logprobs=N), most likely

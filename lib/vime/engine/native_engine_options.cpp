@@ -20,6 +20,17 @@ std::optional<double> passthrough_number(const Args& args, const std::string& na
   return std::nullopt;
 }
 
+bool passthrough_switch(const Args& args, const std::string& name) {
+  for (const auto& flag : args.vllm_passthrough()) {
+    if (flag.name != name) continue;
+    if (flag.values.empty()) return true;
+    if (flag.values.size() == 1 && (flag.values[0] == "true" || flag.values[0] == "false"))
+      return flag.values[0] == "true";
+    throw UsageError(name + " takes no value");
+  }
+  return false;
+}
+
 int64_t positive(const std::string& name, double value) {
   if (!(value >= 1) || value != static_cast<double>(static_cast<int64_t>(value)))
     throw UsageError(name + " must be a positive integer");
@@ -45,6 +56,7 @@ NativeEngineOptions NativeEngineOptions::from(const Args& args) {
     options.max_prefill_tokens = positive("--vllm-max-num-batched-tokens", *n);
   if (auto n = passthrough_number(args, "--vllm-block-size"))
     options.kv_block_size = positive("--vllm-block-size", *n);
+  if (passthrough_switch(args, "--vllm-enforce-eager")) options.cuda_graphs = false;
   return options;
 }
 

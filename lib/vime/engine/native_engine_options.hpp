@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "vime/args.hpp"
@@ -32,9 +33,15 @@ struct NativeEngineOptions {
   int64_t kv_block_size = 0;  // tokens per block; 0: 256 where flash reads block tables, else 16
   bool paged_kv = true;       // false: the contiguous per-row cache (kept to compare against)
   PagedAttentionPath attention_path = PagedAttentionPath::kAuto;
+  // Decode-only steps at fixed shapes (engine::DecodeGraphRunner: vime's paged decode kernel,
+  // static buffers padded to batch buckets); unset: on CUDA only. Needs kAuto and the paged cache.
+  std::optional<bool> fixed_shape_decode;
+  // ... replayed as CUDA graphs, one per bucket (vLLM's --enforce-eager turns them off).
+  bool cuda_graphs = true;
 
   // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len,
-  // --vllm-gpu-memory-utilization, --vllm-max-num-batched-tokens, --vllm-block-size.
+  // --vllm-gpu-memory-utilization, --vllm-max-num-batched-tokens, --vllm-block-size,
+  // --vllm-enforce-eager.
   static NativeEngineOptions from(const Args& args);
 };
 

@@ -131,8 +131,12 @@ SampledTokens sample_tokens(const at::Tensor& logits, const std::vector<SamplerR
     }
   }
 
-  auto tokens_cpu = tokens.to(at::kCPU, at::kInt).contiguous();
-  auto log_p_cpu = chosen_log_p.to(at::kCPU).contiguous();
+  // One host sync per step: the ids come back through pinned memory without waiting, then the
+  // log-probs' blocking copy on the same stream waits for both.
+  auto tokens_cpu = at::empty({static_cast<int64_t>(rows.size())},
+                              at::TensorOptions().dtype(at::kInt).pinned_memory(device.is_cuda()));
+  tokens_cpu.copy_(tokens.to(at::kInt), /*non_blocking=*/true);
+  auto log_p_cpu = chosen_log_p.to(at::kCPU, at::kFloat).contiguous();
   const int32_t* t = tokens_cpu.data_ptr<int32_t>();
   const float* lp = log_p_cpu.data_ptr<float>();
   out.token_ids.assign(t, t + rows.size());

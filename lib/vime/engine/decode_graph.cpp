@@ -1,0 +1,156 @@
+#include "vime/engine/decode_graph.hpp"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <vector>
+
+#include "vime/error.hpp"
+#include "vime/model/paged_decode.hpp"
+
+#if defined(VIME_HAS_CUDA_KERNELS)
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#define VIME_DECODE_GRAPHS 1
+#endif
+
+namespace vime::engine {
+
+struct DecodeGraphRunner::Impl {
+  Impl(Model& m, PagedKvCache& c, int64_t max_batch, int64_t max_blocks, bool want_graphs)
+      : model(m),
+        cache(c),
+        buckets(decode_buckets(max_batch)),
+        staging(max_batch, max_blocks, c.block_size()) {
+    graphs = want_graphs && m.device().is_cuda();
+#if !defined(VIME_DECODE_GRAPHS)
+    graphs = false;
+#endif
+    auto host_options = at::TensorOptions().dtype(at::kInt);
+    if (m.device().is_cuda()) host_options = host_options.pinned_memory(true);
+    host = at::empty({staging.size()}, host_options);
+    device = at::zeros({staging.size()}, at::TensorOptions().dtype(at::kInt).device(m.device()));
+  }
+
+  PagedDecodeInputs inputs(int64_t rows) const {
+    PagedDecodeInputs in;
+    in.tokens = device.narrow(0, staging.tokens_offset(), rows);
+    in.positions = device.narrow(0, staging.positions_offset(), rows);
+    in.slots = device.narrow(0, staging.slots_offset(), rows);
+    in.context_lens = device.narrow(0, staging.context_lens_offset(), rows);
+    in.block_tables = device.narrow(0, staging.block_tables_offset(), rows * staging.max_blocks())
+                          .view({rows, staging.max_blocks()});
+    return in;
+  }
+
+  // The addresses a captured graph reads: every weight and every layer's K/V cache.
+  std::vector<const void*> addresses() const {
+    std::vector<const void*> out;
+    for (const auto& [name, t] : model.named_parameters()) out.push_back(t.data_ptr());
+    for (int64_t l = 0; l < model.config().num_layers; ++l) {
+      out.push_back(cache.keys(l).data_ptr());
+      out.push_back(cache.values(l).data_ptr());
+    }
+    return out;
+  }
+
+  at::Tensor run(std::span<const DecodeRow> rows);
+#if defined(VIME_DECODE_GRAPHS)
+  struct Captured {
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    at::Tensor logits;
+  };
+  Captured capture(int64_t bucket);
+  std::map<int64_t, Captured> captured;
+  decltype(at::cuda::graph_pool_handle()) pool{0, 0};
+  std::vector<const void*> captured_addresses;
+#endif
+
+  Model& model;
+  PagedKvCache& cache;
+  const std::vector<int64_t> buckets;
+  const DecodeStaging staging;
+  bool graphs = false;
+  at::Tensor host, device;
+  int64_t captures = 0, replays = 0;
+};
+
+#if defined(VIME_DECODE_GRAPHS)
+DecodeGraphRunner::Impl::Captured DecodeGraphRunner::Impl::capture(int64_t bucket) {
+  // As torch.cuda.graph: the work so far finishes, one eager run on a side stream warms up what
+  // allocates on first use (cuBLAS workspaces), then the capture on that stream. The eager run
+  // writes the same K/V the replay writes again.
+  const auto in = inputs(bucket);
+  c10::cuda::device_synchronize();
+  auto stream = c10::cuda::getStreamFromPool(false, model.device().index());
+  Captured c;
+  {
+    c10::cuda::CUDAStreamGuard guard(stream);
+    (void)paged_decode_forward(model, cache, in);
+    stream.synchronize();
+    if (pool.first == 0 && pool.second == 0) pool = at::cuda::graph_pool_handle();
+    c.graph = std::make_unique<at::cuda::CUDAGraph>();
+    c.graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+    c.logits = paged_decode_forward(model, cache, in);
+    c.graph->capture_end();
+  }
+  c10::cuda::device_synchronize();
+  ++captures;
+  return c;
+}
+#endif
+
+at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  const int64_t bucket = graphs ? bucket_for(buckets, n) : n;
+  if (bucket < 0) throw Error("DecodeGraphRunner: more rows than the engine's batch");
+  // The staging buffer is free again: the previous step's sampling read its results back.
+  staging.fill(rows, bucket, host.data_ptr<int32_t>());
+  const int64_t used = staging.used(bucket);
+  device.narrow(0, 0, used).copy_(host.narrow(0, 0, used), /*non_blocking=*/true);
+#if defined(VIME_DECODE_GRAPHS)
+  if (graphs) {
+    auto now = addresses();
+    if (now != captured_addresses) {
+      captured.clear();  // a weight or the cache moved: capture again
+      captured_addresses = std::move(now);
+    }
+    auto it = captured.find(bucket);
+    if (it == captured.end()) it = captured.emplace(bucket, capture(bucket)).first;
+    it->second.graph->replay();
+    ++replays;
+    return it->second.logits.narrow(0, 0, n);
+  }
+#endif
+  return paged_decode_forward(model, cache, inputs(bucket)).narrow(0, 0, n);
+}
+
+DecodeGraphRunner::DecodeGraphRunner(Model& model, PagedKvCache& cache, int64_t max_batch,
+                                     int64_t max_blocks, bool graphs)
+    : impl_(std::make_unique<Impl>(model, cache, max_batch, max_blocks, graphs)) {}
+
+DecodeGraphRunner::~DecodeGraphRunner() = default;
+
+bool DecodeGraphRunner::accepts(std::span<const DecodeRow> rows) const {
+  if (rows.empty() || static_cast<int64_t>(rows.size()) > impl_->staging.capacity()) return false;
+  for (const auto& row : rows)
+    if (!impl_->staging.fits(row)) return false;
+  return true;
+}
+
+at::Tensor DecodeGraphRunner::run(std::span<const DecodeRow> rows) { return impl_->run(rows); }
+
+void DecodeGraphRunner::reset() {
+#if defined(VIME_DECODE_GRAPHS)
+  impl_->captured.clear();
+  impl_->captured_addresses.clear();
+#endif
+}
+
+int64_t DecodeGraphRunner::graphs_captured() const { return impl_->captures; }
+int64_t DecodeGraphRunner::graph_replays() const { return impl_->replays; }
+
+}  // namespace vime::engine

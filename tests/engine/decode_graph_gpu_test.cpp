@@ -1,0 +1,197 @@
+// On the GPU machine (skipped without CUDA): vime's paged decode kernel against the ATen reference
+// and the gather path (GQA, head_dim 64/128, fp32/bf16/fp16, lengths across block boundaries), its
+// K/V write, and the engine's CUDA-graph decode against its eager decode and its varlen path.
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <catch2/catch.hpp>
+#include <future>
+
+#include "common/model_presets.hpp"
+#include "engine/engine_fixtures.hpp"
+#include "vime/engine/native_engine.hpp"
+#include "vime/model/paged_attention.hpp"
+#include "vime/model/paged_decode.hpp"
+
+namespace {
+
+bool skip_without_cuda() {
+  if (at::hasCUDA()) return false;
+  WARN("CUDA is not available here: skipped");
+  return true;
+}
+
+// The gather path for one new token per row (what paged_forward runs for decode rows).
+at::Tensor gather_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                            const at::Tensor& tables, const std::vector<int32_t>& lens,
+                            double scale) {
+  const int64_t batch = q.size(0), block_size = keys.size(1);
+  auto tables_cpu = tables.to(at::kCPU);
+  vime::PagedAttentionInfo info;
+  std::vector<int64_t> slots, cu_q, cu_k{0};
+  for (int64_t b = 0; b <= batch; ++b) cu_q.push_back(b);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t p = 0; p < lens[b]; ++p)
+      slots.push_back(tables_cpu[b][p / block_size].item<int64_t>() * block_size + p % block_size);
+    cu_k.push_back(cu_k.back() + lens[b]);
+    info.seqlens_k.push_back(lens[b]);
+    info.max_seqlen_k = std::max<int64_t>(info.max_seqlen_k, lens[b]);
+  }
+  info.cu_seqlens_q = cu_q;
+  info.max_seqlen_q = 1;
+  auto on_device = [&](const std::vector<int64_t>& v, at::ScalarType type) {
+    return at::tensor(v, at::TensorOptions().dtype(at::kLong)).to(type).to(q.device());
+  };
+  info.cu_seqlens_q_device = on_device(cu_q, at::kInt);
+  info.cu_seqlens_k_device = on_device(cu_k, at::kInt);
+  info.block_tables = tables;
+  info.gather_slots = on_device(slots, at::kLong);
+  return vime::paged_attention(q, keys, values, info, scale, vime::PagedAttentionPath::kGather);
+}
+
+}  // namespace
+
+TEST_CASE("vime's paged decode kernel equals the gather path and the reference",
+          "[gpu][engine_gpu]") {
+  if (skip_without_cuda()) return;
+  const std::vector<int32_t> lens{1, 15, 16, 17, 31, 32, 33, 100, 255, 256, 257, 600};
+  const int64_t block_size = 16, max_blocks = 40, batch = static_cast<int64_t>(lens.size());
+  for (auto dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
+    for (int64_t head_dim : {64, 128}) {
+      for (int64_t groups : {1, 2, 4, 8}) {
+        const int64_t kv_heads = 2, heads = kv_heads * groups, blocks = batch * max_blocks + 5;
+        at::manual_seed(11 + groups + head_dim);
+        const auto f32 = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+        auto q = at::randn({batch, heads, head_dim}, f32).to(dtype);
+        auto keys = at::randn({blocks, block_size, kv_heads, head_dim}, f32).to(dtype);
+        auto values = at::randn({blocks, block_size, kv_heads, head_dim}, f32).to(dtype);
+        auto tables = at::randperm(blocks, f32.dtype(at::kLong))
+                          .narrow(0, 0, batch * max_blocks)
+                          .view({batch, max_blocks})
+                          .to(at::kInt);
+        auto lens_t = at::tensor(lens, at::TensorOptions().dtype(at::kInt)).to(at::kCUDA);
+        const double scale = 1.0 / std::sqrt(double(head_dim));
+        REQUIRE(vime::paged_decode_kernel_available(q, kv_heads));
+        auto out = vime::paged_decode_attention(q, keys, values, tables, lens_t, scale);
+        auto ref = vime::paged_decode_attention_reference(q, keys, values, tables, lens_t, scale);
+        auto gather = gather_attention(q, keys, values, tables, lens, scale);
+        const double tol = dtype == at::kFloat ? 1e-4 : 2e-2;
+        const double to_ref = (out.to(at::kFloat) - ref.to(at::kFloat)).abs().max().item<double>();
+        const double to_gather =
+            (out.to(at::kFloat) - gather.to(at::kFloat)).abs().max().item<double>();
+        INFO("dtype " << c10::toString(dtype) << ", head_dim " << head_dim << ", groups " << groups
+                      << ": kernel - reference " << to_ref << ", kernel - gather " << to_gather);
+        CHECK(to_ref < tol);
+        CHECK(to_gather < tol);
+      }
+    }
+  }
+  // A padding row (length 0) gives zeros.
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  auto q = at::randn({2, 4, 128}, bf16);
+  auto keys = at::randn({4, 16, 2, 128}, bf16), values = at::randn({4, 16, 2, 128}, bf16);
+  auto tables = at::tensor(std::vector<int32_t>{0, 1, 2, 3}).view({2, 2}).to(at::kCUDA);
+  auto padded_lens = at::tensor(std::vector<int32_t>{20, 0}).to(at::kCUDA);
+  auto out = vime::paged_decode_attention(q, keys, values, tables, padded_lens, 0.1);
+  CHECK(out[1].abs().max().item<double>() == 0.0);
+  CHECK(out[0].abs().max().item<double>() > 0.0);
+}
+
+TEST_CASE("the CUDA K/V write puts rows in their slots and skips padding", "[gpu][engine_gpu]") {
+  if (skip_without_cuda()) return;
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  auto keys = at::zeros({6, 16, 8, 128}, bf16), values = at::zeros({6, 16, 8, 128}, bf16);
+  auto k = at::randn({4, 8, 128}, bf16), v = at::randn({4, 8, 128}, bf16);
+  auto slots = at::tensor(std::vector<int32_t>{17, -1, 95, 0}).to(at::kCUDA);
+  vime::write_paged_kv(keys, values, k, v, slots);
+  auto cpu_keys = at::zeros({6, 16, 8, 128}, at::kBFloat16);
+  auto cpu_values = at::zeros({6, 16, 8, 128}, at::kBFloat16);
+  vime::write_paged_kv(cpu_keys, cpu_values, k.cpu(), v.cpu(), slots.cpu());
+  CHECK(at::equal(keys.cpu(), cpu_keys));
+  CHECK(at::equal(values.cpu(), cpu_values));
+  CHECK(cpu_keys.abs().sum().item<double>() > 0);
+}
+
+namespace {
+
+// The tiny engine model with heads of 64 (the kernel's), 8 query heads over 2 KV heads.
+std::unique_ptr<vime::Model> kernel_sized_model(at::ScalarType dtype) {
+  auto config = vime::presets::tiny_qwen3_real_vocab(1024);
+  config.head_dim = 64;
+  config.num_attention_heads = 8;
+  config.num_key_value_heads = 2;
+  auto model = std::make_unique<vime::Model>(config, dtype, at::kCUDA, 7);
+  at::NoGradGuard no_grad;
+  for (auto& [name, t] : model->named_parameters())
+    if (name == "lm_head.weight") t.mul_(40.0);
+  return model;
+}
+
+std::vector<vime::GenerateRequest> decode_requests() {
+  std::vector<vime::GenerateRequest> requests;
+  for (int i = 0; i < 11; ++i) {  // 11 rows: padded to the bucket of 16
+    std::vector<int32_t> p;
+    for (int t = 0; t < 5 + 23 * i; ++t) p.push_back((1000 + 7919 * (i * 31 + t)) % 150000);
+    requests.push_back(vime::test::make_request(p, 40 + 2 * i));  // rows leave: other buckets
+  }
+  return requests;
+}
+
+struct EngineRun {
+  std::vector<std::vector<int32_t>> outputs;
+  int64_t graphs = 0;
+};
+
+EngineRun run_engine(vime::Model& model, vime::engine::NativeEngineOptions options) {
+  vime::engine::NativeEngine engine(model, nullptr, options);
+  engine.pause();  // scheduled together
+  std::vector<std::future<vime::GenerateResponse>> futures;
+  for (const auto& r : decode_requests()) futures.push_back(engine.submit(r, {}));
+  engine.resume();
+  EngineRun run;
+  for (auto& f : futures) run.outputs.push_back(f.get().output_ids);
+  run.graphs = engine.stats().cuda_graphs;
+  return run;
+}
+
+double agreement(const EngineRun& a, const EngineRun& b) {
+  int64_t same = 0, total = 0;
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    size_t k = 0;
+    while (k < a.outputs[i].size() && k < b.outputs[i].size() && a.outputs[i][k] == b.outputs[i][k])
+      ++k;
+    same += static_cast<int64_t>(k);
+    total += static_cast<int64_t>(a.outputs[i].size());
+  }
+  return double(same) / double(total);
+}
+
+}  // namespace
+
+TEST_CASE("CUDA-graph decode gives the eager decode's greedy output", "[gpu][engine_gpu]") {
+  if (skip_without_cuda()) return;
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    auto model = kernel_sized_model(dtype);
+    vime::engine::NativeEngineOptions graphs, eager, varlen;
+    graphs.kv_block_size = eager.kv_block_size = varlen.kv_block_size = 16;
+    eager.cuda_graphs = false;
+    varlen.fixed_shape_decode = false;
+    const auto with_graphs = run_engine(*model, graphs);
+    const auto without = run_engine(*model, eager);
+    const auto reference = run_engine(*model, varlen);
+    CHECK(with_graphs.graphs >= 2);
+    CHECK(without.graphs == 0);
+    const double graph_eager = agreement(with_graphs, without);
+    const double graph_varlen = agreement(with_graphs, reference);
+    WARN(c10::toString(dtype) << ": greedy agreement graph/eager " << graph_eager
+                              << ", graph/varlen " << graph_varlen << " (" << with_graphs.graphs
+                              << " graphs captured)");
+    if (dtype == at::kFloat) {
+      CHECK(with_graphs.outputs == without.outputs);
+      CHECK(graph_varlen >= 0.95);
+    } else {
+      CHECK(graph_eager >= 0.8);
+      CHECK(graph_varlen >= 0.5);
+    }
+  }
+}

@@ -64,6 +64,10 @@ struct DecodeGraphRunner::Impl {
     at::Tensor logits;
   };
   Captured capture(int64_t bucket);
+  void drop_graphs() {
+    captured.clear();
+    pool = {0, 0};  // the next capture starts a fresh pool
+  }
   std::map<int64_t, Captured> captured;
   decltype(at::cuda::graph_pool_handle()) pool{0, 0};
   std::vector<const void*> captured_addresses;
@@ -115,7 +119,7 @@ at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows) {
   if (graphs) {
     auto now = addresses();
     if (now != captured_addresses) {
-      captured.clear();  // a weight or the cache moved: capture again
+      drop_graphs();  // a weight or the cache moved: capture again
       captured_addresses = std::move(now);
     }
     auto it = captured.find(bucket);
@@ -145,7 +149,7 @@ at::Tensor DecodeGraphRunner::run(std::span<const DecodeRow> rows) { return impl
 
 void DecodeGraphRunner::reset() {
 #if defined(VIME_DECODE_GRAPHS)
-  impl_->captured.clear();
+  impl_->drop_graphs();
   impl_->captured_addresses.clear();
 #endif
 }

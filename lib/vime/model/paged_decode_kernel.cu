@@ -1,6 +1,6 @@
 // Paged decode attention in the manner of vLLM's paged_attention_v1, with one CTA per (sequence,
 // kv head) so that a GQA group's query heads read each K/V row once. Each warp walks every
-// kWarps-th position of the context (two at a time, for loads in flight), keeping an online
+// kWarps-th position of the context (four at a time, for loads in flight), keeping an online
 // softmax per query head in fp32; the warps' partial results are merged in shared memory.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -41,18 +41,55 @@ struct alignas(sizeof(T) * E) Pack {
   T v[E];
 };
 
-template <typename T, int E>
-__device__ __forceinline__ void load(const T* p, float (&out)[E]) {
-  const Pack<T, E> pack = *reinterpret_cast<const Pack<T, E>*>(p);
-#pragma unroll
-  for (int e = 0; e < E; ++e) out[e] = to_float(pack.v[e]);
-}
-
 __device__ __forceinline__ float warp_sum(float x) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_xor_sync(0xffffffffu, x, offset);
   return x;
 }
+
+// One warp's online softmax over the positions it reads, for the G query heads of a kv head; each
+// lane holds E elements of each head (scores in base 2: q is prescaled by scale * log2(e)).
+template <typename T, int E, int G>
+struct WarpState {
+  float q[G][E], m[G], l[G], acc[G][E];
+
+  // U positions at once: their scores, one rescale, then their values.
+  template <int U>
+  __device__ __forceinline__ void consume(const Pack<T, E> (&k)[U], const Pack<T, E> (&v)[U]) {
+    float s[U][G];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        float dot = 0.f;
+#pragma unroll
+        for (int e = 0; e < E; ++e) dot += q[g][e] * to_float(k[u].v[e]);
+        s[u][g] = dot;
+      }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int g = 0; g < G; ++g) s[u][g] = warp_sum(s[u][g]);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      float m_new = m[g];
+#pragma unroll
+      for (int u = 0; u < U; ++u) m_new = fmaxf(m_new, s[u][g]);
+      const float correction = exp2f(m[g] - m_new);
+      l[g] *= correction;
+#pragma unroll
+      for (int e = 0; e < E; ++e) acc[g][e] *= correction;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float p = exp2f(s[u][g] - m_new);
+        l[g] += p;
+#pragma unroll
+        for (int e = 0; e < E; ++e) acc[g][e] += p * to_float(v[u].v[e]);
+      }
+      m[g] = m_new;
+    }
+  }
+};
 
 template <typename T, int D, int G>
 __global__ void __launch_bounds__(kWarps * 32)
@@ -62,6 +99,8 @@ __global__ void __launch_bounds__(kWarps * 32)
                         const int32_t* __restrict__ context_lens, int kv_heads, int block_size,
                         int max_blocks, float scale) {
   constexpr int E = D / 32;  // elements of a head each lane holds
+  constexpr int U = 4;       // positions a warp loads before using them (loads in flight)
+  using P = Pack<T, E>;
   const int kv_head = blockIdx.x, b = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int heads = kv_heads * G;
@@ -69,62 +108,38 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int32_t* table = block_tables + static_cast<int64_t>(b) * max_blocks;
   const int64_t row = static_cast<int64_t>(kv_heads) * D;  // elements of one slot
   const int64_t head_offset = static_cast<int64_t>(kv_head) * D + lane * E;
+  auto at = [&](const T* cache, int t) {
+    const int64_t slot = static_cast<int64_t>(table[t / block_size]) * block_size + t % block_size;
+    return *reinterpret_cast<const P*>(cache + slot * row + head_offset);
+  };
 
-  // Scores in base 2: q is scaled by scale * log2(e) once.
-  float qv[G][E];
-#pragma unroll
-  for (int g = 0; g < G; ++g)
-#pragma unroll
-    for (int e = 0; e < E; ++e)
-      qv[g][e] =
-          to_float(q[(static_cast<int64_t>(b) * heads + kv_head * G + g) * D + lane * E + e]) *
-          scale * kLog2e;
-  float m[G], l[G], acc[G][E];
+  WarpState<T, E, G> st;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    m[g] = -INFINITY;
-    l[g] = 0.f;
+    st.m[g] = -INFINITY;
+    st.l[g] = 0.f;
 #pragma unroll
-    for (int e = 0; e < E; ++e) acc[g][e] = 0.f;
-  }
-
-  auto accumulate = [&](const float(&k)[E], const float(&v)[E]) {
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float s = 0.f;
-#pragma unroll
-      for (int e = 0; e < E; ++e) s += qv[g][e] * k[e];
-      s = warp_sum(s);
-      const float m_new = fmaxf(m[g], s);
-      const float correction = exp2f(m[g] - m_new);
-      const float p = exp2f(s - m_new);
-      l[g] = l[g] * correction + p;
-#pragma unroll
-      for (int e = 0; e < E; ++e) acc[g][e] = acc[g][e] * correction + p * v[e];
-      m[g] = m_new;
+    for (int e = 0; e < E; ++e) {
+      st.q[g][e] =
+          to_float(q[(static_cast<int64_t>(b) * heads + kv_head * G + g) * D + lane * E + e]) *
+          scale * kLog2e;
+      st.acc[g][e] = 0.f;
     }
-  };
-  auto slot_of = [&](int t) {
-    return static_cast<int64_t>(table[t / block_size]) * block_size + t % block_size;
-  };
+  }
 
   int t = warp;
-  for (; t + kWarps < length; t += 2 * kWarps) {
-    const int64_t s0 = slot_of(t) * row + head_offset, s1 = slot_of(t + kWarps) * row + head_offset;
-    float k0[E], v0[E], k1[E], v1[E];
-    load<T, E>(key_cache + s0, k0);
-    load<T, E>(value_cache + s0, v0);
-    load<T, E>(key_cache + s1, k1);
-    load<T, E>(value_cache + s1, v1);
-    accumulate(k0, v0);
-    accumulate(k1, v1);
+  for (; t + (U - 1) * kWarps < length; t += U * kWarps) {
+    P k[U], v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      k[u] = at(key_cache, t + u * kWarps);
+      v[u] = at(value_cache, t + u * kWarps);
+    }
+    st.template consume<U>(k, v);
   }
-  if (t < length) {
-    const int64_t s0 = slot_of(t) * row + head_offset;
-    float k0[E], v0[E];
-    load<T, E>(key_cache + s0, k0);
-    load<T, E>(value_cache + s0, v0);
-    accumulate(k0, v0);
+  for (; t < length; t += kWarps) {
+    P k[1] = {at(key_cache, t)}, v[1] = {at(value_cache, t)};
+    st.template consume<1>(k, v);
   }
 
   __shared__ float shared_m[kWarps][G], shared_l[kWarps][G];
@@ -132,11 +147,11 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     if (lane == 0) {
-      shared_m[warp][g] = m[g];
-      shared_l[warp][g] = l[g];
+      shared_m[warp][g] = st.m[g];
+      shared_l[warp][g] = st.l[g];
     }
 #pragma unroll
-    for (int e = 0; e < E; ++e) shared_acc[warp][g][lane * E + e] = acc[g][e];
+    for (int e = 0; e < E; ++e) shared_acc[warp][g][lane * E + e] = st.acc[g][e];
   }
   __syncthreads();
   for (int i = threadIdx.x; i < G * D; i += blockDim.x) {

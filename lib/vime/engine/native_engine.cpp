@@ -58,7 +58,9 @@ struct NativeEngine::Impl {
       budget = kv_cache_budget(m, options, max_context);
       paged = std::make_unique<PagedKvCache>(m.config(), m.dtype(), m.device(), budget.block_size);
       reset_blocks();
+      // Tensor-parallel ranks keep the varlen path (its collectives are not captured).
       if (options.attention_path == PagedAttentionPath::kAuto &&
+          !m.tensor_parallel().is_parallel() &&
           options.fixed_shape_decode.value_or(m.device().is_cuda()))
         decode_runner = std::make_unique<DecodeGraphRunner>(
             m, *paged, options.max_running_requests,

@@ -9,7 +9,9 @@
 
 #include "common/model_presets.hpp"
 #include "engine/engine_fixtures.hpp"
+#include "vime/engine/decode_graph.hpp"
 #include "vime/engine/native_engine.hpp"
+#include "vime/model/cached_forward.hpp"
 #include "vime/model/paged_attention.hpp"
 #include "vime/model/paged_decode.hpp"
 
@@ -194,4 +196,39 @@ TEST_CASE("CUDA-graph decode gives the eager decode's greedy output", "[gpu][eng
       CHECK(graph_varlen >= 0.5);
     }
   }
+}
+
+TEST_CASE("decode graphs are captured again when the KV cache moves", "[gpu][engine_gpu]") {
+  if (skip_without_cuda()) return;
+  auto model = kernel_sized_model(at::kFloat);
+  at::NoGradGuard no_grad;
+  const int64_t block_size = 16;
+  vime::PagedKvCache cache(model->config(), at::kFloat, at::kCUDA, block_size);
+  cache.resize(16);
+  std::vector<std::vector<int32_t>> sequences{{11, 12, 13, 14, 15}, {21, 22, 23, 24, 25, 26, 27}};
+  std::vector<std::vector<int32_t>> tables{{3, 9}, {12, 1}};
+  std::vector<vime::PagedSequence> prefill;
+  for (size_t i = 0; i < sequences.size(); ++i)
+    prefill.push_back(
+        {sequences[i], 0, static_cast<int64_t>(sequences[i].size()), &tables[i], true});
+  (void)vime::paged_forward(*model, cache, prefill);
+  vime::engine::DecodeGraphRunner graphs(*model, cache, 8, 2, true);
+  vime::engine::DecodeGraphRunner eager(*model, cache, 8, 2, false);
+  for (int step = 0; step < 4; ++step) {
+    if (step == 2) cache.resize(64);  // reallocates every layer's K/V: the graphs must follow
+    std::vector<vime::engine::DecodeRow> rows;
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      sequences[i].push_back(300 + 17 * step + static_cast<int32_t>(i));
+      rows.push_back(
+          {sequences[i].back(), static_cast<int64_t>(sequences[i].size()) - 1, tables[i]});
+    }
+    auto expected = eager.run(rows).clone();
+    auto replayed = graphs.run(rows).clone();
+    CHECK((replayed - expected).abs().max().item<double>() < 1e-3);
+    std::vector<int64_t> full(sequences[0].begin(), sequences[0].end());
+    auto reference = model->forward(vime::PackedBatch::pack({full}, at::kCUDA))[-1];
+    CHECK((replayed[0] - reference).abs().max().item<double>() < 1e-2);
+  }
+  CHECK(graphs.graphs_captured() == 2);  // bucket 2, then bucket 2 again after the move
+  CHECK(graphs.graph_replays() == 4);
 }

@@ -20,7 +20,8 @@
 using vime::engine::DecodeRow;
 using vime::engine::DecodeStaging;
 
-TEST_CASE("decode buckets: powers of two to 8, then multiples of 16, then the batch", "[engine]") {
+TEST_CASE("decode buckets: powers of two to 8, then multiples of 16, then the batch",
+          "[engine][decode_graph]") {
   using vime::engine::bucket_for;
   using vime::engine::decode_buckets;
   CHECK(decode_buckets(1) == std::vector<int64_t>{1});
@@ -37,7 +38,7 @@ TEST_CASE("decode buckets: powers of two to 8, then multiples of 16, then the ba
   CHECK(bucket_for(b, 257) == -1);
 }
 
-TEST_CASE("decode staging packs rows, padding rows and block tables", "[engine]") {
+TEST_CASE("decode staging packs rows, padding rows and block tables", "[engine][decode_graph]") {
   const DecodeStaging staging(4, 3, 16);
   CHECK(staging.size() == 4 * 4 + 4 * 3);
   CHECK(staging.used(2) == 16 + 6);
@@ -118,7 +119,8 @@ at::Tensor gather_attention(const PagedCase& c, double scale) {
 
 }  // namespace
 
-TEST_CASE("the paged decode reference equals the gather path (GQA, block boundaries)", "[engine]") {
+TEST_CASE("the paged decode reference equals the gather path (GQA, block boundaries)",
+          "[engine][decode_graph]") {
   const std::vector<int32_t> lens{1, 15, 16, 17, 33, 64};
   for (int64_t groups : {1, 2, 4}) {
     const auto c = make_case(at::TensorOptions().dtype(at::kFloat), 2 * groups, 2, 16, 16, lens, 4);
@@ -139,7 +141,8 @@ TEST_CASE("the paged decode reference equals the gather path (GQA, block boundar
   CHECK(out[0].abs().max().item<double>() > 0.0);
 }
 
-TEST_CASE("write_paged_kv writes rows to their slots and skips padding rows", "[engine]") {
+TEST_CASE("write_paged_kv writes rows to their slots and skips padding rows",
+          "[engine][decode_graph]") {
   auto keys = at::zeros({3, 4, 2, 8}), values = at::zeros({3, 4, 2, 8});
   auto k = at::randn({3, 2, 8}), v = at::randn({3, 2, 8});
   auto slots = at::tensor(std::vector<int32_t>{5, -1, 11});
@@ -152,7 +155,8 @@ TEST_CASE("write_paged_kv writes rows to their slots and skips padding rows", "[
         Approx(k[0].abs().sum().item<double>() + k[2].abs().sum().item<double>()));
 }
 
-TEST_CASE("DecodeGraphRunner's eager step gives the full forward's logits", "[engine]") {
+TEST_CASE("DecodeGraphRunner's eager step gives the full forward's logits",
+          "[engine][decode_graph]") {
   auto model = vime::test::tiny_engine_model(at::kFloat, at::kCPU, 256, 3);
   at::NoGradGuard no_grad;
   const int64_t block_size = 4;
@@ -192,7 +196,8 @@ TEST_CASE("DecodeGraphRunner's eager step gives the full forward's logits", "[en
   CHECK_FALSE(runner.accepts(std::vector<DecodeRow>{{1, 4, short_table}}));
 }
 
-TEST_CASE("the engine's fixed-shape decode gives the varlen path's greedy output", "[engine]") {
+TEST_CASE("the engine's fixed-shape decode gives the varlen path's greedy output",
+          "[engine][decode_graph]") {
   auto model = vime::test::tiny_engine_model(at::kFloat, at::kCPU, 512, 7);
   std::vector<vime::GenerateRequest> requests;
   for (int i = 0; i < 5; ++i) {

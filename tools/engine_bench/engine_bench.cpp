@@ -15,6 +15,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -26,11 +27,21 @@
 
 namespace {
 
+// A failed request ends the bench with its error (not std::terminate in 256 threads).
 void run_all(vime::engine::NativeEngine& engine,
              const std::vector<vime::GenerateRequest>& requests) {
   std::vector<std::thread> threads;
-  for (const auto& r : requests) threads.emplace_back([&engine, &r] { engine.generate(r); });
+  std::atomic<bool> failed{false};
+  for (const auto& r : requests)
+    threads.emplace_back([&engine, &r, &failed] {
+      try {
+        engine.generate(r);
+      } catch (const std::exception& e) {
+        if (!failed.exchange(true)) std::fprintf(stderr, "engine_bench: %s\n", e.what());
+      }
+    });
   for (auto& t : threads) t.join();
+  if (failed) std::exit(1);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <iostream>
 #include <map>
 #include <vector>
 
@@ -98,8 +99,22 @@ DecodeGraphRunner::Impl::Captured DecodeGraphRunner::Impl::capture(int64_t bucke
     if (pool.first == 0 && pool.second == 0) pool = at::cuda::graph_pool_handle();
     c.graph = std::make_unique<at::cuda::CUDAGraph>();
     c.graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
-    c.logits = paged_decode_forward(model, cache, in);
-    c.graph->capture_end();
+    try {
+      c.logits = paged_decode_forward(model, cache, in);
+      c.graph->capture_end();
+    } catch (...) {
+      // End the stream's capture so that the device stays usable (the caller goes eager).
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(stream.stream(), &status) == cudaSuccess &&
+          status != cudaStreamCaptureStatusNone) {
+        cudaGraph_t partial = nullptr;
+        if (cudaStreamEndCapture(stream.stream(), &partial) == cudaSuccess && partial)
+          cudaGraphDestroy(partial);
+      }
+      (void)cudaGetLastError();
+      c.graph.release();  // NOLINT: a half-captured graph is leaked rather than reset
+      throw;
+    }
   }
   c10::cuda::device_synchronize();
   ++captures;
@@ -123,10 +138,22 @@ at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows) {
       captured_addresses = std::move(now);
     }
     auto it = captured.find(bucket);
-    if (it == captured.end()) it = captured.emplace(bucket, capture(bucket)).first;
-    it->second.graph->replay();
-    ++replays;
-    return it->second.logits.narrow(0, 0, n);
+    if (it == captured.end()) {
+      try {
+        it = captured.emplace(bucket, capture(bucket)).first;
+      } catch (const std::exception& e) {
+        std::cerr << "vime: capturing the decode CUDA graph for " << bucket
+                  << " rows failed; decode steps run eagerly from now on: " << e.what()
+                  << std::endl;
+        graphs = false;
+        drop_graphs();
+      }
+    }
+    if (graphs) {
+      it->second.graph->replay();
+      ++replays;
+      return it->second.logits.narrow(0, 0, n);
+    }
   }
 #endif
   return paged_decode_forward(model, cache, inputs(bucket)).narrow(0, 0, n);

@@ -3,7 +3,7 @@
 //   engine_bench --model qwen3-0.6b|qwen3-4b|tiny --prompts 256 --prompt-len 128 --new-tokens 512
 //                [--n 1] [--max-running 256] [--device cuda] [--temperature 1.0]
 //                [--contiguous-kv] [--block-size B] [--gather-attention]
-//                [--enforce-eager] [--varlen-decode]
+//                [--enforce-eager] [--varlen-decode] [--breakdown]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
 // --contiguous-kv runs the engine's old per-row cache, to compare against; decode-only steps run
@@ -14,6 +14,8 @@
 // measures HF transformers' generate() on the same shape.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
+#include <torch/cuda.h>
 
 #include <atomic>
 #include <chrono>
@@ -22,8 +24,11 @@
 #include <thread>
 
 #include "common/model_presets.hpp"
+#include "vime/engine/decode_graph.hpp"
 #include "vime/engine/native_engine.hpp"
+#include "vime/engine/row_sampling.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/paged_decode.hpp"
 
 namespace {
 
@@ -44,12 +49,81 @@ void run_all(vime::engine::NativeEngine& engine,
   if (failed) std::exit(1);
 }
 
+// --breakdown: the parts of one decode step of `rows` rows at `context` positions each, in ms: the
+// paged decode kernel over all layers, the eager fixed-shape forward, its graph replay, sampling.
+void breakdown(vime::Model& model, int64_t rows, int64_t context, double temperature) {
+  const auto& cfg = model.config();
+  const auto device = model.device();
+  at::AutoGradMode no_grad(false);
+  const int64_t block_size = 16, blocks = (context + block_size - 1) / block_size;
+  vime::PagedKvCache cache(cfg, model.dtype(), device, block_size);
+  cache.resize(rows * blocks);
+  std::vector<std::vector<int32_t>> tables(rows);
+  std::vector<int32_t> flat;
+  std::vector<vime::engine::DecodeRow> decode_rows;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t b = 0; b < blocks; ++b) tables[r].push_back(static_cast<int32_t>(r * blocks + b));
+    flat.insert(flat.end(), tables[r].begin(), tables[r].end());
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    decode_rows.push_back({static_cast<int32_t>(r * 7 % 1000), context - 1, tables[r]});
+  auto sync = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize();
+  };
+  auto ms = [&](auto&& fn, int iters) {
+    fn();
+    sync();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) fn();
+    sync();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+               .count() /
+           iters;
+  };
+  auto q = at::randn({rows, cfg.num_attention_heads, cfg.head_dim},
+                     at::TensorOptions().dtype(model.dtype()).device(device));
+  auto tables_t =
+      at::tensor(flat, at::TensorOptions().dtype(at::kInt)).to(device).view({rows, blocks});
+  auto lens = at::full({rows}, context, at::TensorOptions().dtype(at::kInt).device(device));
+  const double attention = ms(
+                               [&] {
+                                 (void)vime::paged_decode_attention(
+                                     q, cache.keys(0), cache.values(0), tables_t, lens, 0.08);
+                               },
+                               20) *
+                           double(cfg.num_layers);
+  vime::engine::DecodeGraphRunner eager(model, cache, rows, blocks, false);
+  vime::engine::DecodeGraphRunner graphs(model, cache, rows, blocks, true);
+  const double eager_ms = ms([&] { (void)eager.run(decode_rows); }, 10);
+  const double graph_ms = ms([&] { (void)graphs.run(decode_rows); }, 20);
+  vime::SamplingParams params;
+  params.temperature = temperature;
+  const auto sampling = vime::engine::make_row_sampling(params, {}, 1);
+  std::vector<vime::engine::SamplerRow> sampler_rows(rows, {&sampling, 0, 0});
+  auto logits = graphs.run(decode_rows).clone();
+  const double sample_ms = ms(
+      [&] {
+        (void)vime::engine::sample_tokens(logits, sampler_rows,
+                                          vime::engine::LogProbMode::kTemperature);
+      },
+      10);
+  std::printf(
+      "{\"breakdown\": true, \"rows\": %lld, \"context\": %lld, \"attention_kernel_ms\": %.3f, "
+      "\"eager_forward_ms\": %.3f, \"graph_forward_ms\": %.3f, \"sampling_ms\": %.3f, "
+      "\"kv_read_gb_per_s\": %.1f}\n",
+      static_cast<long long>(rows), static_cast<long long>(context), attention, eager_ms, graph_ms,
+      sample_ms,
+      double(rows * context) * double(vime::PagedKvCache::block_bytes(cfg, model.dtype(), 1)) /
+          (attention * 1e6));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string model_name = "qwen3-0.6b", device_name = "cuda";
   int64_t prompts = 256, prompt_len = 128, new_tokens = 512, max_running = 256, n = 1;
   double temperature = 1.0;
+  bool breakdown_only = false;
   vime::engine::NativeEngineOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -76,6 +150,8 @@ int main(int argc, char** argv) {
       options.kv_block_size = std::stoll(next());
     else if (a == "--gather-attention")
       options.attention_path = vime::PagedAttentionPath::kGather;
+    else if (a == "--breakdown")
+      breakdown_only = true;
     else if (a == "--enforce-eager")
       options.cuda_graphs = false;
     else if (a == "--varlen-decode")
@@ -93,6 +169,10 @@ int main(int argc, char** argv) {
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   const auto config = vime::presets::by_name(model_name);
   vime::Model model(config, dtype, device, 1);
+  if (breakdown_only) {
+    breakdown(model, prompts, prompt_len + new_tokens / 2, temperature);
+    return 0;
+  }
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
   auto make_requests = [&](int64_t count, int64_t tokens, int64_t samples) {
@@ -145,10 +225,10 @@ int main(int argc, char** argv) {
       static_cast<long long>(s.prefix_cached_tokens - warm.prefix_cached_tokens),
       static_cast<long long>(s.preempted - warm.preempted),
       static_cast<long long>(s.kv_blocks_total),
-      !options.paged_kv                            ? "contiguous"
-      : !options.fixed_shape_decode.value_or(true) ? "varlen"
-      : options.cuda_graphs                        ? "graph"
-                                                   : "eager",
+      !options.paged_kv                                        ? "contiguous"
+      : !options.fixed_shape_decode.value_or(device.is_cuda()) ? "varlen"
+      : options.cuda_graphs                                    ? "graph"
+                                                               : "eager",
       static_cast<long long>(s.cuda_graphs));
   return 0;
 }

@@ -4,8 +4,12 @@
 //                [--n 1] [--max-running 256] [--device cuda] [--temperature 1.0]
 //                [--contiguous-kv] [--block-size B] [--gather-attention]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
+//                [--tp T] [--fp32] [--dump-ids FILE]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
 // --contiguous-kv runs the engine's old per-row cache, to compare against.
+// --tp T: T local ranks (vime's launcher) run one tensor-parallel engine, each on its own shards;
+// rank 0 takes the requests. --fp32 runs in fp32 (bf16 on CUDA otherwise); --dump-ids writes each
+// request's output ids, one line per request (compare greedy runs at different --tp).
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
 // tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
 // measures HF transformers' generate() on the same shape.
@@ -14,26 +18,39 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 
 #include "common/model_presets.hpp"
+#include "vime/dist/local_launcher.hpp"
+#include "vime/dist/parallel_groups.hpp"
+#include "vime/dist/process_group.hpp"
+#include "vime/dist/rank_device.hpp"
+#include "vime/dist/rank_env.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/model/model.hpp"
 
 namespace {
 
-void run_all(vime::engine::NativeEngine& engine,
-             const std::vector<vime::GenerateRequest>& requests) {
+std::vector<std::vector<int32_t>> run_all(vime::engine::NativeEngine& engine,
+                                          const std::vector<vime::GenerateRequest>& requests) {
+  std::vector<std::vector<int32_t>> ids(requests.size());
   std::vector<std::thread> threads;
-  for (const auto& r : requests) threads.emplace_back([&engine, &r] { engine.generate(r); });
+  for (size_t i = 0; i < requests.size(); ++i)
+    threads.emplace_back(
+        [&engine, &requests, &ids, i] { ids[i] = engine.generate(requests[i]).output_ids; });
   for (auto& t : threads) t.join();
+  return ids;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_name = "qwen3-0.6b", device_name = "cuda";
+  std::string model_name = "qwen3-0.6b", device_name = "cuda", dump_ids;
+  int tp = 1;
+  bool fp32 = false;
   int64_t prompts = 256, prompt_len = 128, new_tokens = 512, max_running = 256, n = 1;
   double temperature = 1.0;
   vime::engine::NativeEngineOptions options;
@@ -66,15 +83,36 @@ int main(int argc, char** argv) {
       options.gpu_memory_utilization = std::stod(next());
     else if (a == "--max-num-batched-tokens")
       options.max_prefill_tokens = std::stoll(next());
+    else if (a == "--tp")
+      tp = std::stoi(next());
+    else if (a == "--fp32")
+      fp32 = true;
+    else if (a == "--dump-ids")
+      dump_ids = next();
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
     }
   }
-  const at::Device device(device_name);
-  const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
+  auto env = vime::dist::rank_env_from_environment(vime::Args{});
+  if (tp > 1 && env.is_single()) {
+    vime::dist::LocalLaunchPlan plan;
+    plan.gpus_per_node = tp;
+    plan.argv.assign(argv, argv + argc);
+    plan.program = "engine_bench";
+    return vime::dist::launch_local_ranks(plan, std::cout);
+  }
+  at::Device device(device_name);
+  std::unique_ptr<vime::dist::ProcessGroup> group;
+  if (!env.is_single()) {
+    if (device.is_cuda()) device = vime::dist::bind_rank_device(env);
+    group = vime::dist::ProcessGroup::create(env, device, std::chrono::minutes(10));
+  }
+  const auto groups = vime::dist::make_parallel_groups(group.get(), tp);
+  const auto dtype = device.is_cuda() && !fp32 ? at::kBFloat16 : at::kFloat;
   const auto config = vime::presets::by_name(model_name);
-  vime::Model model(config, dtype, device, 1);
+  vime::Model model(config, dtype, device, 1, vime::TensorParallel::over(groups.tensor_parallel()));
+  model.set_requires_grad(false);
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
   auto make_requests = [&](int64_t count, int64_t tokens, int64_t samples) {
@@ -95,12 +133,24 @@ int main(int argc, char** argv) {
   options.max_running_requests = max_running;
   options.max_context_len = prompt_len + new_tokens + 1;
   vime::engine::NativeEngine engine(model, nullptr, options);
+  if (groups.tp_rank != 0) {  // runs rank 0's steps until it pauses at the end
+    engine.pause();
+    return 0;
+  }
   run_all(engine, make_requests(std::min<int64_t>(prompts, 8), 8, 1));  // warm-up: kernels, cache
   const auto warm = engine.stats();
 
   const auto requests = make_requests(prompts, new_tokens, n);
   const auto start = std::chrono::steady_clock::now();
-  run_all(engine, requests);
+  const auto ids = run_all(engine, requests);
+  engine.pause();  // the other ranks may go
+  if (!dump_ids.empty()) {
+    std::ofstream out(dump_ids);
+    for (const auto& row : ids) {
+      for (size_t t = 0; t < row.size(); ++t) out << (t ? " " : "") << row[t];
+      out << "\n";
+    }
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto s = engine.stats();
@@ -113,8 +163,8 @@ int main(int argc, char** argv) {
       "\"seconds\": %.3f, \"generated_tokens\": %.0f, \"tokens_per_s\": %.1f, "
       "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
       "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
-      "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld}\n",
-      model_name.c_str(), device_name.c_str(), device.is_cuda() ? "bf16" : "fp32",
+      "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, \"tp\": %d}\n",
+      model_name.c_str(), device_name.c_str(), dtype == at::kBFloat16 ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
       generated / seconds, double(s.decode_tokens - warm.decode_tokens) / decode_s,
@@ -125,6 +175,6 @@ int main(int argc, char** argv) {
       static_cast<long long>(s.prefill_tokens - warm.prefill_tokens),
       static_cast<long long>(s.prefix_cached_tokens - warm.prefix_cached_tokens),
       static_cast<long long>(s.preempted - warm.preempted),
-      static_cast<long long>(s.kv_blocks_total));
+      static_cast<long long>(s.kv_blocks_total), tp);
   return 0;
 }

@@ -128,7 +128,9 @@ class FleetBackend final : public RolloutBackend {
     local_.update_weights(version);
   }
   std::string describe() const override {
-    return "embedded engines on " + std::to_string(ranks_) + " ranks" + sharded(local_.model());
+    const bool tp = local_.model().tensor_parallel().is_parallel();
+    return "embedded engines on " + std::to_string(ranks_) +
+           (tp ? " data-parallel groups" : " ranks") + sharded(local_.model());
   }
 
  private:

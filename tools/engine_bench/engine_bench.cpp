@@ -113,6 +113,14 @@ int main(int argc, char** argv) {
   const auto config = vime::presets::by_name(model_name);
   vime::Model model(config, dtype, device, 1, vime::TensorParallel::over(groups.tensor_parallel()));
   model.set_requires_grad(false);
+  if (!dump_ids.empty() && device.is_cuda()) {
+    // The same weights at any --tp (a CUDA init draws from each device's own generator): the whole
+    // model drawn on the CPU from one seed, each rank loading its slice.
+    vime::Model whole(config, at::kFloat, at::kCPU, 1);
+    vime::NamedTensorList tensors;
+    for (const auto& [name, t] : whole.named_parameters()) tensors.emplace_back(name, t.to(device));
+    model.load_tensors(tensors, "engine_bench's seeded weights");
+  }
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
   auto make_requests = [&](int64_t count, int64_t tokens, int64_t samples) {

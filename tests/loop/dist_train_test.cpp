@@ -156,3 +156,26 @@ TEST_CASE("vime train: TP 2 and TP 2 x DP 2 end with 1 rank's parameters", "[dis
     }
   }
 }
+
+TEST_CASE("vime train: TP 2 and TP 2 x DP 2 generate with the sharded engine, --ci-test",
+          "[dist_train]") {
+  // The ranks of a tensor-parallel group run one engine together, each on its own shards of the
+  // trainer's model (no gathered copy); --ci-test holds the engine's log-probs to the trainer's.
+  for (const int ranks : {2, 4}) {
+    CAPTURE(ranks);
+    vime::test::TempDir run;
+    const auto metrics = run.path() / "metrics.jsonl";
+    auto r = run_vime("train " + base_flags() +
+                      "--num-rollout 2 --global-batch-size 8 --ci-test --metrics-jsonl " +
+                      metrics.string() +
+                      " --actor-num-nodes 1 --tensor-model-parallel-size 2"
+                      " --actor-num-gpus-per-node " +
+                      std::to_string(ranks));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("tensor-parallel over 2 ranks (each runs its own shards"));
+    const auto m = vime::test::read_metrics(metrics);
+    REQUIRE(m.count("train/train_rollout_logprob_abs_diff") == 1);
+    for (double diff : m.at("train/train_rollout_logprob_abs_diff")) CHECK(diff < 1e-4);
+  }
+}

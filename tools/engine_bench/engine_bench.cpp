@@ -5,10 +5,14 @@
 //                [--contiguous-kv] [--block-size B] [--gather-attention]
 //                [--enforce-eager] [--varlen-decode] [--breakdown]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
+//                [--tp T] [--fp32] [--dump-ids FILE]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
 // --contiguous-kv runs the engine's old per-row cache, to compare against; decode-only steps run
 // vime's paged decode kernel replayed as CUDA graphs, --enforce-eager without graphs,
 // --varlen-decode through the varlen gather path of mixed steps.
+// --tp T: T local ranks (vime's launcher) run one tensor-parallel engine, each on its own shards;
+// rank 0 takes the requests. --fp32 runs in fp32 (bf16 on CUDA otherwise); --dump-ids writes each
+// request's output ids, one line per request (compare greedy runs at different --tp).
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
 // tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
 // measures HF transformers' generate() on the same shape.
@@ -20,10 +24,17 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 
 #include "common/model_presets.hpp"
+#include "vime/dist/local_launcher.hpp"
+#include "vime/dist/parallel_groups.hpp"
+#include "vime/dist/process_group.hpp"
+#include "vime/dist/rank_device.hpp"
+#include "vime/dist/rank_env.hpp"
 #include "vime/engine/decode_graph.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/engine/row_sampling.hpp"
@@ -32,21 +43,24 @@
 
 namespace {
 
-// A failed request ends the bench with its error (not std::terminate in 256 threads).
-void run_all(vime::engine::NativeEngine& engine,
-             const std::vector<vime::GenerateRequest>& requests) {
+// Each request's output ids. A failed request ends the bench with its error (not std::terminate
+// in 256 threads).
+std::vector<std::vector<int32_t>> run_all(vime::engine::NativeEngine& engine,
+                                          const std::vector<vime::GenerateRequest>& requests) {
+  std::vector<std::vector<int32_t>> ids(requests.size());
   std::vector<std::thread> threads;
   std::atomic<bool> failed{false};
-  for (const auto& r : requests)
-    threads.emplace_back([&engine, &r, &failed] {
+  for (size_t i = 0; i < requests.size(); ++i)
+    threads.emplace_back([&engine, &requests, &ids, &failed, i] {
       try {
-        engine.generate(r);
+        ids[i] = engine.generate(requests[i]).output_ids;
       } catch (const std::exception& e) {
         if (!failed.exchange(true)) std::fprintf(stderr, "engine_bench: %s\n", e.what());
       }
     });
   for (auto& t : threads) t.join();
   if (failed) std::exit(1);
+  return ids;
 }
 
 // --breakdown: the parts of one decode step of `rows` rows at `context` positions each, in ms: the
@@ -120,7 +134,9 @@ void breakdown(vime::Model& model, int64_t rows, int64_t context, double tempera
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_name = "qwen3-0.6b", device_name = "cuda";
+  std::string model_name = "qwen3-0.6b", device_name = "cuda", dump_ids;
+  int tp = 1;
+  bool fp32 = false;
   int64_t prompts = 256, prompt_len = 128, new_tokens = 512, max_running = 256, n = 1;
   double temperature = 1.0;
   bool breakdown_only = false;
@@ -160,15 +176,44 @@ int main(int argc, char** argv) {
       options.gpu_memory_utilization = std::stod(next());
     else if (a == "--max-num-batched-tokens")
       options.max_prefill_tokens = std::stoll(next());
+    else if (a == "--tp")
+      tp = std::stoi(next());
+    else if (a == "--fp32")
+      fp32 = true;
+    else if (a == "--dump-ids")
+      dump_ids = next();
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
     }
   }
-  const at::Device device(device_name);
-  const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
+  auto env = vime::dist::rank_env_from_environment(vime::Args{});
+  if (tp > 1 && env.is_single()) {
+    vime::dist::LocalLaunchPlan plan;
+    plan.gpus_per_node = tp;
+    plan.argv.assign(argv, argv + argc);
+    plan.program = "engine_bench";
+    return vime::dist::launch_local_ranks(plan, std::cout);
+  }
+  at::Device device(device_name);
+  std::unique_ptr<vime::dist::ProcessGroup> group;
+  if (!env.is_single()) {
+    if (device.is_cuda()) device = vime::dist::bind_rank_device(env);
+    group = vime::dist::ProcessGroup::create(env, device, std::chrono::minutes(10));
+  }
+  const auto groups = vime::dist::make_parallel_groups(group.get(), tp);
+  const auto dtype = device.is_cuda() && !fp32 ? at::kBFloat16 : at::kFloat;
   const auto config = vime::presets::by_name(model_name);
-  vime::Model model(config, dtype, device, 1);
+  vime::Model model(config, dtype, device, 1, vime::TensorParallel::over(groups.tensor_parallel()));
+  model.set_requires_grad(false);
+  if (!dump_ids.empty() && device.is_cuda()) {
+    // The same weights at any --tp (a CUDA init draws from each device's own generator): the whole
+    // model drawn on the CPU from one seed, each rank loading its slice.
+    vime::Model whole(config, at::kFloat, at::kCPU, 1);
+    vime::NamedTensorList tensors;
+    for (const auto& [name, t] : whole.named_parameters()) tensors.emplace_back(name, t.to(device));
+    model.load_tensors(tensors, "engine_bench's seeded weights");
+  }
   if (breakdown_only) {
     breakdown(model, prompts, prompt_len + new_tokens / 2, temperature);
     return 0;
@@ -193,12 +238,24 @@ int main(int argc, char** argv) {
   options.max_running_requests = max_running;
   options.max_context_len = prompt_len + new_tokens + 1;
   vime::engine::NativeEngine engine(model, nullptr, options);
+  if (groups.tp_rank != 0) {  // runs rank 0's steps until it pauses at the end
+    engine.pause();
+    return 0;
+  }
   run_all(engine, make_requests(std::min<int64_t>(prompts, 8), 8, 1));  // warm-up: kernels, cache
   const auto warm = engine.stats();
 
   const auto requests = make_requests(prompts, new_tokens, n);
   const auto start = std::chrono::steady_clock::now();
-  run_all(engine, requests);
+  const auto ids = run_all(engine, requests);
+  engine.pause();  // the other ranks may go
+  if (!dump_ids.empty()) {
+    std::ofstream out(dump_ids);
+    for (const auto& row : ids) {
+      for (size_t t = 0; t < row.size(); ++t) out << (t ? " " : "") << row[t];
+      out << "\n";
+    }
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto s = engine.stats();
@@ -212,8 +269,8 @@ int main(int argc, char** argv) {
       "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
       "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
       "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, "
-      "\"decode\": \"%s\", \"cuda_graphs\": %lld}\n",
-      model_name.c_str(), device_name.c_str(), device.is_cuda() ? "bf16" : "fp32",
+      "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d}\n",
+      model_name.c_str(), device_name.c_str(), dtype == at::kBFloat16 ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
       generated / seconds, double(s.decode_tokens - warm.decode_tokens) / decode_s,
@@ -226,9 +283,10 @@ int main(int argc, char** argv) {
       static_cast<long long>(s.preempted - warm.preempted),
       static_cast<long long>(s.kv_blocks_total),
       !options.paged_kv                                        ? "contiguous"
+      : tp > 1                                                 ? "varlen"
       : !options.fixed_shape_decode.value_or(device.is_cuda()) ? "varlen"
       : options.cuda_graphs                                    ? "graph"
                                                                : "eager",
-      static_cast<long long>(s.cuda_graphs));
+      static_cast<long long>(s.cuda_graphs), tp);
   return 0;
 }

@@ -38,7 +38,7 @@ int64_t blocks_from_memory_fraction(Model& model, const NativeEngineOptions& opt
   {
     at::AutoGradMode no_grad(false);
     const int64_t tokens = std::min(options.max_prefill_tokens, max_context);
-    PagedKvCache scratch(model.config(), model.dtype(), device, block_size);
+    PagedKvCache scratch(kv_cache_config(model), model.dtype(), device, block_size);
     const int64_t blocks = (tokens + block_size - 1) / block_size;
     scratch.resize(blocks);
     std::vector<int32_t> table(blocks), sequence(tokens, 0);
@@ -52,7 +52,8 @@ int64_t blocks_from_memory_fraction(Model& model, const NativeEngineOptions& opt
   // What the process holds now counts the weights, the profiled activations (kept by the caching
   // allocator) and CUDA's own context.
   const double budget = options.gpu_memory_utilization * double(total) - double(total - free);
-  const int64_t block_bytes = PagedKvCache::block_bytes(model.config(), model.dtype(), block_size);
+  const int64_t block_bytes =
+      PagedKvCache::block_bytes(kv_cache_config(model), model.dtype(), block_size);
   if (budget < double(block_bytes))
     throw UsageError("--vllm-gpu-memory-utilization " +
                      std::to_string(options.gpu_memory_utilization) +
@@ -65,6 +66,12 @@ int64_t blocks_from_memory_fraction(Model& model, const NativeEngineOptions& opt
 
 }  // namespace
 
+ModelConfig kv_cache_config(const Model& model) {
+  ModelConfig config = model.config();
+  config.num_key_value_heads = model.local_kv_heads();
+  return config;
+}
+
 KvCacheBudget kv_cache_budget(Model& model, const NativeEngineOptions& options,
                               int64_t max_context) {
   KvCacheBudget budget;
@@ -74,7 +81,7 @@ KvCacheBudget kv_cache_budget(Model& model, const NativeEngineOptions& options,
       flash_block_table_available(256);
   budget.block_size = options.kv_block_size > 0 ? options.kv_block_size : (flash_pages ? 256 : 16);
   const int64_t block_bytes =
-      PagedKvCache::block_bytes(model.config(), model.dtype(), budget.block_size);
+      PagedKvCache::block_bytes(kv_cache_config(model), model.dtype(), budget.block_size);
   std::string source;
   if (options.kv_cache_blocks > 0) {
     budget.max_blocks = options.kv_cache_blocks;

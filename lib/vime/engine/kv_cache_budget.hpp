@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "vime/engine/native_engine_options.hpp"
+#include "vime/model/model_config.hpp"
 
 namespace vime {
 class Model;
@@ -19,6 +20,10 @@ struct KvCacheBudget {
   int64_t max_blocks = 0;
   bool fixed = false;  // a configured size: allocated at once rather than grown on demand
 };
+
+// The shape of this rank's KV cache: the model's, with the KV heads this rank computes (its
+// tensor-parallel share).
+ModelConfig kv_cache_config(const Model& model);
 
 // Throws vime::UsageError naming the setting when the budget cannot hold one full context.
 KvCacheBudget kv_cache_budget(Model& model, const NativeEngineOptions& options,

@@ -15,6 +15,8 @@
 #include "vime/engine/decode_graph.hpp"
 #include "vime/engine/engine_request.hpp"
 #include "vime/engine/kv_cache_budget.hpp"
+#include "vime/engine/tp_follower.hpp"
+#include "vime/engine/tp_step_plan.hpp"
 #include "vime/error.hpp"
 #include "vime/model/cached_forward.hpp"
 #include "vime/model/kv_cache.hpp"
@@ -53,10 +55,13 @@ struct NativeEngine::Impl {
         eos(resolve_eos(options, t)),
         max_context(options.max_context_len > 0 ? options.max_context_len
                                                 : m.config().max_position_embeddings),
-        cache(m.config(), m.dtype(), m.device(), options.max_running_requests, max_context) {
+        cache(kv_cache_config(m), m.dtype(), m.device(), options.max_running_requests,
+              max_context) {
     if (options.paged_kv) {
       budget = kv_cache_budget(m, options, max_context);
-      paged = std::make_unique<PagedKvCache>(m.config(), m.dtype(), m.device(), budget.block_size);
+      budget.max_blocks = agreed_kv_blocks(m.tensor_parallel(), budget.max_blocks);
+      paged = std::make_unique<PagedKvCache>(kv_cache_config(m), m.dtype(), m.device(),
+                                             budget.block_size);
       reset_blocks();
       // Tensor-parallel ranks keep the varlen path (its collectives are not captured).
       if (options.attention_path == PagedAttentionPath::kAuto &&
@@ -106,6 +111,11 @@ struct NativeEngine::Impl {
   std::unique_ptr<PagedKvCache> paged;               // the scheduler thread's (paged_kv on)
   std::unique_ptr<BlockManager> blocks;              // the scheduler thread's
   std::unique_ptr<DecodeGraphRunner> decode_runner;  // decode-only steps (CUDA graphs)
+  // Tensor parallelism: TP rank 0 posts every step to the other ranks (tp_step_plan.hpp); on the
+  // others the follower runs them and there is no scheduler.
+  std::unique_ptr<TpPlanChannel> tp_leader;
+  int64_t tp_parks = 0, tp_releases = 0;
+  std::unique_ptr<TpFollower> tp_follower;
 
   mutable std::mutex mu;
   std::condition_variable wake;     // the scheduler waits on it
@@ -214,6 +224,7 @@ void NativeEngine::Impl::loop() {
         reset_blocks();
         if (decode_runner) decode_runner->reset();
       }
+      if (tp_leader) tp_leader->post({.op = TpStepPlan::Op::kRelease, .epoch = ++tp_releases});
       totals.kv_cache_bytes = 0;
       changed.notify_all();
       release_pending = false;
@@ -502,6 +513,8 @@ void NativeEngine::Impl::step_paged(const std::string& version) {
     else
       prefill_tokens += s.end - s.begin;
   }
+  if (tp_leader) tp_leader->post(TpStepPlan::step(batch, pairs, blocks->num_blocks()));
+  // Decode-only steps take the fixed-shape path (never under TP: no decode_runner there).
   auto logits = prefill_tokens == 0 ? run_decode(scheduled) : at::Tensor();
   if (!logits.defined()) logits = paged_forward(model, *paged, batch, options.attention_path);
   std::vector<int64_t> rows;
@@ -535,9 +548,21 @@ NativeEngine::NativeEngine(Model& model, const Tokenizer* tokenizer, NativeEngin
     throw UsageError("NativeEngine: max_prefill_tokens must be positive");
   if (options.kv_block_size < 0 || options.kv_cache_blocks < 0 || options.max_kv_cache_bytes < 0)
     throw UsageError("NativeEngine: KV cache sizes must not be negative");
+  const TensorParallel& tp = model.tensor_parallel();
+  if (tp.is_parallel() && !options.paged_kv)
+    throw UsageError("NativeEngine: tensor parallelism needs the paged KV cache");
   impl_ = std::make_unique<Impl>(model, tokenizer, std::move(options));
   if (impl_->max_context < 2)
     throw UsageError("NativeEngine: the context length must be at least 2 tokens");
+  if (tp.is_parallel()) {
+    auto channel = std::make_unique<TpPlanChannel>(*tp.group);
+    if (tp.rank != 0) {
+      impl_->tp_follower = std::make_unique<TpFollower>(
+          model, std::move(impl_->paged), std::move(channel), impl_->options.attention_path);
+      return;
+    }
+    impl_->tp_leader = std::move(channel);
+  }
   impl_->thread = std::thread([this] { impl_->loop(); });
 }
 
@@ -547,7 +572,13 @@ NativeEngine::~NativeEngine() {
     impl_->stopping = true;
   }
   impl_->wake.notify_all();
-  impl_->thread.join();
+  if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->tp_leader) {
+    try {
+      impl_->tp_leader->post({.op = TpStepPlan::Op::kStop});
+    } catch (const std::exception&) {  // the store is gone: the followers stop on their own
+    }
+  }
 }
 
 GenerateResponse NativeEngine::generate(const GenerateRequest& request) {
@@ -560,6 +591,8 @@ GenerateResponse NativeEngine::generate(const GenerateRequest& request, TopLogPr
 
 std::future<GenerateResponse> NativeEngine::submit(const GenerateRequest& request,
                                                    TokenCallback on_token, TopLogProbs* top) {
+  if (impl_->tp_follower)
+    throw Error("generate: this engine follows tensor-parallel rank 0, which takes the requests");
   auto r = impl_->make_request(request);
   r->on_token = std::move(on_token);
   if (top) {
@@ -580,6 +613,7 @@ std::future<GenerateResponse> NativeEngine::submit(const GenerateRequest& reques
 }
 
 void NativeEngine::abort_all() {
+  if (impl_->tp_follower) return;  // rank 0 holds the requests
   std::unique_lock lock(impl_->mu);
   for (auto& r : impl_->queue) impl_->finish(*r, "abort", impl_->weight_version);
   impl_->queue.clear();
@@ -589,13 +623,17 @@ void NativeEngine::abort_all() {
 }
 
 void NativeEngine::pause() {
+  if (impl_->tp_follower) return impl_->tp_follower->pause();
   std::unique_lock lock(impl_->mu);
   impl_->paused = true;
   impl_->prefix_reset_pending = true;
   impl_->changed.wait(lock, [&] { return impl_->idle; });
+  if (impl_->tp_leader)
+    impl_->tp_leader->post({.op = TpStepPlan::Op::kPark, .epoch = ++impl_->tp_parks});
 }
 
 void NativeEngine::resume() {
+  if (impl_->tp_follower) return impl_->tp_follower->resume();
   {
     std::lock_guard lock(impl_->mu);
     impl_->paused = false;
@@ -604,6 +642,7 @@ void NativeEngine::resume() {
 }
 
 void NativeEngine::release_memory() {
+  if (impl_->tp_follower) return impl_->tp_follower->release_memory();
   std::unique_lock lock(impl_->mu);
   impl_->release_pending = true;
   impl_->wake.notify_all();
@@ -624,6 +663,10 @@ EngineStats NativeEngine::stats() const {
   std::lock_guard lock(impl_->mu);
   EngineStats s = impl_->totals;
   s.queued = static_cast<int64_t>(impl_->queue.size());
+  if (impl_->tp_follower) {
+    s.kv_cache_bytes = impl_->tp_follower->kv_cache_bytes();
+    s.decode_steps = impl_->tp_follower->steps();  // forwards run for rank 0's steps
+  }
   return s;
 }
 

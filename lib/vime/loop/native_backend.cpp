@@ -1,6 +1,7 @@
 // The embedded backend: the NativeEngine generates with the trainer's Model itself, so a weight
 // update is a version bump (the optimizer changed the very tensors the engine reads). Under
-// tensor parallelism each rank's engine runs the whole model gathered from the shards instead.
+// tensor parallelism the same holds at any size: the ranks of a tensor-parallel group run one
+// engine together, each on its own shards (engine/tp_step_plan.hpp); its rank 0 takes requests.
 #include "vime/loop/native_backend.hpp"
 
 #include <ATen/core/grad_mode.h>
@@ -30,20 +31,11 @@ engine::NativeEngineOptions rank_engine_options(const Args& args, int rank) {
   return options;
 }
 
-// Under tensor parallelism the engine has no sharded forward yet: each rank's engine runs the
-// whole model, gathered from the trainer's shards (a collective of the tensor-parallel group, at
-// start and at every weight update). Null without tensor parallelism.
-std::unique_ptr<Model> gathered_copy(const Model& model) {
-  if (!model.tensor_parallel().is_parallel()) return nullptr;
-  auto whole = std::make_unique<Model>(model.config(), model.dtype(), model.device());
-  whole->set_requires_grad(false);
-  return whole;
-}
-
-void gather_into(Model& whole, const Model& sharded) {
-  at::NoGradGuard no_grad;
-  const auto& params = whole.named_parameters();
-  for (size_t i = 0; i < params.size(); ++i) params[i].second.copy_(sharded.full_parameter(i));
+std::string sharded(const Model& model) {
+  const auto& tp = model.tensor_parallel();
+  if (!tp.is_parallel()) return "";
+  return ", tensor-parallel over " + std::to_string(tp.size) +
+         " ranks (each runs its own shards of the trainer's model)";
 }
 
 // The trainer's own engine, paused and emptied while it trains.
@@ -51,10 +43,7 @@ class EmbeddedEngine {
  public:
   EmbeddedEngine(const Args& args, Model& model, const Tokenizer* tokenizer, int64_t version,
                  int rank)
-      : trainer_model_(model),
-        whole_(gathered_copy(model)),
-        engine_(whole_ ? *whole_ : model, tokenizer, rank_engine_options(args, rank)) {
-    if (whole_) gather_into(*whole_, trainer_model_);
+      : model_(model), engine_(model, tokenizer, rank_engine_options(args, rank)) {
     engine_.set_weight_version(std::to_string(version));
   }
   void before_train() {
@@ -62,16 +51,15 @@ class EmbeddedEngine {
     engine_.release_memory();
   }
   void update_weights(int64_t version) {
-    if (whole_) gather_into(*whole_, trainer_model_);
     engine_.set_weight_version(std::to_string(version));
     engine_.resume();
   }
   engine::NativeEngine& engine() { return engine_; }
-  Model& model() { return whole_ ? *whole_ : trainer_model_; }  // the one the engine runs
+  Model& model() { return model_; }
+  const Model& model() const { return model_; }
 
  private:
-  Model& trainer_model_;
-  std::unique_ptr<Model> whole_;  // tensor parallel: the gathered model the engine runs
+  Model& model_;
   engine::NativeEngine engine_;
 };
 
@@ -82,10 +70,32 @@ class NativeBackend final : public RolloutBackend {
   EngineClient& engine() override { return local_.engine(); }
   void before_train() override { local_.before_train(); }
   void update_weights(Model&, int64_t version) override { local_.update_weights(version); }
-  std::string describe() const override { return "embedded engine"; }
+  std::string describe() const override { return "embedded engine" + sharded(local_.model()); }
 
  private:
   EmbeddedEngine local_;
+};
+
+// A tensor-parallel rank > 0: its part of its group's engine runs the forwards that the group's
+// rank 0 schedules; it takes no requests.
+class TpFollowerBackend final : public RolloutBackend {
+ public:
+  TpFollowerBackend(const Args& args, Model& model, int64_t version, int rank)
+      : local_(args, model, nullptr, version, rank), rank_(rank) {}
+  EngineClient& engine() override {
+    throw Error("rank " + std::to_string(rank_) +
+                ": a tensor-parallel rank > 0 does not take requests; its group's rank 0 does");
+  }
+  void before_train() override { local_.before_train(); }
+  void update_weights(Model&, int64_t version) override { local_.update_weights(version); }
+  std::string describe() const override {
+    return "its shards of the tensor-parallel engine of rank " +
+           std::to_string(rank_ - local_.model().tensor_parallel().rank);
+  }
+
+ private:
+  EmbeddedEngine local_;
+  int rank_;
 };
 
 // Rank 0: its own engine and every other rank's, one client.
@@ -93,10 +103,12 @@ class FleetBackend final : public RolloutBackend {
  public:
   FleetBackend(const Args& args, Model& model, const Tokenizer* tokenizer, int64_t version,
                dist::ProcessGroup& group)
-      : local_(args, model, tokenizer, version, 0), ranks_(group.size()) {
+      : local_(args, model, tokenizer, version, 0),
+        ranks_(group.size() / model.tensor_parallel().size) {
     fleet_.add("rank 0 (local)", local_.engine());
     auto& store = group.store();
-    for (const auto& address : wait_for_rank_engines(store, group.size(), store.getTimeout())) {
+    const int tp = model.tensor_parallel().size;
+    for (const auto& address : wait_for_rank_engines(store, group.size(), store.getTimeout(), tp)) {
       auto options = engine::VllmEngineOptions::from(args);
       options.worker_urls = {address.url};
       options.api_key = address.api_key;
@@ -116,7 +128,9 @@ class FleetBackend final : public RolloutBackend {
     local_.update_weights(version);
   }
   std::string describe() const override {
-    return "embedded engines on " + std::to_string(ranks_) + " ranks";
+    const bool tp = local_.model().tensor_parallel().is_parallel();
+    return "embedded engines on " + std::to_string(ranks_) +
+           (tp ? " data-parallel groups" : " ranks") + sharded(local_.model());
   }
 
  private:
@@ -164,7 +178,10 @@ class ServingBackend final : public RolloutBackend {
 std::unique_ptr<RolloutBackend> make_native_backend(const Args& args, Model& model,
                                                     const Tokenizer* tokenizer, int64_t version,
                                                     dist::ProcessGroup* group) {
-  if (group == nullptr || group->size() == 1)
+  const auto& tp = model.tensor_parallel();
+  if (tp.is_parallel() && tp.rank != 0)
+    return std::make_unique<TpFollowerBackend>(args, model, version, group->rank());
+  if (group == nullptr || group->size() == tp.size)
     return std::make_unique<NativeBackend>(args, model, tokenizer, version);
   if (tokenizer == nullptr)
     throw Error("the embedded engines of several ranks need the run's tokenizer");

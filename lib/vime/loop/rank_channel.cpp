@@ -128,22 +128,21 @@ void RankChannel::publish(const RolloutOrder& order) {
 
 std::string RankChannel::wait_and_get(const std::string& key) {
   auto& store = group_.store();
-  // A rollout may take longer than any store timeout: wait in slices; a lost rank 0 (its store
-  // gone) throws from wait().
+  // A rollout may take longer than any store timeout: poll; a lost rank 0 (its store gone)
+  // throws from check(). Not a long wait(): the store's client serves one call at a time, and
+  // this rank's tensor-parallel engine reads and posts its step plans through it meanwhile.
   while (true) {
     try {
-      store.wait({key}, std::chrono::seconds(30));
-      break;
+      if (store.check({key})) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     } catch (const std::exception& e) {
       const std::string what = e.what();
-      if (what.find("imeout") == std::string::npos && what.find("timed out") == std::string::npos) {
-        // Rank 0's own failure is the cause: let its exit reach the launcher first, so the
-        // job's one line names it rather than this consequence.
-        std::this_thread::sleep_for(std::chrono::seconds(3));
-        throw Error("rank " + std::to_string(group_.rank()) +
-                    ": lost the controller (rank 0) while waiting for " + key + ": " +
-                    what.substr(0, what.find('\n')));
-      }
+      // Rank 0's own failure is the cause: let its exit reach the launcher first, so the job's
+      // one line names it rather than this consequence.
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      throw Error("rank " + std::to_string(group_.rank()) +
+                  ": lost the controller (rank 0) while waiting for " + key + ": " +
+                  what.substr(0, what.find('\n')));
     }
   }
   const auto value = store.get(key);

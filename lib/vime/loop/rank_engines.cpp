@@ -65,11 +65,12 @@ RankEngineServer::RankEngineServer(engine::NativeEngine& engine, Model& model,
 RankEngineServer::~RankEngineServer() { server_.stop(); }
 
 std::vector<RankEngineAddress> wait_for_rank_engines(c10d::Store& store, int world_size,
-                                                     std::chrono::milliseconds timeout) {
+                                                     std::chrono::milliseconds timeout,
+                                                     int stride) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     std::vector<int> missing;
-    for (int r = 1; r < world_size; ++r) {
+    for (int r = stride; r < world_size; r += stride) {
       if (!store.check({rank_engine_key(r)})) missing.push_back(r);
     }
     if (missing.empty()) break;
@@ -79,15 +80,16 @@ std::vector<RankEngineAddress> wait_for_rank_engines(c10d::Store& store, int wor
         names += (i ? ", " : "") + std::to_string(missing[i]);
       if (missing.size() > 16) names += ", ...";
       throw Error("rollout engines: " + std::to_string(missing.size()) + " of " +
-                  std::to_string(world_size - 1) + " other ranks did not publish their engine (" +
-                  "under " + rank_engine_key(missing.front()) + ") within " + seconds(timeout) +
+                  std::to_string(world_size / stride - 1) +
+                  " other ranks did not publish their engine (" + "under " +
+                  rank_engine_key(missing.front()) + ") within " + seconds(timeout) +
                   " s (missing ranks: " + names +
                   "); see those ranks' logs, or raise --distributed-timeout-minutes");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::vector<RankEngineAddress> out;
-  for (int r = 1; r < world_size; ++r) {
+  for (int r = stride; r < world_size; r += stride) {
     const auto raw = store.get(rank_engine_key(r));
     const std::string where = "the store's " + rank_engine_key(r);
     const Json value = Json::parse(std::string(raw.begin(), raw.end()), where);

@@ -49,9 +49,11 @@ class RankEngineServer {
   RankEngineAddress address_;
 };
 
-// The engines of ranks 1..world_size-1 as they published them, waiting up to `timeout` for all;
-// then throws vime::Error naming the ranks that did not publish.
+// The engines of ranks stride, 2 * stride, .. < world_size as they published them (stride: the
+// tensor-parallel size, whose rank 0 of each group drives its engine), waiting up to `timeout` for
+// all; then throws vime::Error naming the ranks that did not publish.
 std::vector<RankEngineAddress> wait_for_rank_engines(c10d::Store& store, int world_size,
-                                                     std::chrono::milliseconds timeout);
+                                                     std::chrono::milliseconds timeout,
+                                                     int stride = 1);
 
 }  // namespace vime::loop

@@ -9,6 +9,7 @@
 #include "vime/loop/rollout_backend_options.hpp"
 #include "vime/loop/vllm_backend.hpp"
 #include "vime/model/model.hpp"
+#include "vime/weight_sync/nccl_weight_sender.hpp"
 
 namespace vime::loop {
 
@@ -89,7 +90,7 @@ bool announce_weight_gather(const Model& model, bool gathering) {
 }
 
 void follow_weight_gather(const Model& model) {
-  if (gather_word(model, 0) == 1) (void)model.hf_tensors();
+  if (gather_word(model, 0) == 1) weight_sync::follow_gathered_send(model);
 }
 
 }  // namespace vime::loop

@@ -346,9 +346,10 @@ int run_training(const Args& given_args, std::ostream& console) {
   Args rollout_args = args;
   if (Json urls = backend->model_urls(); !urls.is_null())
     rollout_args.set("vllm_model_urls", std::move(urls), ArgSource::kDerived);
-  // The embedded backend has one engine per rank: the rollout keeps that many engines busy.
+  // The embedded backend has one engine per data-parallel group (per rank without tensor
+  // parallelism): the rollout keeps that many engines busy.
   if (group && !args.is_set("rollout_num_gpus") && backend->model_urls().is_null()) {
-    rollout_args.set("rollout_num_gpus", Json(static_cast<int64_t>(group->size())),
+    rollout_args.set("rollout_num_gpus", Json(static_cast<int64_t>(group->size() / groups.tp_size)),
                      ArgSource::kDerived);
   }
   if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kNative)

@@ -65,13 +65,15 @@ at::Tensor prefill_forward(Model& model, KvCache& cache,
   auto rows_t = long_tensor(token_rows, device);
   auto rope = rope_tables(model.inverse_frequencies(), batch.positions, model.dtype());
   const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
-  auto x = at::embedding(model.embedding(), batch.tokens);
+  auto x = model.embed_tokens(batch.tokens);
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {
-    x = decoder_layer(model.layer(layer), x, cfg, rope,
-                      [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-                        write_cache(cache, layer, rows_t, batch.positions, k, v);
-                        return varlen_causal_attention(q, k, v, batch.varlen, scale);
-                      });
+    x = decoder_layer(
+        model.layer(layer), x, cfg, rope,
+        [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+          write_cache(cache, layer, rows_t, batch.positions, k, v);
+          return varlen_causal_attention(q, k, v, batch.varlen, scale);
+        },
+        model.layer_parallel());
   }
   auto hidden = x.index_select(0, long_tensor(last, device));
   return model.logits(rms_norm(hidden, model.final_norm(), cfg.rms_norm_eps));
@@ -93,14 +95,16 @@ at::Tensor decode_forward(Model& model, KvCache& cache, const std::vector<int64_
   auto rows_t = at::arange(batch, positions_t.options());
   auto rope = rope_tables(model.inverse_frequencies(), positions_t, model.dtype());
   const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
-  auto x = at::embedding(model.embedding(), long_tensor(tokens, device));
+  auto x = model.embed_tokens(long_tensor(tokens, device));
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {
-    x = decoder_layer(model.layer(layer), x, cfg, rope,
-                      [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-                        write_cache(cache, layer, rows_t, positions_t, k, v);
-                        return cached_attention(q, cache.keys(layer), cache.values(layer),
-                                                lengths_t, max_length, scale);
-                      });
+    x = decoder_layer(
+        model.layer(layer), x, cfg, rope,
+        [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+          write_cache(cache, layer, rows_t, positions_t, k, v);
+          return cached_attention(q, cache.keys(layer), cache.values(layer), lengths_t, max_length,
+                                  scale);
+        },
+        model.layer_parallel());
   }
   return model.logits(rms_norm(x, model.final_norm(), cfg.rms_norm_eps));
 }
@@ -121,7 +125,7 @@ at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<Pa
     const PagedSequence& s = batch[b];
     const auto& table = *s.block_table;
     for (int64_t p = s.begin; p < s.end; ++p) {
-      tokens.push_back(s.tokens[p]);
+      tokens.push_back(s.tokens[p - s.tokens_offset]);
       positions.push_back(p);
       slots.push_back(table[p / block_size] * block_size + p % block_size);
     }
@@ -156,7 +160,7 @@ at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<Pa
   auto rope =
       rope_tables(model.inverse_frequencies(), long_tensor(positions, device), model.dtype());
   const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
-  auto x = at::embedding(model.embedding(), long_tensor(tokens, device));
+  auto x = model.embed_tokens(long_tensor(tokens, device));
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {
     x = decoder_layer(
         model.layer(layer), x, cfg, rope,
@@ -166,7 +170,8 @@ at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<Pa
           keys.view({-1, keys.size(2), keys.size(3)}).index_copy_(0, slots_t, k);
           values.view({-1, values.size(2), values.size(3)}).index_copy_(0, slots_t, v);
           return paged_attention(q, keys, values, info, scale, path);
-        });
+        },
+        model.layer_parallel());
   }
   auto hidden = x.index_select(0, long_tensor(last, device));
   return model.logits(rms_norm(hidden, model.final_norm(), cfg.rms_norm_eps));

@@ -37,6 +37,7 @@ struct PagedSequence {
   int64_t begin = 0, end = 0;
   const std::vector<int32_t>* block_table = nullptr;
   bool wants_logits = false;  // the logits of position end - 1 come back
+  int64_t tokens_offset = 0;  // tokens[0] is position tokens_offset (0: the whole sequence)
 };
 
 // Prefill chunks and decode rows in one forward. Returns [sequences wanting logits, vocab_size],

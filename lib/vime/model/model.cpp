@@ -334,6 +334,15 @@ NamedTensorList Model::hf_tensors(int64_t vocab_size) const {
 
 const TensorParallel& Model::tensor_parallel() const { return parallel_->tp; }
 
+const LayerParallel* Model::layer_parallel() const {
+  return parallel_->tp.is_parallel() ? parallel_.get() : nullptr;
+}
+
+int64_t Model::local_kv_heads() const {
+  if (!parallel_->tp.is_parallel()) return config_.num_key_value_heads;
+  return parallel_->kv.length / config_.head_dim;
+}
+
 at::Tensor Model::embed(const at::Tensor& tokens) const {
   const auto& tp = parallel_->tp;
   if (!tp.is_parallel()) return at::embedding(embed_, tokens);

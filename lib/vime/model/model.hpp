@@ -99,6 +99,14 @@ class Model {
 
   // For the engine's cached forward (model/cached_forward.cpp), which runs the layers itself.
   const LayerWeights& layer(int64_t index) const;
+  // [n] int64 -> [n, hidden]; under tensor parallelism each rank looks up its vocabulary rows and
+  // the group sums them (a collective).
+  at::Tensor embed_tokens(const at::Tensor& tokens) const { return embed(tokens); }
+  // The tensor-parallel group and KV-head slice the layers run with; null without TP.
+  const LayerParallel* layer_parallel() const;
+  // The KV heads this rank computes (and an engine caches): all of them without TP, else its
+  // share, or the one head it replicates when there are fewer KV heads than ranks.
+  int64_t local_kv_heads() const;
   const at::Tensor& embedding() const { return embed_; }
   const at::Tensor& final_norm() const { return final_norm_; }
   const at::Tensor& inverse_frequencies() const { return inv_freq_; }

@@ -47,6 +47,11 @@ std::string default_master_address(const std::vector<std::string>& urls) {
   return name;
 }
 
+// As Model::hf_tensors() holds it: the vocabulary tensors cut back to the model's vocabulary.
+bool is_vocab_tensor(const std::string& name) {
+  return name == "model.embed_tokens.weight" || name == "lm_head.weight";
+}
+
 }  // namespace
 
 NcclWeightSender::NcclWeightSender() = default;
@@ -125,7 +130,43 @@ void NcclWeightSender::connect(const std::vector<std::string>& server_urls,
 }
 
 SendStats NcclWeightSender::send(const Model& model, const std::string& weight_version) {
-  return send(model.hf_tensors(), weight_version);
+  if (!model.tensor_parallel().is_parallel()) return send(model.hf_tensors(), weight_version);
+  // Tensor parallel: the shards are gathered into HF layout one packed bucket at a time (as
+  // slime gathers them), so no whole copy of the model is ever held here; the group's other
+  // ranks gather with this one (follow_gathered_send).
+  const auto& params = model.named_parameters();
+  std::vector<TensorMeta> metas;
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto shape = model.full_shape(i);
+    if (is_vocab_tensor(params[i].first)) shape[0] = model.config().vocab_size;
+    metas.push_back({params[i].first, dtype_name(params[i].second.scalar_type()), shape});
+  }
+  std::vector<PackedChunk> chunks;
+  if (options_.packed) {
+    chunks = plan_packed_chunks(metas, options_.packed_buffer_size_bytes);
+  } else {
+    for (size_t i = 0; i < metas.size(); ++i) chunks.push_back({i, i + 1, metas[i].nbytes()});
+  }
+  return round(metas, weight_version, [&] {
+    for (const auto& chunk : chunks) {
+      std::vector<std::pair<std::string, at::Tensor>> bucket;
+      for (size_t i = chunk.begin; i < chunk.end; ++i) {
+        auto t = model.full_parameter(i);
+        if (is_vocab_tensor(metas[i].name)) t = t.narrow(0, 0, metas[i].shape[0]);
+        bucket.emplace_back(metas[i].name, t.contiguous());
+      }
+      if (!options_.packed) {
+        comm_->broadcast(bucket[0].second, 0);
+        continue;
+      }
+      broadcast_packed(*comm_, bucket, {PackedChunk{0, bucket.size(), chunk.nbytes}}, 1);
+    }
+  });
+}
+
+void follow_gathered_send(const Model& model) {
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < model.named_parameters().size(); ++i) (void)model.full_parameter(i);
 }
 
 // Every server at once: with many engines, one round trip instead of one per engine.
@@ -154,19 +195,32 @@ SendStats NcclWeightSender::send(const std::vector<std::pair<std::string, at::Te
         "NCCL weight transfer: not connected (the last round failed or connect() was "
         "never called)");
   }
-  const auto start = Clock::now();
-  const double control_timeout = std::min(options_.timeout_s > 0 ? options_.timeout_s : 60.0, 60.0);
-  UpdateInfo update;
-  SendStats stats;
+  std::vector<TensorMeta> metas;
   for (const auto& [name, t] : tensors) {
     if (t.device() != comm_->device()) {
       throw Error("NCCL weight transfer: tensor " + name + " is on " + t.device().str() +
                   ", the communicator on " + comm_->device().str());
     }
-    update.tensors.push_back({name, dtype_name(t.scalar_type()), t.sizes().vec()});
-    stats.bytes += int64_t(t.nbytes());
+    metas.push_back({name, dtype_name(t.scalar_type()), t.sizes().vec()});
   }
-  stats.tensors = int64_t(tensors.size());
+  return round(metas, weight_version, [&] { broadcast_all(tensors, metas); });
+}
+
+SendStats NcclWeightSender::round(const std::vector<TensorMeta>& metas,
+                                  const std::string& weight_version,
+                                  const std::function<void()>& broadcast) {
+  if (!connected()) {
+    throw Error(
+        "NCCL weight transfer: not connected (the last round failed or connect() was "
+        "never called)");
+  }
+  const auto start = Clock::now();
+  const double control_timeout = std::min(options_.timeout_s > 0 ? options_.timeout_s : 60.0, 60.0);
+  UpdateInfo update;
+  SendStats stats;
+  update.tensors = metas;
+  for (const auto& m : metas) stats.bytes += m.nbytes();
+  stats.tensors = int64_t(metas.size());
   if (options_.legacy_packed_field) update.legacy_packed = options_.packed;
   Json body = Json::object();
   body["update_info"] = update.to_json();
@@ -180,7 +234,7 @@ SendStats NcclWeightSender::send(const std::vector<std::pair<std::string, at::Te
     ConcurrentPosts posts(std::move(updates), "POST /update_weights");
     const auto broadcast_start = Clock::now();
     at::NoGradGuard no_grad;
-    broadcast_all(tensors, update.tensors);
+    broadcast();
     comm_->wait("NCCL weight broadcast (" + std::to_string(stats.tensors) + " tensors)",
                 options_.timeout_s, [&posts] { return posts.first_failure(); });
     stats.broadcast_seconds = since(broadcast_start);

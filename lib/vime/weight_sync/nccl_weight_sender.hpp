@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -66,7 +67,9 @@ class NcclWeightSender {
 
   // One update round of `model`'s HF-named tensors: /start_weight_update, /update_weights on every
   // server while this rank broadcasts in that order, /finish_weight_update {"weight_version"}.
-  // A failure aborts the communicator (connect() again) and throws vime::Error.
+  // A failure aborts the communicator (connect() again) and throws vime::Error. Under tensor
+  // parallelism the shards are gathered a packed bucket at a time, a collective of the
+  // tensor-parallel group whose other ranks call follow_gathered_send(model) meanwhile.
   SendStats send(const Model& model, const std::string& weight_version);
   // The same round over any named tensors (HF names, on options.device).
   SendStats send(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
@@ -77,6 +80,8 @@ class NcclWeightSender {
   const NcclSenderOptions& options() const { return options_; }
 
  private:
+  SendStats round(const std::vector<TensorMeta>& metas, const std::string& weight_version,
+                  const std::function<void()>& broadcast);
   void broadcast_all(const std::vector<std::pair<std::string, at::Tensor>>& tensors,
                      const std::vector<TensorMeta>& metas);
   void post_to_all(const std::string& route, const Json& body, double timeout_s);
@@ -87,5 +92,9 @@ class NcclWeightSender {
   std::unique_ptr<TcpStoreHost> store_;  // TCPStore mode: kept while vLLM's group may use it
   std::unique_ptr<NcclCommunicator> comm_;
 };
+
+// A tensor-parallel rank > 0's part in rank 0's send(model) (or any Model::hf_tensors() of rank
+// 0): the same gathers, in the same order, each dropped at once.
+void follow_gathered_send(const Model& model);
 
 }  // namespace vime::weight_sync

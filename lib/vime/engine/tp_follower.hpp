@@ -1,0 +1,64 @@
+// The engine of a tensor-parallel rank > 0 (engine/tp_step_plan.hpp): a thread that runs, on this
+// rank's shards and KV cache, each forward TP rank 0 posts, and frees the cache when it does. It
+// keeps the trainer's rules on its own rank: after rank 0 pauses (kPark), it runs no forward
+// until this rank's own resume(), so this rank's optimizer has finished changing the shards.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "vime/engine/tp_step_plan.hpp"
+#include "vime/model/paged_attention.hpp"
+
+namespace vime {
+class Model;
+class PagedKvCache;
+struct TensorParallel;
+}  // namespace vime
+
+namespace vime::engine {
+
+class TpFollower {
+ public:
+  TpFollower(Model& model, std::unique_ptr<PagedKvCache> cache,
+             std::unique_ptr<TpPlanChannel> channel, PagedAttentionPath path);
+  ~TpFollower();  // stops following (rank 0's engine stops too, or is gone)
+  TpFollower(const TpFollower&) = delete;
+  TpFollower& operator=(const TpFollower&) = delete;
+
+  // The n-th call returns once rank 0 has paused n times (its last step done here too); throws
+  // vime::Error if a step failed on this rank.
+  void pause();
+  void resume();  // the shards are this rank's to read again
+  // The n-th call returns once rank 0 has released its cache n times (this rank's is freed).
+  void release_memory();
+  int64_t kv_cache_bytes() const;
+  int64_t steps() const;
+
+ private:
+  void follow();
+  void run_step(const TpStepPlan& plan);
+  void wait_for(const int64_t& seen, int64_t wanted);
+
+  Model& model_;
+  std::unique_ptr<PagedKvCache> cache_;
+  std::unique_ptr<TpPlanChannel> channel_;
+  PagedAttentionPath path_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  bool stopping_ = false, done_ = false;
+  std::exception_ptr error_;
+  int64_t parks_seen_ = 0, releases_seen_ = 0, pauses_ = 0, resumes_ = 0, releases_ = 0;
+  int64_t steps_ = 0, kv_bytes_ = 0;
+  std::thread thread_;
+};
+
+// The number of KV-cache blocks every rank of the group can hold: the least of theirs (a
+// collective over the group).
+int64_t agreed_kv_blocks(const TensorParallel& tp, int64_t blocks);
+
+}  // namespace vime::engine

@@ -39,7 +39,7 @@ with finish_reason "abort").
 
 vLLM's flags are listed in the group [serve] below (MODEL_DIR is --hf-checkpoint); --dtype bfloat16
 is --bf16. --tensor-parallel-size, --pipeline-parallel-size, --data-parallel-size and --nnodes take
-1 only (one GPU). vLLM tuning flags that do not apply (--enforce-eager, --swap-space, ...) are
+1 only (one GPU). vLLM tuning flags that do not apply (--swap-space, ...) are
 accepted and ignored with one line on stderr. The engine takes vime train's flags.
   --help [GROUP]              all flags, or those of one group (engine flags as in `vime train`)
 )";
@@ -50,6 +50,7 @@ struct ServeCommandOptions {
   std::string hf_checkpoint;  // MODEL_DIR, unless --hf-checkpoint is on the command line too
   std::optional<int64_t> seed, max_model_len, max_num_seqs, max_num_batched_tokens, block_size;
   std::optional<double> gpu_memory_utilization;
+  bool enforce_eager = false;
   std::optional<engine::LogProbMode> logprob_mode;
   std::optional<at::ScalarType> dtype;  // --dtype; nullopt: auto (serve_dtype)
   std::vector<std::string> notices;     // flags accepted and ignored, one stderr line each
@@ -131,6 +132,7 @@ ServeCommandOptions ServeCommandOptions::from(const Args& args) {
   if (dtype == "float16" || dtype == "half") o.dtype = at::kHalf;
   if (dtype == "float32" || dtype == "float") o.dtype = at::kFloat;
   o.server.enable_sleep_mode = args.get_bool("enable_sleep_mode");
+  o.enforce_eager = args.get_bool("enforce_eager");
   o.server.max_request_bytes = args.get_int("max_request_bytes");
   if (o.server.max_request_bytes < 0)
     throw UsageError("--max-request-bytes must be >= 0 (0: no limit)");
@@ -245,6 +247,7 @@ int run_serve(const Arguments& argv) {
   if (o.max_num_batched_tokens) engine_options.max_prefill_tokens = *o.max_num_batched_tokens;
   if (o.logprob_mode) engine_options.logprob_mode = *o.logprob_mode;
   if (o.block_size) engine_options.kv_block_size = *o.block_size;
+  if (o.enforce_eager) engine_options.cuda_graphs = false;
   if (o.gpu_memory_utilization && device.is_cuda())
     engine_options.gpu_memory_utilization = *o.gpu_memory_utilization;
   engine::NativeEngine engine(*model, tokenizer.get(), engine_options);

@@ -45,6 +45,8 @@ constexpr FlagSpec kFlags[] = {
      "tokens per KV cache block (default: 256 where flash attention reads block tables, else "
      "16)"},
     {"--enable-sleep-mode", kStoreTrue, nullptr, "mount /sleep and /wake_up"},
+    {"--enforce-eager", kStoreTrue, nullptr,
+     "decode without CUDA graphs (the paged decode kernel runs eagerly; the CPU has no graphs)"},
     {"--enable-auto-tool-choice", kStoreTrue, nullptr,
      "chat answers carry tool_calls (with --tool-call-parser hermes)"},
     {"--tool-call-parser", kString, nullptr,
@@ -110,7 +112,6 @@ constexpr FlagSpec kFlags[] = {
     ignored("--download-dir"),
     ignored("--reasoning-parser"),
     ignored("--chat-template"),
-    ignored("--enforce-eager", kStoreTrue),
     ignored("--enable-prefix-caching", kBoolOptional),
     ignored("--enable-chunked-prefill", kBoolOptional),
     ignored("--disable-log-stats", kStoreTrue),

@@ -1,8 +1,11 @@
 // [serve_load] The real `vime serve` binary under a CI-sized load-and-abuse run (tools/serve_load
 // runs the full 2,000 requests at 64 concurrent): valid completions answer 200, every malformed
 // request a 4xx in vLLM's error shape, client hang-ups cost nothing, the server stays healthy and
-// stops cleanly, and its RSS grows by less than 128 MiB (it levels off near 67 MiB: the
-// allocator arenas of 64 HTTP threads; 2,000 and 6,000 requests grow it alike).
+// stops cleanly, and its RSS growth stays bounded. The growth is per HTTP worker thread that has
+// run (~1.5 MiB each: its stack and thread-local parser/tokenizer state), so it levels off at the
+// pool's size: measured with the default pool of 528 threads (one per request the rollout keeps in
+// flight, 512, plus 16 for control routes) at 64 concurrent: 207 MiB after 300 requests, 717 MiB
+// after 2,000, 785 MiB after 6,000. This run (300 + 300 requests at 16) grows ~200 MiB.
 #include <catch2/catch.hpp>
 
 #include "load_driver.hpp"
@@ -37,5 +40,5 @@ TEST_CASE("serve_load: 300 requests at 16 concurrent with aborts and malformed b
   CHECK(r.fuzz.bad_failed == 0);  // fuzzed bodies: 200 or a 4xx in vLLM's shape, never a 5xx
   CHECK(r.alive_after);
   CHECK(r.exit_status == 0);
-  CHECK(r.rss_after_kib - r.rss_before_kib < 128 * 1024);
+  CHECK(r.rss_after_kib - r.rss_before_kib < 384 * 1024);
 }

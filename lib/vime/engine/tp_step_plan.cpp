@@ -6,6 +6,7 @@
 #include <map>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "vime/core/byte_codec.hpp"
 #include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
 #include "vime/model/cached_forward.hpp"
@@ -13,54 +14,7 @@
 namespace vime::engine {
 namespace {
 
-class Writer {
- public:
-  template <class T>
-  void put(T value) {
-    const auto* p = reinterpret_cast<const char*>(&value);
-    out_.append(p, sizeof(T));
-  }
-  template <class T>
-  void put_vector(const std::vector<T>& values) {
-    put<uint64_t>(values.size());
-    out_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
-  }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <class T>
-  T get() {
-    if (in_.size() - pos_ < sizeof(T)) fail();
-    T value;
-    std::memcpy(&value, in_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return value;
-  }
-  template <class T>
-  std::vector<T> get_vector() {
-    const auto n = get<uint64_t>();
-    if (n > (in_.size() - pos_) / sizeof(T)) fail();
-    std::vector<T> values(n);
-    std::memcpy(values.data(), in_.data() + pos_, n * sizeof(T));
-    pos_ += n * sizeof(T);
-    return values;
-  }
-  bool at_end() const { return pos_ == in_.size(); }
-  [[noreturn]] void fail() const {
-    throw Error("tensor-parallel engine: a truncated or foreign step plan (" +
-                std::to_string(in_.size()) + " bytes); were all ranks started from the same vime?");
-  }
-
- private:
-  const std::string& in_;
-  size_t pos_ = 0;
-};
+using Writer = core::ByteWriter;
 
 bool is_timeout(const std::exception& e) {
   const std::string what = e.what();
@@ -116,7 +70,7 @@ std::string TpStepPlan::encode() const {
 }
 
 TpStepPlan TpStepPlan::decode(const std::string& bytes) {
-  Reader r(bytes);
+  core::ByteReader r(bytes, "tensor-parallel engine: a step plan");
   TpStepPlan plan;
   const auto op = r.get<int32_t>();
   if (op < 0 || op > static_cast<int32_t>(Op::kStop)) r.fail();

@@ -5,6 +5,7 @@
 #include <thread>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "vime/core/byte_codec.hpp"
 #include "vime/error.hpp"
 
 namespace vime::loop {
@@ -12,56 +13,7 @@ namespace {
 
 constexpr char kMagic[] = "VIMEORD1";
 
-class Writer {
- public:
-  template <class T>
-  void put(T value) {
-    out_.append(reinterpret_cast<const char*>(&value), sizeof(T));
-  }
-  template <class T>
-  void put_vector(const std::vector<T>& values) {
-    put<uint64_t>(values.size());
-    out_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
-  }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    T value;
-    std::memcpy(&value, in_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return value;
-  }
-  template <class T>
-  std::vector<T> get_vector() {
-    const auto n = get<uint64_t>();
-    if (n > (in_.size() - pos_) / sizeof(T)) fail();
-    std::vector<T> values(n);
-    std::memcpy(values.data(), in_.data() + pos_, n * sizeof(T));
-    pos_ += n * sizeof(T);
-    return values;
-  }
-  bool at_end() const { return pos_ == in_.size(); }
-  [[noreturn]] void fail() const {
-    throw Error("rank channel: a truncated or foreign rollout message (" +
-                std::to_string(in_.size()) + " bytes); were all ranks started from the same vime?");
-  }
-
- private:
-  void need(size_t n) const {
-    if (in_.size() - pos_ < n) fail();
-  }
-  const std::string& in_;
-  size_t pos_ = 0;
-};
+using Writer = core::ByteWriter;
 
 std::string order_key(int64_t rollout_id) { return "vime/order/" + std::to_string(rollout_id); }
 
@@ -88,7 +40,7 @@ std::string encode_order(const RolloutOrder& order) {
 }
 
 RolloutOrder decode_order(const std::string& bytes) {
-  Reader r(bytes);
+  core::ByteReader r(bytes, "rank channel: a rollout message");
   for (const char* c = kMagic; *c; ++c)
     if (r.get<char>() != *c) r.fail();
   RolloutOrder order;
@@ -166,7 +118,7 @@ void RankChannel::wait_finish() {
 
 RunRange RankChannel::receive_range() {
   const auto bytes = wait_and_get("vime/range");
-  Reader r(bytes);
+  core::ByteReader r(bytes, "rank channel: a rollout message");
   RunRange range;
   range.start_rollout_id = r.get<int64_t>();
   range.num_rollout = r.get<int64_t>();

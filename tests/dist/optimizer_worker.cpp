@@ -17,6 +17,7 @@
 #include "vime/dist/process_group.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/optimizer.hpp"
+#include "worker_world.hpp"
 
 namespace {
 
@@ -53,17 +54,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    vime::dist::RankEnv env;
-    env.rank = std::stoi(opt.at("--rank"));
-    env.world_size = std::stoi(opt.at("--world"));
-    env.local_rank = env.rank;
-    env.local_world_size = env.world_size;
-    env.master_port = std::stoi(opt.at("--port"));
-    env.launcher = "vime";
-    std::unique_ptr<vime::dist::ProcessGroup> group;
-    if (env.world_size > 1) {
-      group = vime::dist::ProcessGroup::create(env, at::Device(at::kCPU), std::chrono::seconds(60));
-    }
+    auto env = vime::test::join_worker_world(opt);
+    auto& group = env.group;
     auto config = vime::ModelConfig::from_hf_dir(VIME_SOURCE_DIR "/tests/model/golden/tiny_qwen3");
     vime::Model model(config, at::kFloat, at::kCPU, 1234);
     model.set_requires_grad(true);

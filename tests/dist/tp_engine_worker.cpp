@@ -19,6 +19,7 @@
 #include "vime/dist/parallel_groups.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/model/model.hpp"
+#include "worker_world.hpp"
 
 namespace {
 
@@ -64,17 +65,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> opt;
   for (int i = 1; i + 1 < argc; i += 2) opt[argv[i]] = argv[i + 1];
   try {
-    vime::dist::RankEnv env;
-    env.rank = std::stoi(opt.at("--rank"));
-    env.world_size = std::stoi(opt.at("--world"));
-    env.local_rank = env.rank;
-    env.local_world_size = env.world_size;
-    env.master_port = std::stoi(opt.at("--port"));
-    env.launcher = "vime";
-    std::unique_ptr<vime::dist::ProcessGroup> world;
-    if (env.world_size > 1) {
-      world = vime::dist::ProcessGroup::create(env, at::Device(at::kCPU), std::chrono::seconds(60));
-    }
+    auto env = vime::test::join_worker_world(opt);
+    auto& world = env.group;
     auto groups = vime::dist::make_parallel_groups(world.get(), std::stoi(opt.at("--tp")));
     auto config = vime::ModelConfig::from_hf_dir(VIME_SOURCE_DIR "/tests/model/golden/tiny_qwen3");
     vime::Model model(config, at::kFloat, at::kCPU, 1234,

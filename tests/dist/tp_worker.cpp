@@ -20,6 +20,7 @@
 #include "vime/model/model.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
+#include "worker_world.hpp"
 
 namespace {
 
@@ -71,17 +72,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    vime::dist::RankEnv env;
-    env.rank = std::stoi(opt.at("--rank"));
-    env.world_size = std::stoi(opt.at("--world"));
-    env.local_rank = env.rank;
-    env.local_world_size = env.world_size;
-    env.master_port = std::stoi(opt.at("--port"));
-    env.launcher = "vime";
-    std::unique_ptr<vime::dist::ProcessGroup> world;
-    if (env.world_size > 1) {
-      world = vime::dist::ProcessGroup::create(env, at::Device(at::kCPU), std::chrono::seconds(60));
-    }
+    auto env = vime::test::join_worker_world(opt);
+    auto& world = env.group;
     auto groups = vime::dist::make_parallel_groups(world.get(), std::stoi(opt.at("--tp")));
     const std::string config_dir =
         opt.count("--config") ? opt["--config"]

@@ -7,6 +7,7 @@
 // ran and whether the engine's tensors are the model's own (no copy of the weights).
 //   tp_engine_worker --rank R --world W --tp T --port P --out FILE
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <chrono>
 #include <cstdio>

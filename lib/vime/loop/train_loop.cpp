@@ -89,13 +89,6 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
     t->reducer = std::make_unique<train::SingleRank>();
   }
   const auto tp = TensorParallel::over(groups.tensor_parallel());
-  if (tp.is_parallel() && options.train_critic) {
-    // The critic's gradient norm (and so its updates) disagreed with one rank's in a PPO run at
-    // TP 2 on CPU while the actor's agreed: refused until that is understood.
-    throw UsageError("--tensor-model-parallel-size " + std::to_string(tp.size) +
-                     ": the PPO critic (--advantage-estimator ppo / --use-critic) is not trained "
-                     "under tensor parallelism yet; use --tensor-model-parallel-size 1");
-  }
   const auto device = run_device();
   const auto source = actor_source(models);
   t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,

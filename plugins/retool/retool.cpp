@@ -23,6 +23,7 @@
 #include "retool_config.hpp"
 #include "retool_text.hpp"
 #include "vime/hooks.hpp"
+#include "vime/multi_turn.hpp"
 
 namespace {
 
@@ -57,17 +58,9 @@ vime::Sample generate(vime::GenerateContext& ctx, vime::Sample sample,
   const auto config = retool::RetoolConfig::from(ctx.args);
   const std::string user_prompt = prompt_text(ctx, sample);
   const std::string prompt = retool::format_prompt(user_prompt);
-  const std::vector<int32_t> prompt_ids = ctx.tokenizer.encode(prompt);
-  sample.tokens = prompt_ids;
-  sample.response.clear();
-  sample.response_length = 0;
-  sample.loss_mask = std::vector<int32_t>{};
-  sample.rollout_log_probs = std::vector<float>{};
-  sample.rollout_top_p_token_ids.clear();
-  sample.rollout_top_p_offsets.clear();
-  sample.status = vime::SampleStatus::kPending;  // a retried sample starts clean
+  vime::start_response(sample, ctx.tokenizer.encode(prompt));
   const int64_t context = max_context_length(ctx.args);
-  const auto prompt_len = static_cast<int64_t>(prompt_ids.size());
+  const auto prompt_len = static_cast<int64_t>(sample.tokens.size());
 
   vime::GenerateRequest request;
   request.sampling_params = sampling_params;
@@ -87,21 +80,13 @@ vime::Sample generate(vime::GenerateContext& ctx, vime::Sample sample,
           sampling_params.max_new_tokens > 0 ? sampling_params.max_new_tokens : budget;
       request.sampling_params.max_new_tokens = std::min(asked, budget);
     }
-    request.input_ids = sample.tokens;
-    vime::GenerateResponse out = ctx.engine.generate(request);
+    const vime::TurnOutput out = vime::generate_turn(ctx, sample, request);
     ++turns;
     finish_reason = out.finish_reason;
-    if (finish_reason == "abort") {
-      sample.status = vime::SampleStatus::kAborted;
-      return sample;
-    }
-    const std::string text =
-        ctx.tokenizer.decode(out.output_ids, sampling_params.skip_special_tokens);
-    sample.append_response_tokens(out.output_ids, out.output_log_probs, /*trainable=*/true, text);
-    if (!out.weight_version.empty()) sample.weight_versions.push_back(out.weight_version);
+    if (finish_reason == "abort") return sample;
     if (finish_reason == "length") break;
 
-    retool::Observation obs = retool::execute_prediction(config, text);
+    retool::Observation obs = retool::execute_prediction(config, out.text);
     if (obs.done) break;
     if (obs.tool_call) ++tool_calls;
     if (obs.run.ran) ++code_runs;

@@ -20,6 +20,7 @@
 #include "search_config.hpp"
 #include "vime/core/regex.hpp"
 #include "vime/hooks.hpp"
+#include "vime/multi_turn.hpp"
 
 namespace {
 
@@ -65,13 +66,7 @@ vime::Sample generate(vime::GenerateContext& ctx, vime::Sample sample,
   }
   const auto config = search_r1::SearchConfig::from(ctx.args);
   const std::string prompt = prompt_text(ctx, sample);
-  sample.tokens = ctx.tokenizer.encode(prompt);
-  sample.response.clear();
-  sample.response_length = 0;
-  sample.loss_mask = std::vector<int32_t>{};
-  sample.rollout_log_probs = std::vector<float>{};
-  sample.rollout_top_p_token_ids.clear();
-  sample.rollout_top_p_offsets.clear();
+  vime::start_response(sample, ctx.tokenizer.encode(prompt));
 
   vime::GenerateRequest request;
   request.sampling_params = sampling_params;
@@ -85,22 +80,14 @@ vime::Sample generate(vime::GenerateContext& ctx, vime::Sample sample,
   double search_seconds = 0;
   std::string finish_reason = "stop";
   for (int64_t turn = 0; turn < config.max_turns; ++turn) {
-    request.input_ids = sample.tokens;
-    vime::GenerateResponse out = ctx.engine.generate(request);
+    const vime::TurnOutput out = vime::generate_turn(ctx, sample, request);
     ++turns;
     finish_reason = out.finish_reason;
-    if (finish_reason == "abort") {
-      sample.status = vime::SampleStatus::kAborted;
-      return sample;
-    }
-    const std::string text =
-        ctx.tokenizer.decode(out.output_ids, sampling_params.skip_special_tokens);
-    sample.append_response_tokens(out.output_ids, out.output_log_probs, /*trainable=*/true, text);
-    if (!out.weight_version.empty()) sample.weight_versions.push_back(out.weight_version);
+    if (finish_reason == "abort") return sample;
     if (finish_reason == "length") break;
 
     const auto start = std::chrono::steady_clock::now();
-    Observation obs = execute_prediction(config, text);
+    Observation obs = execute_prediction(config, out.text);
     if (obs.searched) {
       ++searches;
       search_seconds +=

@@ -3,7 +3,7 @@
 //   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
 //                    [--recompute] [--iters 5] [--warmup 2] [--device cuda] [--peak-tflops 989]
 //                    [--gpus N] [--tp T] [--use-distributed-optimizer] [--profile TRACE.json]
-//                    [--forward-only]
+//                    [--forward-only] [--chunk-rows 2048]
 // --gpus N: N local ranks (vime's launcher, c10d NCCL/Gloo); --tp T of them share each model
 // (Megatron tensor parallelism, vocab-parallel log-probs) and the N / T data-parallel replicas
 // each take --tokens, gradients all-reduced as the trainer does. Rank 0 prints one JSON line:
@@ -11,6 +11,7 @@
 // including the output layer, plus causal attention 6·L·heads·head_dim·Σ seq_len²) and the peak GPU
 // memory of rank 0.
 // --forward-only: the log-prob pass instead (no autograd state, as Actor::compute_log_probs runs).
+// --chunk-rows: rows per chunk of the fused output head (the actor's --log-probs-chunk-size).
 // --profile: one more step after the timed ones under LibTorch's Kineto profiler, written as a
 // Chrome trace (rank 0); tools/bench/trace_summary.py makes the per-kernel table.
 #include <ATen/ATen.h>
@@ -54,7 +55,7 @@ double model_flops(const vime::ModelConfig& c, int64_t tokens, int64_t seq_len) 
 
 int main(int argc, char** argv) {
   std::string model_name = "qwen3-0.6b", device_name = "cuda", profile_path;
-  int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2;
+  int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2, chunk_rows = 2048;
   bool recompute = false, forward_only = false;
   int gpus = 1, tp = 1;
   bool distributed_optimizer = false;
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
       iters = std::stoll(next());
     else if (a == "--warmup")
       warmup = std::stoll(next());
+    else if (a == "--chunk-rows")
+      chunk_rows = std::stoll(next());
     else if (a == "--recompute")
       recompute = true;
     else if (a == "--forward-only")
@@ -134,11 +137,12 @@ int main(int argc, char** argv) {
   auto score = [&](bool with_entropy) {
     if (!model.tensor_parallel().is_parallel()) {
       return vime::train::linear_token_log_probs(model.forward_hidden(batch), model.output_weight(),
-                                                 rows.rows, rows.targets, 1.0, 2048, with_entropy);
+                                                 rows.rows, rows.targets, 1.0, chunk_rows,
+                                                 with_entropy);
     }
     return vime::train::vocab_parallel_token_log_probs(
         model.vocab_parallel_logits(model.forward_hidden(batch)), rows.rows, rows.targets, 1.0,
-        config.vocab_size, model.tensor_parallel(), 2048);
+        config.vocab_size, model.tensor_parallel(), chunk_rows);
   };
   double loss_value = 0;
   auto step = [&]() {

@@ -5,8 +5,61 @@
 #include <cmath>
 
 #include "vime/core/torch_compat.hpp"
+#include "vime/model/rope_kernel.hpp"
+
+#if defined(VIME_HAS_CUDA_KERNELS)
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/custom_function.h>
+#endif
 
 namespace vime {
+namespace {
+
+#if defined(VIME_HAS_CUDA_KERNELS)
+// x [tokens, heads, head_dim] through rope_kernel.hpp: the rotation, or (backward) its transpose.
+at::Tensor rope_kernel_pass(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                            bool backward) {
+  auto xc = x.contiguous();
+  auto out = at::empty_like(xc);
+  const auto type = xc.scalar_type() == at::kBFloat16 ? cuda_kernels::RopeType::kBFloat16
+                    : xc.scalar_type() == at::kHalf   ? cuda_kernels::RopeType::kHalf
+                                                      : cuda_kernels::RopeType::kFloat;
+  cuda_kernels::rope(out.data_ptr(), xc.data_ptr(), cos.data_ptr(), sin.data_ptr(), xc.size(0),
+                     static_cast<int>(xc.size(1)), static_cast<int>(xc.size(2)), backward, type,
+                     c10::cuda::getCurrentCUDAStream(xc.device().index()).stream());
+  return out;
+}
+
+// The rotation as one kernel each way; the tables get no gradient.
+struct FusedRope : public torch::autograd::Function<FusedRope> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, at::Tensor x,
+                                                at::Tensor cos, at::Tensor sin) {
+    ctx->save_for_backward({cos, sin});
+    return {rope_kernel_pass(x, cos, sin, /*backward=*/false)};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    return {rope_kernel_pass(grads[0], saved[0], saved[1], /*backward=*/true), at::Tensor(),
+            at::Tensor()};
+  }
+};
+
+// q or k [tokens, heads, head_dim] and tables [tokens, 1, head_dim], all on CUDA in one dtype.
+bool rope_kernel_fits(const at::Tensor& x, const RopeTables& t) {
+  const auto type = x.scalar_type();
+  return x.is_cuda() && x.dim() == 3 && x.size(-1) % 2 == 0 &&
+         (type == at::kFloat || type == at::kHalf || type == at::kBFloat16) &&
+         t.cos.scalar_type() == type && t.sin.scalar_type() == type && t.cos.dim() == 3 &&
+         t.cos.sizes() == t.sin.sizes() && t.cos.size(0) == x.size(0) && t.cos.size(1) == 1 &&
+         t.cos.size(2) == x.size(2) && t.cos.is_contiguous() && t.sin.is_contiguous() &&
+         !t.cos.requires_grad() && !t.sin.requires_grad();
+}
+#endif
+
+}  // namespace
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 #if VIME_HAS_FUSED_RMS_NORM
@@ -50,6 +103,9 @@ RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& 
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
+#if defined(VIME_HAS_CUDA_KERNELS)
+  if (rope_kernel_fits(x, tables)) return FusedRope::apply(x, tables.cos, tables.sin)[0];
+#endif
   const int64_t half = x.size(-1) / 2;
   auto rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * tables.cos + rotated * tables.sin;

@@ -6,6 +6,11 @@
 #include <algorithm>
 
 #include "vime/error.hpp"
+#include "vime/train/linear_log_probs_kernel.hpp"
+
+#if defined(VIME_HAS_CUDA_KERNELS)
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace vime::train {
 namespace {
@@ -13,12 +18,84 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// The fused CUDA kernels (linear_log_probs_kernel.hpp) read the GEMM's logits in their own dtype;
+// elsewhere (CPU, the reference) the chunk's logits are converted to fp32 and go through ATen ops.
+bool use_kernels(const at::Tensor& hidden) {
+#if defined(VIME_HAS_CUDA_KERNELS)
+  const auto type = hidden.scalar_type();
+  return hidden.is_cuda() && (type == at::kBFloat16 || type == at::kHalf || type == at::kFloat);
+#else
+  (void)hidden;
+  return false;
+#endif
+}
+
+#if defined(VIME_HAS_CUDA_KERNELS)
+cuda_kernels::LogitsType logits_type(const at::Tensor& logits) {
+  switch (logits.scalar_type()) {
+    case at::kHalf:
+      return cuda_kernels::LogitsType::kHalf;
+    case at::kBFloat16:
+      return cuda_kernels::LogitsType::kBFloat16;
+    default:
+      return cuda_kernels::LogitsType::kFloat;
+  }
+}
+
+void* current_stream(const at::Tensor& t) {
+  return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
+}
+
+// A row-indexed fp32 vector's element `begin`, or null for an undefined one.
+const float* row_ptr(const at::Tensor& t, int64_t begin) {
+  return t.defined() ? t.data_ptr<float>() + begin : nullptr;
+}
+#endif
+
 // One chunk's logits in fp32 at temperature T: [n, vocab].
 at::Tensor chunk_logits(const at::Tensor& hidden_rows, const at::Tensor& weight,
                         double temperature) {
   auto z = at::mm(hidden_rows, weight.t()).to(at::kFloat);
   if (temperature != 1.0) z.div_(temperature);
   return z;
+}
+
+// One chunk through the forward kernel: its logits in the GEMM's dtype, read once. lp, lse and
+// ent (undefined: no entropy) are the whole [n] outputs, written at rows begin .. begin + len.
+void fused_forward(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& chunk_rows,
+                   const at::Tensor& targets, int64_t begin, double temperature, at::Tensor& lp,
+                   at::Tensor& lse, at::Tensor& ent) {
+#if defined(VIME_HAS_CUDA_KERNELS)
+  auto z = at::mm(hidden.index_select(0, chunk_rows), weight.t());
+  cuda_kernels::linear_log_probs_forward(
+      z.data_ptr(), z.size(0), z.size(1), z.stride(0), targets.data_ptr<int64_t>() + begin,
+      static_cast<float>(temperature), lp.data_ptr<float>() + begin, lse.data_ptr<float>() + begin,
+      ent.defined() ? ent.data_ptr<float>() + begin : nullptr, logits_type(z), current_stream(z));
+#else
+  (void)hidden, (void)weight, (void)chunk_rows, (void)targets, (void)begin, (void)temperature;
+  (void)lp, (void)lse, (void)ent;
+  throw Error("linear log-probs: built without CUDA kernels");
+#endif
+}
+
+// One chunk's gradient w.r.t. its (recomputed) logits through the backward kernel, in the GEMM's
+// dtype, in place. g_lp / g_h: the [n] fp32 output gradients (undefined: zero).
+at::Tensor fused_grad_logits(const at::Tensor& h, const at::Tensor& weight,
+                             const at::Tensor& targets, const at::Tensor& lse,
+                             const at::Tensor& ent, const at::Tensor& g_lp, const at::Tensor& g_h,
+                             int64_t begin, double temperature) {
+#if defined(VIME_HAS_CUDA_KERNELS)
+  auto z = at::mm(h, weight.t());
+  cuda_kernels::linear_log_probs_backward(
+      z.data_ptr(), z.size(0), z.size(1), z.stride(0), targets.data_ptr<int64_t>() + begin,
+      static_cast<float>(temperature), lse.data_ptr<float>() + begin, row_ptr(ent, begin),
+      row_ptr(g_lp, begin), row_ptr(g_h, begin), logits_type(z), current_stream(z));
+  return z;
+#else
+  (void)h, (void)weight, (void)targets, (void)lse, (void)ent, (void)g_lp, (void)g_h, (void)begin;
+  (void)temperature;
+  throw Error("linear log-probs: built without CUDA kernels");
+#endif
 }
 
 struct LinearLogProbs : public torch::autograd::Function<LinearLogProbs> {
@@ -30,8 +107,14 @@ struct LinearLogProbs : public torch::autograd::Function<LinearLogProbs> {
     auto lp = at::empty({n}, f32);
     auto lse = at::empty({n}, f32);
     auto ent = with_entropy ? at::empty({n}, f32) : at::Tensor();
+    const bool fused = use_kernels(hidden);
     for (int64_t begin = 0; begin < n; begin += chunk_rows) {
       const int64_t len = std::min(chunk_rows, n - begin);
+      if (fused) {
+        fused_forward(hidden, weight, rows.narrow(0, begin, len), targets, begin, temperature, lp,
+                      lse, ent);
+        continue;
+      }
       auto z =
           chunk_logits(hidden.index_select(0, rows.narrow(0, begin, len)), weight, temperature);
       auto chunk_lse = at::logsumexp(z, {-1});
@@ -64,11 +147,25 @@ struct LinearLogProbs : public torch::autograd::Function<LinearLogProbs> {
     grad_hidden = at::zeros_like(hidden);
     auto grad_weight_f32 = at::zeros(weight.sizes(), weight.options().dtype(at::kFloat));
     const int64_t n = rows.numel();
+    const bool fused = use_kernels(hidden);
+    auto fp32_rows = [&](bool has, const at::Tensor& g) {
+      return has ? g.to(at::kFloat).contiguous() : at::Tensor();
+    };
+    const auto g_lp_all = fused ? fp32_rows(has_lp, grads[0]) : at::Tensor();
+    const auto g_h_all =
+        fused ? fp32_rows(has_ent, has_ent ? grads[1] : at::Tensor()) : at::Tensor();
     for (int64_t begin = 0; begin < n; begin += chunk_rows) {
       const int64_t len = std::min(chunk_rows, n - begin);
       auto r = rows.narrow(0, begin, len);
-      auto t = targets.narrow(0, begin, len).unsqueeze(1);
       auto h = hidden.index_select(0, r);
+      if (fused) {
+        auto g_low = fused_grad_logits(h, weight, targets, lse, has_ent ? ent : at::Tensor(),
+                                       g_lp_all, g_h_all, begin, temperature);
+        grad_hidden.index_add_(0, r, at::mm(g_low, weight));
+        grad_weight_f32.add_(at::mm(g_low.t(), h));
+        continue;
+      }
+      auto t = targets.narrow(0, begin, len).unsqueeze(1);
       auto chunk_lse = lse.narrow(0, begin, len).unsqueeze(1);
       // d/dz of Σ g_lp·log p_t + Σ g_h·H, with log p = z − lse:
       //   g_lp·(onehot(t) − p) − g_h·p·(log p + H), then ÷T for the logits before the temperature.
@@ -108,8 +205,9 @@ TokenLogProbs linear_token_log_probs(const at::Tensor& hidden, const at::Tensor&
   if (temperature <= 0) throw Error("temperature must be > 0 to compute log-probs");
   auto all_rows =
       rows.defined() ? rows : at::arange(hidden.size(0), hidden.options().dtype(at::kLong));
+  // The kernels read the targets and the saved lse / entropy by raw pointer: contiguous int64.
   auto out = LinearLogProbs::apply(hidden, weight, all_rows.to(hidden.device()),
-                                   targets.to(hidden.device()), temperature,
+                                   targets.to(hidden.device(), at::kLong).contiguous(), temperature,
                                    std::max<int64_t>(chunk_rows, 1), with_entropy);
   return {out[0], out.size() > 1 ? out[1] : at::Tensor()};
 }

@@ -6,6 +6,7 @@
 
 #include "vime/core/torch_compat.hpp"
 #include "vime/model/rope_kernel.hpp"
+#include "vime/model/swiglu_kernel.hpp"
 
 #if defined(VIME_HAS_CUDA_KERNELS)
 #include <c10/cuda/CUDAStream.h>
@@ -16,6 +17,10 @@ namespace vime {
 namespace {
 
 #if defined(VIME_HAS_CUDA_KERNELS)
+void* current_stream(const at::Tensor& t) {
+  return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
+}
+
 // x [tokens, heads, head_dim] through rope_kernel.hpp: the rotation, or (backward) its transpose.
 at::Tensor rope_kernel_pass(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                             bool backward) {
@@ -26,7 +31,7 @@ at::Tensor rope_kernel_pass(const at::Tensor& x, const at::Tensor& cos, const at
                                                       : cuda_kernels::RopeType::kFloat;
   cuda_kernels::rope(out.data_ptr(), xc.data_ptr(), cos.data_ptr(), sin.data_ptr(), xc.size(0),
                      static_cast<int>(xc.size(1)), static_cast<int>(xc.size(2)), backward, type,
-                     c10::cuda::getCurrentCUDAStream(xc.device().index()).stream());
+                     current_stream(xc));
   return out;
 }
 
@@ -46,6 +51,44 @@ struct FusedRope : public torch::autograd::Function<FusedRope> {
             at::Tensor()};
   }
 };
+
+// silu(gate) * up as one kernel each way, keeping gate and up (not silu(gate)) for backward.
+struct FusedSwiglu : public torch::autograd::Function<FusedSwiglu> {
+  static cuda_kernels::SwigluType type_of(const at::Tensor& t) {
+    return t.scalar_type() == at::kBFloat16 ? cuda_kernels::SwigluType::kBFloat16
+           : t.scalar_type() == at::kHalf   ? cuda_kernels::SwigluType::kHalf
+                                            : cuda_kernels::SwigluType::kFloat;
+  }
+
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                at::Tensor gate, at::Tensor up) {
+    gate = gate.contiguous();
+    up = up.contiguous();
+    ctx->save_for_backward({gate, up});
+    auto out = at::empty_like(gate);
+    cuda_kernels::swiglu_forward(out.data_ptr(), gate.data_ptr(), up.data_ptr(), gate.numel(),
+                                 type_of(gate), current_stream(gate));
+    return {out};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
+    auto grad = grads[0].contiguous();
+    auto grad_gate = at::empty_like(saved[0]), grad_up = at::empty_like(saved[1]);
+    cuda_kernels::swiglu_backward(grad_gate.data_ptr(), grad_up.data_ptr(), grad.data_ptr(),
+                                  saved[0].data_ptr(), saved[1].data_ptr(), grad.numel(),
+                                  type_of(grad), current_stream(grad));
+    return {grad_gate, grad_up};
+  }
+};
+
+bool swiglu_kernel_fits(const at::Tensor& gate, const at::Tensor& up) {
+  const auto type = gate.scalar_type();
+  return gate.is_cuda() && (type == at::kFloat || type == at::kHalf || type == at::kBFloat16) &&
+         up.scalar_type() == type && gate.sizes() == up.sizes();
+}
 
 // q or k [tokens, heads, head_dim] and tables [tokens, 1, head_dim], all on CUDA in one dtype.
 bool rope_kernel_fits(const at::Tensor& x, const RopeTables& t) {
@@ -113,7 +156,11 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
 
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_weight,
                       const at::Tensor& up_weight, const at::Tensor& down_weight) {
-  return at::linear(at::silu(at::linear(x, gate_weight)) * at::linear(x, up_weight), down_weight);
+  auto gate = at::linear(x, gate_weight), up = at::linear(x, up_weight);
+#if defined(VIME_HAS_CUDA_KERNELS)
+  if (swiglu_kernel_fits(gate, up)) return at::linear(FusedSwiglu::apply(gate, up)[0], down_weight);
+#endif
+  return at::linear(at::silu(gate) * up, down_weight);
 }
 
 }  // namespace vime

@@ -26,7 +26,8 @@ RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& 
 // and the same on the trainer's and the engine's side.
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 
-// down(silu(gate(x)) * up(x)); weights in HF's [out, in] layout.
+// down(silu(gate(x)) * up(x)); weights in HF's [out, in] layout. On CUDA the product is one kernel
+// each way (swiglu_kernel.hpp), in fp32 rounded once, like apply_rope.
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_weight,
                       const at::Tensor& up_weight, const at::Tensor& down_weight);
 

@@ -1,9 +1,11 @@
 #include "vime/train/linear_log_probs.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "vime/error.hpp"
 #include "vime/train/linear_log_probs_kernel.hpp"
@@ -98,6 +100,30 @@ at::Tensor fused_grad_logits(const at::Tensor& h, const at::Tensor& weight,
 #endif
 }
 
+// acc (fp32) += g^T h, for a chunk's bf16/fp16 gradient of the logits g and hidden rows h. Where
+// LibTorch has addmm with an fp32 out_dtype over bf16/fp16 inputs and accepts the fp32 accumulator
+// as its `self` (recent 2.x on CUDA), the GEMM adds in its epilogue; elsewhere, or when it refuses
+// (looked up by schema, so any LibTorch compiles this), a GEMM in the inputs' dtype and an fp32
+// add.
+void accumulate_grad_weight(at::Tensor& acc, const at::Tensor& g, const at::Tensor& h) {
+  static std::atomic<bool> refused{false};
+  if (acc.is_cuda() && g.scalar_type() != acc.scalar_type() && !refused.load()) {
+    try {
+      static const auto addmm_dtype_out =
+          c10::Dispatcher::singleton()
+              .findSchemaOrThrow("aten::addmm", "dtype_out")
+              .typed<at::Tensor&(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                 at::ScalarType, const at::Scalar&, const at::Scalar&,
+                                 at::Tensor&)>();
+      addmm_dtype_out.call(acc, g.t(), h, acc.scalar_type(), 1, 1, acc);
+      return;
+    } catch (const c10::Error&) {
+      refused = true;
+    }
+  }
+  acc.add_(at::mm(g.t(), h));
+}
+
 struct LinearLogProbs : public torch::autograd::Function<LinearLogProbs> {
   static variable_list forward(AutogradContext* ctx, at::Tensor hidden, at::Tensor weight,
                                at::Tensor rows, at::Tensor targets, double temperature,
@@ -162,7 +188,7 @@ struct LinearLogProbs : public torch::autograd::Function<LinearLogProbs> {
         auto g_low = fused_grad_logits(h, weight, targets, lse, has_ent ? ent : at::Tensor(),
                                        g_lp_all, g_h_all, begin, temperature);
         grad_hidden.index_add_(0, r, at::mm(g_low, weight));
-        grad_weight_f32.add_(at::mm(g_low.t(), h));
+        accumulate_grad_weight(grad_weight_f32, g_low, h);
         continue;
       }
       auto t = targets.narrow(0, begin, len).unsqueeze(1);

@@ -88,7 +88,7 @@ struct TrainOptions {
   PolicyLossOptions policy_loss;
   BatchingOptions batching;
   double rollout_temperature = 1.0;  // the trainer divides logits by it too
-  int64_t log_probs_chunk_rows = 1024;
+  int64_t log_probs_chunk_rows = 2048;
   bool calculate_per_token_loss = false;
   bool use_rollout_logprobs = false;
   bool get_mismatch_metrics = false;

@@ -41,8 +41,8 @@ __device__ __forceinline__ float sigmoid(float g) { return 1.f / (1.f + expf(-g)
 
 template <typename T, int E>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(T* __restrict__ out, const T* __restrict__ gate, const T* __restrict__ up,
-                   int64_t packs) {
+    swiglu_forward_kernel(T* __restrict__ out, const T* __restrict__ gate, const T* __restrict__ up,
+                          int64_t packs) {
   using P = Pack<T, E>;
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < packs;
        i += int64_t(gridDim.x) * kThreads) {
@@ -60,8 +60,9 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T, int E>
 __global__ void __launch_bounds__(kThreads)
-    backward_kernel(T* __restrict__ grad_gate, T* __restrict__ grad_up, const T* __restrict__ grad,
-                    const T* __restrict__ gate, const T* __restrict__ up, int64_t packs) {
+    swiglu_backward_kernel(T* __restrict__ grad_gate, T* __restrict__ grad_up,
+                           const T* __restrict__ grad, const T* __restrict__ gate,
+                           const T* __restrict__ up, int64_t packs) {
   using P = Pack<T, E>;
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < packs;
        i += int64_t(gridDim.x) * kThreads) {
@@ -94,9 +95,9 @@ void launch_forward(void* out, const void* gate, const void* up, int64_t n, cuda
   auto* o = static_cast<T*>(out);
   const auto *g = static_cast<const T*>(gate), *u = static_cast<const T*>(up);
   if (n % E == 0 && aligned16(out) && aligned16(gate) && aligned16(up)) {
-    forward_kernel<T, E><<<blocks_for(n / E), kThreads, 0, stream>>>(o, g, u, n / E);
+    swiglu_forward_kernel<T, E><<<blocks_for(n / E), kThreads, 0, stream>>>(o, g, u, n / E);
   } else {
-    forward_kernel<T, 1><<<blocks_for(n), kThreads, 0, stream>>>(o, g, u, n);
+    swiglu_forward_kernel<T, 1><<<blocks_for(n), kThreads, 0, stream>>>(o, g, u, n);
   }
 }
 
@@ -109,9 +110,10 @@ void launch_backward(void* grad_gate, void* grad_up, const void* grad, const voi
              *u = static_cast<const T*>(up);
   if (n % E == 0 && aligned16(grad_gate) && aligned16(grad_up) && aligned16(grad) &&
       aligned16(gate) && aligned16(up)) {
-    backward_kernel<T, E><<<blocks_for(n / E), kThreads, 0, stream>>>(dg, du, d, g, u, n / E);
+    swiglu_backward_kernel<T, E>
+        <<<blocks_for(n / E), kThreads, 0, stream>>>(dg, du, d, g, u, n / E);
   } else {
-    backward_kernel<T, 1><<<blocks_for(n), kThreads, 0, stream>>>(dg, du, d, g, u, n);
+    swiglu_backward_kernel<T, 1><<<blocks_for(n), kThreads, 0, stream>>>(dg, du, d, g, u, n);
   }
 }
 

@@ -104,9 +104,10 @@ __device__ __forceinline__ void scaled(const Pack<T, E>& p, float scale, float (
 
 template <typename T, int E>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(const T* __restrict__ logits, int vocab, int64_t ld,
-                   const int64_t* __restrict__ targets, float inv_t, float* __restrict__ log_probs,
-                   float* __restrict__ lse, float* __restrict__ entropy) {
+    log_probs_forward_kernel(const T* __restrict__ logits, int vocab, int64_t ld,
+                             const int64_t* __restrict__ targets, float inv_t,
+                             float* __restrict__ log_probs, float* __restrict__ lse,
+                             float* __restrict__ entropy) {
   const int64_t row = blockIdx.x;
   const auto* z = reinterpret_cast<const Pack<T, E>*>(logits + row * ld);
   const int packs = vocab / E;
@@ -159,10 +160,11 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T, int E>
 __global__ void __launch_bounds__(kThreads)
-    backward_kernel(T* __restrict__ logits, int vocab, int64_t ld,
-                    const int64_t* __restrict__ targets, float inv_t, const float* __restrict__ lse,
-                    const float* __restrict__ entropy, const float* __restrict__ grad_log_probs,
-                    const float* __restrict__ grad_entropy) {
+    log_probs_backward_kernel(T* __restrict__ logits, int vocab, int64_t ld,
+                              const int64_t* __restrict__ targets, float inv_t,
+                              const float* __restrict__ lse, const float* __restrict__ entropy,
+                              const float* __restrict__ grad_log_probs,
+                              const float* __restrict__ grad_entropy) {
   const int64_t row = blockIdx.x;
   auto* z = reinterpret_cast<Pack<T, E>*>(logits + row * ld);
   const int packs = vocab / E;
@@ -204,10 +206,10 @@ void launch_forward(const void* logits, int64_t rows, int64_t vocab, int64_t ld,
   const int v = static_cast<int>(vocab);
   const auto grid = static_cast<unsigned>(rows);
   if (vectorizable<T>(logits, vocab, ld)) {
-    forward_kernel<T, E>
+    log_probs_forward_kernel<T, E>
         <<<grid, kThreads, 0, stream>>>(z, v, ld, targets, inv_t, log_probs, lse, entropy);
   } else {
-    forward_kernel<T, 1>
+    log_probs_forward_kernel<T, 1>
         <<<grid, kThreads, 0, stream>>>(z, v, ld, targets, inv_t, log_probs, lse, entropy);
   }
 }
@@ -221,11 +223,11 @@ void launch_backward(void* logits, int64_t rows, int64_t vocab, int64_t ld, cons
   const int v = static_cast<int>(vocab);
   const auto grid = static_cast<unsigned>(rows);
   if (vectorizable<T>(logits, vocab, ld)) {
-    backward_kernel<T, E><<<grid, kThreads, 0, stream>>>(z, v, ld, targets, inv_t, lse, entropy,
-                                                         grad_log_probs, grad_entropy);
+    log_probs_backward_kernel<T, E><<<grid, kThreads, 0, stream>>>(
+        z, v, ld, targets, inv_t, lse, entropy, grad_log_probs, grad_entropy);
   } else {
-    backward_kernel<T, 1><<<grid, kThreads, 0, stream>>>(z, v, ld, targets, inv_t, lse, entropy,
-                                                         grad_log_probs, grad_entropy);
+    log_probs_backward_kernel<T, 1><<<grid, kThreads, 0, stream>>>(
+        z, v, ld, targets, inv_t, lse, entropy, grad_log_probs, grad_entropy);
   }
 }
 

@@ -3,7 +3,8 @@
 // replicates each on two ranks, TP 2 x DP 2 runs two engines of two ranks. Each must generate what
 // one rank does: the same greedy and seeded-sampled tokens, log-probs within fp32 rounding (the
 // ranks sum partial products in another order: measured ~1e-7; compared at 1e-5), also after an
-// in-place update of the shards between pause and resume, with rank 0 preempting in a small cache.
+// in-place update of the shards between pause and resume, with rank 0 preempting in a small cache;
+// also with decode-only steps through the fixed-shape decode runner on every rank.
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
@@ -16,9 +17,11 @@
 namespace {
 namespace fs = std::filesystem;
 
-std::vector<fs::path> run_engine(const fs::path& dir, const std::string& tag, int world, int tp) {
-  return vime::test::run_ranks(VIME_TP_ENGINE_WORKER_BIN, dir, tag, world,
-                               {"--tp", std::to_string(tp)});
+std::vector<fs::path> run_engine(const fs::path& dir, const std::string& tag, int world, int tp,
+                                 bool fixed_shape_decode = false) {
+  std::vector<std::string> args{"--tp", std::to_string(tp)};
+  if (fixed_shape_decode) args.insert(args.end(), {"--fixed-shape-decode", "1"});
+  return vime::test::run_ranks(VIME_TP_ENGINE_WORKER_BIN, dir, tag, world, args);
 }
 
 int64_t scalar(const fs::path& file, const std::string& name) {
@@ -38,8 +41,11 @@ TEST_CASE("the engine at TP 2, TP 4 and TP 2 x DP 2 generates what one rank does
   const auto tp2 = run_engine(dir.path(), "tp2", 2, 2);
   const auto tp4 = run_engine(dir.path(), "tp4", 4, 4);
   const auto tp2dp2 = run_engine(dir.path(), "tp2dp2", 4, 2);
+  // Decode-only steps through the fixed-shape runner on every rank (the path CUDA graphs take).
+  const auto tp2fixed = run_engine(dir.path(), "tp2fixed", 2, 2, true);
+  const auto tp4fixed = run_engine(dir.path(), "tp4fixed", 4, 4, true);
   const std::vector<std::pair<const std::vector<fs::path>*, size_t>> runs{
-      {&tp2, 2}, {&tp4, 4}, {&tp2dp2, 2}};
+      {&tp2, 2}, {&tp4, 4}, {&tp2dp2, 2}, {&tp2fixed, 2}, {&tp4fixed, 4}};
   for (const auto& [run, tp] : runs) {
     for (size_t r = 0; r < run->size(); ++r) {
       const auto& file = run->at(r);

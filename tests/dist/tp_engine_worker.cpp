@@ -5,7 +5,8 @@
 // weight update); seeded sampling at temperature 1. A small paged KV cache makes rank 0 preempt.
 // TP rank 0 writes the output ids and log-probs; every rank writes how many forwards its engine
 // ran and whether the engine's tensors are the model's own (no copy of the weights).
-//   tp_engine_worker --rank R --world W --tp T --port P --out FILE
+// --fixed-shape-decode 1: decode-only steps through the engine's fixed-shape decode runner.
+//   tp_engine_worker --rank R --world W --tp T --port P --out FILE [--fixed-shape-decode 1]
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
     options.max_context_len = 64;
     options.kv_block_size = 4;
     options.kv_cache_blocks = 24;  // 96 positions for 6 x ~30: rank 0 preempts
+    // Decode-only steps through the fixed-shape runner (CUDA's graph path, eager here).
+    if (opt.count("--fixed-shape-decode")) options.fixed_shape_decode = true;
     vime::NamedTensorList out;
     {
       vime::engine::NativeEngine engine(model, nullptr, options);

@@ -14,8 +14,10 @@
 // rank 0 takes the requests. --fp32 runs in fp32 (bf16 on CUDA otherwise); --dump-ids writes each
 // request's output ids, one line per request (compare greedy runs at different --tp).
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
-// tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
-// measures HF transformers' generate() on the same shape.
+// tokens/s, prefill tokens/s, steps, the KV cache size and where rank 0's host time went (issuing
+// forwards, sampling, posting tensor-parallel plans); each other TP rank prints its own line
+// ("tp_follower": seconds waiting for plans and issuing forwards, warm-up included).
+// tools/engine_bench/hf_generate_bench.py measures HF transformers' generate() on the same shape.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
@@ -240,6 +242,12 @@ int main(int argc, char** argv) {
   vime::engine::NativeEngine engine(model, nullptr, options);
   if (groups.tp_rank != 0) {  // runs rank 0's steps until it pauses at the end
     engine.pause();
+    const auto s = engine.stats();
+    std::printf(
+        "{\"tp_follower\": %d, \"forwards\": %lld, \"plan_wait_s\": %.3f, "
+        "\"forward_s\": %.3f}\n",
+        groups.tp_rank, static_cast<long long>(s.decode_steps), s.tp_plan_seconds,
+        s.forward_seconds);
     return 0;
   }
   run_all(engine, make_requests(std::min<int64_t>(prompts, 8), 8, 1));  // warm-up: kernels, cache
@@ -269,7 +277,8 @@ int main(int argc, char** argv) {
       "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
       "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
       "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, "
-      "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d}\n",
+      "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d, \"forward_s\": %.3f, "
+      "\"sample_s\": %.3f, \"tp_plan_s\": %.3f}\n",
       model_name.c_str(), device_name.c_str(), dtype == at::kBFloat16 ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
@@ -283,10 +292,10 @@ int main(int argc, char** argv) {
       static_cast<long long>(s.preempted - warm.preempted),
       static_cast<long long>(s.kv_blocks_total),
       !options.paged_kv                                        ? "contiguous"
-      : tp > 1                                                 ? "varlen"
       : !options.fixed_shape_decode.value_or(device.is_cuda()) ? "varlen"
       : options.cuda_graphs                                    ? "graph"
                                                                : "eager",
-      static_cast<long long>(s.cuda_graphs), tp);
+      static_cast<long long>(s.cuda_graphs), tp, s.forward_seconds - warm.forward_seconds,
+      s.sample_seconds - warm.sample_seconds, s.tp_plan_seconds - warm.tp_plan_seconds);
   return 0;
 }

@@ -34,6 +34,15 @@
 
 namespace vime::compat {
 
+// c10d's collective options (AllreduceOptions, AllgatherOptions, ...): from 2.8 on, asyncOp =
+// false runs an NCCL collective on the caller's current CUDA stream, with no side stream, no
+// events between the two and no tensors stashed until it ends (also inside a CUDA graph capture);
+// older options have no such member and always use NCCL's own stream.
+template <class Options>
+void run_on_current_stream(Options& options) {
+  if constexpr (requires(Options & o) { o.asyncOp; }) options.asyncOp = false;
+}
+
 // at::scaled_dot_product_attention is public from 2.0; 1.13 has only the private
 // _scaled_dot_product_attention.
 inline constexpr bool kHasPublicSdpa = VIME_TORCH_AT_LEAST(2, 0);

@@ -58,6 +58,7 @@ class C10dGroup final : public ProcessGroup {
     options.reduceOp = op == ReduceOp::kSum   ? c10d::ReduceOp::SUM
                        : op == ReduceOp::kMax ? c10d::ReduceOp::MAX
                                               : c10d::ReduceOp::MIN;
+    compat::run_on_current_stream(options);
     backend_->allreduce(tensors, options)->wait();
   }
 
@@ -65,13 +66,16 @@ class C10dGroup final : public ProcessGroup {
     if (tensors.empty()) return;
     c10d::BroadcastOptions options;
     options.rootRank = root;
+    compat::run_on_current_stream(options);
     backend_->broadcast(tensors, options)->wait();
   }
 
   void all_gather(std::vector<at::Tensor>& output, const at::Tensor& input) override {
     std::vector<std::vector<at::Tensor>> out{output};
     std::vector<at::Tensor> in{input};
-    backend_->allgather(out, in)->wait();
+    c10d::AllgatherOptions options;
+    compat::run_on_current_stream(options);
+    backend_->allgather(out, in, options)->wait();
     for (size_t r = 0; r < output.size(); ++r) {
       if (out[0][r].data_ptr() != output[r].data_ptr()) output[r].copy_(out[0][r]);
     }
@@ -85,7 +89,9 @@ class C10dGroup final : public ProcessGroup {
     }
     if (has_reduce_scatter_) {
       at::Tensor in = input.contiguous();
-      backend_->_reduce_scatter_base(output, in)->wait();
+      c10d::ReduceScatterOptions options;
+      compat::run_on_current_stream(options);
+      backend_->_reduce_scatter_base(output, in, options)->wait();
       return;
     }
     // Gloo has no reduce-scatter: all-reduce a copy and keep this rank's slice.

@@ -30,6 +30,7 @@ struct DecodeGraphRunner::Impl {
 #if !defined(VIME_DECODE_GRAPHS)
     graphs = false;
 #endif
+    padded = graphs;
     auto host_options = at::TensorOptions().dtype(at::kInt);
     if (m.device().is_cuda()) host_options = host_options.pinned_memory(true);
     host = at::empty({staging.size()}, host_options);
@@ -58,7 +59,17 @@ struct DecodeGraphRunner::Impl {
     return out;
   }
 
-  at::Tensor run(std::span<const DecodeRow> rows);
+  int64_t bucket_of(int64_t rows) const { return padded ? bucket_for(buckets, rows) : rows; }
+  bool will_capture(int64_t rows) const {
+#if defined(VIME_DECODE_GRAPHS)
+    if (!graphs) return false;
+    return addresses() != captured_addresses || captured.count(bucket_of(rows)) == 0;
+#else
+    (void)rows;
+    return false;
+#endif
+  }
+  at::Tensor run(std::span<const DecodeRow> rows, std::optional<bool> capture_now);
 #if defined(VIME_DECODE_GRAPHS)
   struct Captured {
     std::unique_ptr<at::cuda::CUDAGraph> graph;
@@ -79,6 +90,9 @@ struct DecodeGraphRunner::Impl {
   const std::vector<int64_t> buckets;
   const DecodeStaging staging;
   bool graphs = false;
+  // Rows padded to a bucket: fixed at construction (a rank whose capture failed goes eager at the
+  // same padded size, as the other ranks' collectives expect).
+  bool padded = false;
   at::Tensor host, device;
   int64_t captures = 0, replays = 0;
 };
@@ -122,9 +136,10 @@ DecodeGraphRunner::Impl::Captured DecodeGraphRunner::Impl::capture(int64_t bucke
 }
 #endif
 
-at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows) {
+at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows,
+                                        std::optional<bool> capture_now) {
   const int64_t n = static_cast<int64_t>(rows.size());
-  const int64_t bucket = graphs ? bucket_for(buckets, n) : n;
+  const int64_t bucket = bucket_of(n);
   if (bucket < 0) throw Error("DecodeGraphRunner: more rows than the engine's batch");
   // The staging buffer is free again: the previous step's sampling read its results back.
   staging.fill(rows, bucket, host.data_ptr<int32_t>());
@@ -138,7 +153,8 @@ at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows) {
       captured_addresses = std::move(now);
     }
     auto it = captured.find(bucket);
-    if (it == captured.end()) {
+    if (capture_now.value_or(it == captured.end())) {
+      if (it != captured.end()) captured.erase(it);
       try {
         it = captured.emplace(bucket, capture(bucket)).first;
       } catch (const std::exception& e) {
@@ -147,14 +163,19 @@ at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows) {
                   << std::endl;
         graphs = false;
         drop_graphs();
+        it = captured.end();
       }
     }
-    if (graphs) {
+    if (it != captured.end()) {
       it->second.graph->replay();
       ++replays;
       return it->second.logits.narrow(0, 0, n);
     }
+  } else if (capture_now.value_or(false)) {
+    (void)paged_decode_forward(model, cache, inputs(bucket));  // the capture's warm-up run
   }
+#else
+  (void)capture_now;
 #endif
   return paged_decode_forward(model, cache, inputs(bucket)).narrow(0, 0, n);
 }
@@ -172,7 +193,11 @@ bool DecodeGraphRunner::accepts(std::span<const DecodeRow> rows) const {
   return true;
 }
 
-at::Tensor DecodeGraphRunner::run(std::span<const DecodeRow> rows) { return impl_->run(rows); }
+bool DecodeGraphRunner::will_capture(int64_t rows) const { return impl_->will_capture(rows); }
+
+at::Tensor DecodeGraphRunner::run(std::span<const DecodeRow> rows, std::optional<bool> capture) {
+  return impl_->run(rows, capture);
+}
 
 void DecodeGraphRunner::reset() {
 #if defined(VIME_DECODE_GRAPHS)

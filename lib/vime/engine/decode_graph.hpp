@@ -4,13 +4,15 @@
 // lazily per bucket (on a side stream, all buckets in one memory pool) and replayed after. A
 // graph holds the addresses of the weights and of the KV cache: when any of them changes (the cache
 // grew or was released), the graphs are captured again. The logits stay on the device; sampling
-// is the caller's.
+// is the caller's. Under tensor parallelism every rank runs one, on its shards and its KV heads,
+// the collectives captured with the rest; the batch is padded to the same bucket on every rank.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "vime/engine/decode_batch.hpp"
@@ -31,9 +33,15 @@ class DecodeGraphRunner {
 
   // Whether these rows fit the static buffers (else run them another way).
   bool accepts(std::span<const DecodeRow> rows) const;
+  // Whether run() of `rows` rows would capture a graph now (none yet for their bucket, or the
+  // weights or the cache moved).
+  bool will_capture(int64_t rows) const;
   // [rows.size(), vocab_size] logits of the step (a view of a static buffer when replayed: valid
-  // until the next run()).
-  at::Tensor run(std::span<const DecodeRow> rows);
+  // until the next run()). `capture` overrides will_capture() (tensor parallelism: every rank
+  // captures when rank 0 does, since a capture runs the forward's collectives once more): true
+  // captures, false replays a graph still valid, else runs eagerly. A rank that cannot capture
+  // runs the forward twice where told to capture.
+  at::Tensor run(std::span<const DecodeRow> rows, std::optional<bool> capture = std::nullopt);
   // Drops the captured graphs and their memory pool's blocks (release_memory).
   void reset();
   int64_t graphs_captured() const;

@@ -63,9 +63,8 @@ struct NativeEngine::Impl {
       paged = std::make_unique<PagedKvCache>(kv_cache_config(m), m.dtype(), m.device(),
                                              budget.block_size);
       reset_blocks();
-      // Tensor-parallel ranks keep the varlen path (its collectives are not captured).
+      // Every tensor-parallel rank has one (rank 0 tells the others when to use it).
       if (options.attention_path == PagedAttentionPath::kAuto &&
-          !m.tensor_parallel().is_parallel() &&
           options.fixed_shape_decode.value_or(m.device().is_cuda()))
         decode_runner = std::make_unique<DecodeGraphRunner>(
             m, *paged, options.max_running_requests,
@@ -89,7 +88,6 @@ struct NativeEngine::Impl {
   void release_blocks(EngineRequest& r);
   void reset_blocks();
   void drop_finished();
-  at::Tensor run_decode(const std::vector<Scheduled>& scheduled);
 
   std::unique_ptr<EngineRequest> make_request(const GenerateRequest& request);
   void loop();
@@ -479,15 +477,6 @@ void NativeEngine::Impl::drop_finished() {
   running.erase(std::remove(running.begin(), running.end(), nullptr), running.end());
 }
 
-at::Tensor NativeEngine::Impl::run_decode(const std::vector<Scheduled>& scheduled) {
-  if (!decode_runner) return {};
-  std::vector<DecodeRow> rows;
-  for (const auto& s : scheduled)
-    rows.push_back({s.request->sequence[s.begin], s.begin, s.request->blocks});
-  if (!decode_runner->accepts(rows)) return {};
-  return decode_runner->run(rows);
-}
-
 void NativeEngine::Impl::step_paged(const std::string& version) {
   const auto start = Clock::now();
   std::vector<Scheduled> scheduled;
@@ -513,10 +502,21 @@ void NativeEngine::Impl::step_paged(const std::string& version) {
     else
       prefill_tokens += s.end - s.begin;
   }
-  if (tp_leader) tp_leader->post(TpStepPlan::step(batch, pairs, blocks->num_blocks()));
-  // Decode-only steps take the fixed-shape path (never under TP: no decode_runner there).
-  auto logits = prefill_tokens == 0 ? run_decode(scheduled) : at::Tensor();
-  if (!logits.defined()) logits = paged_forward(model, *paged, batch, options.attention_path);
+  // Decode-only steps take the fixed-shape path where its buffers hold them.
+  std::vector<DecodeRow> decode;
+  if (prefill_tokens == 0 && decode_runner) {
+    for (const auto& s : scheduled)
+      decode.push_back({s.request->sequence[s.begin], s.begin, s.request->blocks});
+    if (!decode_runner->accepts(decode)) decode.clear();
+  }
+  const bool capture = !decode.empty() && decode_runner->will_capture(decode.size());
+  const auto posting = Clock::now();
+  if (tp_leader)
+    tp_leader->post(TpStepPlan::step(batch, pairs, blocks->num_blocks(), !decode.empty(), capture));
+  const auto forward = Clock::now();
+  auto logits = !decode.empty() ? decode_runner->run(decode, capture)
+                                : paged_forward(model, *paged, batch, options.attention_path);
+  if (tp_leader) tp_leader->tidy();  // while the device runs the step
   std::vector<int64_t> rows;
   for (const auto& s : scheduled) {
     EngineRequest& r = *s.request;
@@ -526,9 +526,15 @@ void NativeEngine::Impl::step_paged(const std::string& version) {
   }
   for (size_t i = 0; i < running.size(); ++i)
     if (running[i]->cached == running[i]->length()) rows.push_back(static_cast<int64_t>(i));
+  const auto sampling = Clock::now();
   sample_rows(logits, rows, version);
+  const auto sampled = Clock::now();
   drop_finished();
   std::lock_guard lock(mu);
+  using Seconds = std::chrono::duration<double>;
+  totals.tp_plan_seconds += Seconds(forward - posting).count();
+  totals.forward_seconds += Seconds(sampling - forward).count();
+  totals.sample_seconds += Seconds(sampled - sampling).count();
   const double seconds = seconds_since(start);
   if (prefill_tokens > 0) {
     totals.prefill_tokens += prefill_tokens;
@@ -558,7 +564,8 @@ NativeEngine::NativeEngine(Model& model, const Tokenizer* tokenizer, NativeEngin
     auto channel = std::make_unique<TpPlanChannel>(*tp.group);
     if (tp.rank != 0) {
       impl_->tp_follower = std::make_unique<TpFollower>(
-          model, std::move(impl_->paged), std::move(channel), impl_->options.attention_path);
+          model, std::move(impl_->paged), std::move(impl_->decode_runner), std::move(channel),
+          impl_->options.attention_path);
       return;
     }
     impl_->tp_leader = std::move(channel);
@@ -666,6 +673,8 @@ EngineStats NativeEngine::stats() const {
   if (impl_->tp_follower) {
     s.kv_cache_bytes = impl_->tp_follower->kv_cache_bytes();
     s.decode_steps = impl_->tp_follower->steps();  // forwards run for rank 0's steps
+    s.tp_plan_seconds = impl_->tp_follower->plan_wait_seconds();
+    s.forward_seconds = impl_->tp_follower->forward_seconds();
   }
   return s;
 }

@@ -48,6 +48,12 @@ struct EngineStats {
   int64_t kv_blocks_used = 0;
   int64_t kv_block_copies = 0;
   int64_t cuda_graphs = 0;  // decode CUDA graphs captured so far (recaptures included)
+  // Where the paged steps' host time goes: issuing forwards (the device runs them meanwhile),
+  // sampling (waits for the device), and under tensor parallelism posting each step's plan (TP
+  // rank 0) or waiting for it (the other ranks, idle time included).
+  double forward_seconds = 0;
+  double sample_seconds = 0;
+  double tp_plan_seconds = 0;
 };
 
 // The most likely tokens at each output position of a request (vLLM's logprobs=N), most likely

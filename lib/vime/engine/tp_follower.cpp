@@ -4,17 +4,39 @@
 #include <ATen/core/grad_mode.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <chrono>
+
 #include "vime/dist/process_group.hpp"
+#include "vime/engine/decode_graph.hpp"
 #include "vime/error.hpp"
 #include "vime/model/cached_forward.hpp"
 #include "vime/model/model.hpp"
 #include "vime/model/paged_kv_cache.hpp"
 
 namespace vime::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+[[noreturn]] void unexpected_plan(const std::string& what) {
+  throw Error("tensor-parallel engine: TP rank 0 posted " + what +
+              "; every rank must make its engine with the same options");
+}
+
+}  // namespace
 
 TpFollower::TpFollower(Model& model, std::unique_ptr<PagedKvCache> cache,
+                       std::unique_ptr<DecodeGraphRunner> decode_runner,
                        std::unique_ptr<TpPlanChannel> channel, PagedAttentionPath path)
-    : model_(model), cache_(std::move(cache)), channel_(std::move(channel)), path_(path) {
+    : model_(model),
+      cache_(std::move(cache)),
+      decode_runner_(std::move(decode_runner)),
+      channel_(std::move(channel)),
+      path_(path) {
   thread_ = std::thread([this] { follow(); });
 }
 
@@ -36,8 +58,14 @@ void TpFollower::follow() {
     return stopping_;
   };
   try {
-    while (auto plan = channel_->next(stop)) {
-      if (plan->op == TpStepPlan::Op::kStop) break;
+    while (true) {
+      const auto waiting = Clock::now();
+      auto plan = channel_->next(stop);
+      {
+        std::lock_guard lock(mu_);
+        plan_wait_seconds_ += seconds_since(waiting);
+      }
+      if (!plan || plan->op == TpStepPlan::Op::kStop) break;
       if (plan->op == TpStepPlan::Op::kStep) {
         {
           std::unique_lock lock(mu_);
@@ -47,7 +75,10 @@ void TpFollower::follow() {
         run_step(*plan);
         continue;
       }
-      if (plan->op == TpStepPlan::Op::kRelease) cache_->release();
+      if (plan->op == TpStepPlan::Op::kRelease) {
+        if (decode_runner_) decode_runner_->reset();
+        cache_->release();
+      }
       std::lock_guard lock(mu_);
       if (plan->op == TpStepPlan::Op::kPark) parks_seen_ = plan->epoch;
       if (plan->op == TpStepPlan::Op::kRelease) releases_seen_ = plan->epoch;
@@ -64,15 +95,29 @@ void TpFollower::follow() {
 }
 
 void TpFollower::run_step(const TpStepPlan& plan) {
+  const auto start = Clock::now();
   cache_->resize(std::max(plan.num_blocks, cache_->num_blocks()));
   cache_->copy_blocks(plan.copies);
-  std::vector<PagedSequence> batch;
-  for (const auto& s : plan.sequences)
-    batch.push_back({s.tokens, s.begin, s.end, &s.block_table, s.wants_logits, s.begin});
-  (void)paged_forward(model_, *cache_, batch, path_);  // rank 0 samples from the same logits
+  // Rank 0 samples from the same logits.
+  if (plan.fixed_shape_decode) {
+    std::vector<DecodeRow> rows;
+    for (const auto& s : plan.sequences) {
+      if (s.end - s.begin != 1) unexpected_plan("a decode row of more than one position");
+      rows.push_back({s.tokens[0], s.begin, s.block_table});
+    }
+    if (!decode_runner_ || !decode_runner_->accepts(rows))
+      unexpected_plan("a fixed-shape decode step this rank's engine cannot run");
+    (void)decode_runner_->run(rows, plan.capture_graph);
+  } else {
+    std::vector<PagedSequence> batch;
+    for (const auto& s : plan.sequences)
+      batch.push_back({s.tokens, s.begin, s.end, &s.block_table, s.wants_logits, s.begin});
+    (void)paged_forward(model_, *cache_, batch, path_);
+  }
   std::lock_guard lock(mu_);
   ++steps_;
   kv_bytes_ = cache_->bytes();
+  forward_seconds_ += seconds_since(start);
 }
 
 void TpFollower::wait_for(const int64_t& seen, int64_t wanted) {
@@ -117,6 +162,16 @@ int64_t TpFollower::kv_cache_bytes() const {
 int64_t TpFollower::steps() const {
   std::lock_guard lock(mu_);
   return steps_;
+}
+
+double TpFollower::plan_wait_seconds() const {
+  std::lock_guard lock(mu_);
+  return plan_wait_seconds_;
+}
+
+double TpFollower::forward_seconds() const {
+  std::lock_guard lock(mu_);
+  return forward_seconds_;
 }
 
 int64_t agreed_kv_blocks(const TensorParallel& tp, int64_t blocks) {

@@ -22,9 +22,14 @@ struct TensorParallel;
 
 namespace vime::engine {
 
+class DecodeGraphRunner;
+
 class TpFollower {
  public:
+  // `decode_runner` (over `cache`; may be null): the fixed-shape decode steps rank 0 runs through
+  // its own.
   TpFollower(Model& model, std::unique_ptr<PagedKvCache> cache,
+             std::unique_ptr<DecodeGraphRunner> decode_runner,
              std::unique_ptr<TpPlanChannel> channel, PagedAttentionPath path);
   ~TpFollower();  // stops following (rank 0's engine stops too, or is gone)
   TpFollower(const TpFollower&) = delete;
@@ -38,6 +43,9 @@ class TpFollower {
   void release_memory();
   int64_t kv_cache_bytes() const;
   int64_t steps() const;
+  // Host seconds so far waiting for rank 0's plans, and issuing this rank's forwards.
+  double plan_wait_seconds() const;
+  double forward_seconds() const;
 
  private:
   void follow();
@@ -46,6 +54,7 @@ class TpFollower {
 
   Model& model_;
   std::unique_ptr<PagedKvCache> cache_;
+  std::unique_ptr<DecodeGraphRunner> decode_runner_;  // reads cache_
   std::unique_ptr<TpPlanChannel> channel_;
   PagedAttentionPath path_;
   mutable std::mutex mu_;
@@ -54,6 +63,7 @@ class TpFollower {
   std::exception_ptr error_;
   int64_t parks_seen_ = 0, releases_seen_ = 0, pauses_ = 0, resumes_ = 0, releases_ = 0;
   int64_t steps_ = 0, kv_bytes_ = 0;
+  double plan_wait_seconds_ = 0, forward_seconds_ = 0;
   std::thread thread_;
 };
 

@@ -33,9 +33,12 @@ std::string next_instance(dist::ProcessGroup& group) {
 }  // namespace
 
 TpStepPlan TpStepPlan::step(const std::vector<PagedSequence>& batch,
-                            std::vector<std::pair<int32_t, int32_t>> copies, int64_t num_blocks) {
+                            std::vector<std::pair<int32_t, int32_t>> copies, int64_t num_blocks,
+                            bool fixed_shape_decode, bool capture_graph) {
   TpStepPlan plan;
   plan.num_blocks = num_blocks;
+  plan.fixed_shape_decode = fixed_shape_decode;
+  plan.capture_graph = capture_graph;
   plan.copies = std::move(copies);
   for (const auto& b : batch) {
     Sequence s;
@@ -55,6 +58,7 @@ std::string TpStepPlan::encode() const {
   w.put<int32_t>(static_cast<int32_t>(op));
   w.put<int64_t>(epoch);
   w.put<int64_t>(num_blocks);
+  w.put<uint8_t>((fixed_shape_decode ? 1 : 0) | (capture_graph ? 2 : 0));
   std::vector<int32_t> flat;
   for (const auto& [from, to] : copies) flat.insert(flat.end(), {from, to});
   w.put_vector(flat);
@@ -77,6 +81,10 @@ TpStepPlan TpStepPlan::decode(const std::string& bytes) {
   plan.op = static_cast<Op>(op);
   plan.epoch = r.get<int64_t>();
   plan.num_blocks = r.get<int64_t>();
+  const auto flags = r.get<uint8_t>();
+  if (flags > 3) r.fail();
+  plan.fixed_shape_decode = (flags & 1) != 0;
+  plan.capture_graph = (flags & 2) != 0;
   const auto flat = r.get_vector<int32_t>();
   if (flat.size() % 2 != 0) r.fail();
   for (size_t i = 0; i < flat.size(); i += 2) plan.copies.emplace_back(flat[i], flat[i + 1]);
@@ -104,15 +112,19 @@ std::string TpPlanChannel::key(int64_t n) const { return prefix_ + std::to_strin
 
 void TpPlanChannel::post(const TpStepPlan& plan) {
   std::lock_guard lock(mu_);
-  auto& store = group_.store();
   if (plan.op == TpStepPlan::Op::kStep) {
     // Every follower ran the previous step's forward with this rank (its collectives), so it read
     // every plan before that one.
-    for (; last_step_ >= 0 && deleted_ < last_step_; ++deleted_) store.deleteKey(key(deleted_));
+    if (last_step_ >= 0) read_by_all_ = last_step_;
     last_step_ = posted_;
   }
   const auto bytes = plan.encode();
-  store.set(key(posted_++), std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  group_.store().set(key(posted_++), std::vector<uint8_t>(bytes.begin(), bytes.end()));
+}
+
+void TpPlanChannel::tidy() {
+  std::lock_guard lock(mu_);
+  for (; deleted_ < read_by_all_; ++deleted_) group_.store().deleteKey(key(deleted_));
 }
 
 std::optional<TpStepPlan> TpPlanChannel::next(const std::function<bool()>& stop) {

@@ -38,13 +38,18 @@ struct TpStepPlan {
   };
   Op op = Op::kStep;
   int64_t epoch = 0;
-  int64_t num_blocks = 0;                           // the cache's size for this step
+  int64_t num_blocks = 0;  // the cache's size for this step
+  // A decode-only step through the fixed-shape runner (engine/decode_graph.hpp) rather than
+  // paged_forward, and whether rank 0 captures its CUDA graph in it (every rank must).
+  bool fixed_shape_decode = false;
+  bool capture_graph = false;
   std::vector<std::pair<int32_t, int32_t>> copies;  // copy-on-write blocks, before the forward
   std::vector<Sequence> sequences;
 
   // The plan of one paged forward (copies applied and the cache at num_blocks first).
   static TpStepPlan step(const std::vector<PagedSequence>& batch,
-                         std::vector<std::pair<int32_t, int32_t>> copies, int64_t num_blocks);
+                         std::vector<std::pair<int32_t, int32_t>> copies, int64_t num_blocks,
+                         bool fixed_shape_decode = false, bool capture_graph = false);
   std::string encode() const;
   // Throws vime::Error on a truncated or malformed payload.
   static TpStepPlan decode(const std::string& bytes);
@@ -55,8 +60,11 @@ struct TpStepPlan {
 class TpPlanChannel {
  public:
   explicit TpPlanChannel(dist::ProcessGroup& tp_group);
-  // Leader. Thread-safe; plans are numbered in the order posted.
+  // Leader. Thread-safe; plans are numbered in the order posted. One store round trip.
   void post(const TpStepPlan& plan);
+  // Leader: deletes the plans every follower has read (a round trip each), off the step's
+  // critical path (while the device runs the step).
+  void tidy();
   // Follower: the next plan, waiting in slices; nullopt once `stop()` says so between slices.
   std::optional<TpStepPlan> next(const std::function<bool()>& stop);
 
@@ -66,7 +74,7 @@ class TpPlanChannel {
   std::string prefix_;
   std::mutex mu_;
   int64_t posted_ = 0, read_ = 0;
-  int64_t last_step_ = -1, deleted_ = 0;
+  int64_t last_step_ = -1, read_by_all_ = 0, deleted_ = 0;
 };
 
 }  // namespace vime::engine

@@ -134,14 +134,18 @@ at::Tensor paged_decode_forward(Model& model, PagedKvCache& cache, const PagedDe
   const ModelConfig& cfg = model.config();
   auto rope = rope_tables(model.inverse_frequencies(), in.positions, model.dtype());
   const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
-  auto x = at::embedding(model.embedding(), in.tokens.to(at::kLong));
+  // Under tensor parallelism: this rank's heads and shards, the collectives on the current stream
+  // (captured with the rest).
+  auto x = model.embed_tokens(in.tokens.to(at::kLong));
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {
-    x = decoder_layer(model.layer(layer), x, cfg, rope,
-                      [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-                        write_paged_kv(cache.keys(layer), cache.values(layer), k, v, in.slots);
-                        return paged_decode_attention(q, cache.keys(layer), cache.values(layer),
-                                                      in.block_tables, in.context_lens, scale);
-                      });
+    x = decoder_layer(
+        model.layer(layer), x, cfg, rope,
+        [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+          write_paged_kv(cache.keys(layer), cache.values(layer), k, v, in.slots);
+          return paged_decode_attention(q, cache.keys(layer), cache.values(layer), in.block_tables,
+                                        in.context_lens, scale);
+        },
+        model.layer_parallel());
   }
   return model.logits(rms_norm(x, model.final_norm(), cfg.rms_norm_eps));
 }

@@ -1,6 +1,7 @@
 #include "vime/model/tensor_parallel.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "vime/dist/process_group.hpp"
@@ -16,6 +17,28 @@ using torch::autograd::variable_list;
 void all_reduce_sum(at::Tensor& t, dist::ProcessGroup* group) {
   std::vector<at::Tensor> v{t};
   group->all_reduce(v, dist::ReduceOp::kSum);
+}
+
+// Whether autograd records an op on x: when not (the engine's forwards, evaluation), the f/g
+// operators skip their autograd nodes, and g reduces x in place instead of a copy.
+bool records_grad(const at::Tensor& x) { return at::GradMode::is_enabled() && x.requires_grad(); }
+
+// [..., width] on every rank -> [..., size x width], the ranks' parts side by side (rank order).
+at::Tensor gather_last_dim(const at::Tensor& x, dist::ProcessGroup* group) {
+  auto local = x.contiguous();
+  std::vector<int64_t> shape{group->size()};
+  for (auto s : local.sizes()) shape.push_back(s);
+  auto all = at::empty(shape, local.options());  // [size, ..., width]
+  std::vector<at::Tensor> parts;
+  for (int r = 0; r < group->size(); ++r) parts.push_back(all.select(0, r));
+  group->all_gather(parts, local);
+  std::vector<int64_t> order;
+  for (int64_t d = 1; d < local.dim(); ++d) order.push_back(d);
+  order.push_back(0);
+  order.push_back(local.dim());
+  auto out = local.sizes().vec();
+  out.back() *= group->size();
+  return all.permute(order).reshape(out);
 }
 
 dist::ProcessGroup* group_of(AutogradContext* ctx) {
@@ -49,11 +72,7 @@ struct GatherFromTp : public torch::autograd::Function<GatherFromTp> {
   static variable_list forward(AutogradContext* ctx, at::Tensor x, dist::ProcessGroup* group) {
     ctx->saved_data["group"] = reinterpret_cast<int64_t>(group);
     ctx->saved_data["width"] = x.size(-1);
-    auto local = x.contiguous();
-    std::vector<at::Tensor> parts(group->size());
-    for (auto& p : parts) p = at::empty_like(local);
-    group->all_gather(parts, local);
-    return {at::cat(parts, -1)};
+    return {gather_last_dim(x, group)};
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const int64_t width = ctx->saved_data["width"].toInt();
@@ -164,22 +183,31 @@ TpSlice tp_slice(const std::string& name, const ModelConfig& c, const TensorPara
 }
 
 at::Tensor copy_to_tp(const at::Tensor& x, const TensorParallel& tp) {
-  if (!tp.is_parallel()) return x;
+  if (!tp.is_parallel() || !records_grad(x)) return x;
   return CopyToTp::apply(x, tp.group)[0];
 }
 
 at::Tensor reduce_from_tp(const at::Tensor& x, const TensorParallel& tp) {
   if (!tp.is_parallel()) return x;
+  // x is the caller's temporary (a row-parallel layer's output): with no gradient to record it is
+  // summed in place.
+  if (!records_grad(x)) {
+    auto y = x.contiguous();
+    all_reduce_sum(y, tp.group);
+    return y;
+  }
   return ReduceFromTp::apply(x, tp.group)[0];
 }
 
 at::Tensor gather_from_tp(const at::Tensor& x, const TensorParallel& tp) {
   if (!tp.is_parallel()) return x;
+  if (!records_grad(x)) return gather_last_dim(x, tp.group);
   return GatherFromTp::apply(x, tp.group)[0];
 }
 
 at::Tensor sum_over_replicas(const at::Tensor& x, const TpSlice& slice, const TensorParallel& tp) {
-  if (!tp.is_parallel() || slice.num_replica_slots == 0 || !x.defined()) return x;
+  if (!tp.is_parallel() || slice.num_replica_slots == 0 || !x.defined() || !records_grad(x))
+    return x;
   return SumOverReplicas::apply(x, tp.group, slice.replica_index, slice.num_replica_slots)[0];
 }
 

@@ -30,6 +30,13 @@
 namespace vime::dist {
 namespace {
 
+// A collective's Work, waited for: the current stream waits for it (NCCL), or the host (Gloo).
+// Run on the current stream (compat::run_on_current_stream), torch 2.11's ProcessGroupNCCL
+// returns no Work at all: the stream order is the wait.
+void finish(const c10::intrusive_ptr<c10d::Work>& work) {
+  if (work) work->wait();
+}
+
 // One implementation over either backend class: their collective calls have the same shape in
 // LibTorch 1.13 (ProcessGroup subclasses) and 2.x (Backend subclasses).
 template <class Backend>
@@ -59,7 +66,7 @@ class C10dGroup final : public ProcessGroup {
                        : op == ReduceOp::kMax ? c10d::ReduceOp::MAX
                                               : c10d::ReduceOp::MIN;
     compat::run_on_current_stream(options);
-    backend_->allreduce(tensors, options)->wait();
+    finish(backend_->allreduce(tensors, options));
   }
 
   void broadcast(std::vector<at::Tensor>& tensors, int root) override {
@@ -67,7 +74,7 @@ class C10dGroup final : public ProcessGroup {
     c10d::BroadcastOptions options;
     options.rootRank = root;
     compat::run_on_current_stream(options);
-    backend_->broadcast(tensors, options)->wait();
+    finish(backend_->broadcast(tensors, options));
   }
 
   void all_gather(std::vector<at::Tensor>& output, const at::Tensor& input) override {
@@ -75,7 +82,7 @@ class C10dGroup final : public ProcessGroup {
     std::vector<at::Tensor> in{input};
     c10d::AllgatherOptions options;
     compat::run_on_current_stream(options);
-    backend_->allgather(out, in, options)->wait();
+    finish(backend_->allgather(out, in, options));
     for (size_t r = 0; r < output.size(); ++r) {
       if (out[0][r].data_ptr() != output[r].data_ptr()) output[r].copy_(out[0][r]);
     }
@@ -91,7 +98,7 @@ class C10dGroup final : public ProcessGroup {
       at::Tensor in = input.contiguous();
       c10d::ReduceScatterOptions options;
       compat::run_on_current_stream(options);
-      backend_->_reduce_scatter_base(output, in, options)->wait();
+      finish(backend_->_reduce_scatter_base(output, in, options));
       return;
     }
     // Gloo has no reduce-scatter: all-reduce a copy and keep this rank's slice.

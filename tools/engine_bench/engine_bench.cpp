@@ -5,7 +5,7 @@
 //                [--contiguous-kv] [--block-size B] [--gather-attention]
 //                [--enforce-eager] [--varlen-decode] [--breakdown]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
-//                [--tp T] [--fp32] [--dump-ids FILE]
+//                [--tp T] [--fp32] [--dump-ids FILE] [--reference-sampler] [--kv-splits S]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
 // --contiguous-kv runs the engine's old per-row cache, to compare against; decode-only steps run
 // vime's paged decode kernel replayed as CUDA graphs, --enforce-eager without graphs,
@@ -13,6 +13,8 @@
 // --tp T: T local ranks (vime's launcher) run one tensor-parallel engine, each on its own shards;
 // rank 0 takes the requests. --fp32 runs in fp32 (bf16 on CUDA otherwise); --dump-ids writes each
 // request's output ids, one line per request (compare greedy runs at different --tp).
+// --reference-sampler samples with the ATen path instead of vime's CUDA sampling kernel;
+// --kv-splits S fixes the decode kernel's split-K (1: unsplit; default: chosen per batch size).
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
 // tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
 // measures HF transformers' generate() on the same shape.
@@ -64,7 +66,9 @@ std::vector<std::vector<int32_t>> run_all(vime::engine::NativeEngine& engine,
 }
 
 // --breakdown: the parts of one decode step of `rows` rows at `context` positions each, in ms: the
-// paged decode kernel over all layers, the eager fixed-shape forward, its graph replay, sampling.
+// paged decode kernel over all layers (split-K as chosen, and at fixed split counts), the eager
+// fixed-shape forward, its graph replay, sampling (vime's kernel and the ATen reference; plain
+// temperature and top-k 50 + top-p 0.9).
 void breakdown(vime::Model& model, int64_t rows, int64_t context, double temperature) {
   const auto& cfg = model.config();
   const auto device = model.device();
@@ -99,34 +103,56 @@ void breakdown(vime::Model& model, int64_t rows, int64_t context, double tempera
   auto tables_t =
       at::tensor(flat, at::TensorOptions().dtype(at::kInt)).to(device).view({rows, blocks});
   auto lens = at::full({rows}, context, at::TensorOptions().dtype(at::kInt).device(device));
-  const double attention = ms(
-                               [&] {
-                                 (void)vime::paged_decode_attention(
-                                     q, cache.keys(0), cache.values(0), tables_t, lens, 0.08);
-                               },
-                               20) *
-                           double(cfg.num_layers);
+  auto attention_ms = [&](int64_t splits) {
+    return ms(
+               [&] {
+                 (void)vime::paged_decode_attention(q, cache.keys(0), cache.values(0), tables_t,
+                                                    lens, 0.08, splits);
+               },
+               20) *
+           double(cfg.num_layers);
+  };
+  const double attention = attention_ms(0);
+  std::string by_splits;
+  for (int64_t splits : {1, 2, 4, 8, 16})
+    by_splits += (by_splits.empty() ? "" : ", ") + std::string("\"") + std::to_string(splits) +
+                 "\": " + std::to_string(attention_ms(splits));
   vime::engine::DecodeGraphRunner eager(model, cache, rows, blocks, false);
   vime::engine::DecodeGraphRunner graphs(model, cache, rows, blocks, true);
   const double eager_ms = ms([&] { (void)eager.run(decode_rows); }, 10);
   const double graph_ms = ms([&] { (void)graphs.run(decode_rows); }, 20);
-  vime::SamplingParams params;
-  params.temperature = temperature;
-  const auto sampling = vime::engine::make_row_sampling(params, {}, 1);
-  std::vector<vime::engine::SamplerRow> sampler_rows(rows, {&sampling, 0, 0});
   auto logits = graphs.run(decode_rows).clone();
-  const double sample_ms = ms(
-      [&] {
-        (void)vime::engine::sample_tokens(logits, sampler_rows,
-                                          vime::engine::LogProbMode::kTemperature);
-      },
-      10);
+  auto sampling_ms = [&](int64_t top_k, double top_p, vime::engine::SamplerPath path) {
+    vime::SamplingParams params;
+    params.temperature = temperature;
+    params.top_k = top_k;
+    params.top_p = top_p;
+    const auto sampling = vime::engine::make_row_sampling(params, {}, 1);
+    std::vector<vime::engine::SamplerRow> sampler_rows(rows, {&sampling, 0, 0});
+    return ms(
+        [&] {
+          (void)vime::engine::sample_tokens(logits, sampler_rows,
+                                            vime::engine::LogProbMode::kTemperature, path);
+        },
+        10);
+  };
+  using vime::engine::SamplerPath;
+  const double sample_ms = sampling_ms(-1, 1.0, SamplerPath::kAuto);
+  const double sample_ref_ms = sampling_ms(-1, 1.0, SamplerPath::kReference);
+  const double filtered_ms = sampling_ms(50, 0.9, SamplerPath::kAuto);
+  const double filtered_ref_ms = sampling_ms(50, 0.9, SamplerPath::kReference);
+  const double top_p_ms = sampling_ms(-1, 0.9, SamplerPath::kAuto);
+  const double top_p_ref_ms = sampling_ms(-1, 0.9, SamplerPath::kReference);
   std::printf(
       "{\"breakdown\": true, \"rows\": %lld, \"context\": %lld, \"attention_kernel_ms\": %.3f, "
+      "\"attention_ms_by_splits\": {%s}, "
       "\"eager_forward_ms\": %.3f, \"graph_forward_ms\": %.3f, \"sampling_ms\": %.3f, "
-      "\"kv_read_gb_per_s\": %.1f}\n",
-      static_cast<long long>(rows), static_cast<long long>(context), attention, eager_ms, graph_ms,
-      sample_ms,
+      "\"sampling_reference_ms\": %.3f, \"sampling_topk50_topp0.9_ms\": %.3f, "
+      "\"sampling_topk50_topp0.9_reference_ms\": %.3f, \"sampling_topp0.9_ms\": %.3f, "
+      "\"sampling_topp0.9_reference_ms\": %.3f, \"kv_read_gb_per_s\": %.1f}\n",
+      static_cast<long long>(rows), static_cast<long long>(context), attention, by_splits.c_str(),
+      eager_ms, graph_ms, sample_ms, sample_ref_ms, filtered_ms, filtered_ref_ms, top_p_ms,
+      top_p_ref_ms,
       double(rows * context) * double(vime::PagedKvCache::block_bytes(cfg, model.dtype(), 1)) /
           (attention * 1e6));
 }
@@ -182,6 +208,10 @@ int main(int argc, char** argv) {
       fp32 = true;
     else if (a == "--dump-ids")
       dump_ids = next();
+    else if (a == "--reference-sampler")
+      options.sampler_path = vime::engine::SamplerPath::kReference;
+    else if (a == "--kv-splits")
+      options.decode_kv_splits = std::stoll(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -269,7 +299,8 @@ int main(int argc, char** argv) {
       "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
       "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
       "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, "
-      "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d}\n",
+      "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d, \"sampler\": \"%s\", "
+      "\"kv_splits\": %lld}\n",
       model_name.c_str(), device_name.c_str(), dtype == at::kBFloat16 ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
@@ -287,6 +318,8 @@ int main(int argc, char** argv) {
       : !options.fixed_shape_decode.value_or(device.is_cuda()) ? "varlen"
       : options.cuda_graphs                                    ? "graph"
                                                                : "eager",
-      static_cast<long long>(s.cuda_graphs), tp);
+      static_cast<long long>(s.cuda_graphs), tp,
+      options.sampler_path == vime::engine::SamplerPath::kReference ? "reference" : "auto",
+      static_cast<long long>(options.decode_kv_splits));
   return 0;
 }

@@ -22,9 +22,10 @@ namespace vime::engine {
 class DecodeGraphRunner {
  public:
   // max_batch rows at most, block tables of at most max_blocks blocks. `graphs`: capture CUDA
-  // graphs where the build and the device allow (else every step runs eagerly).
+  // graphs where the build and the device allow (else every step runs eagerly). kv_splits: the
+  // decode kernel's split-K (PagedDecodeInputs::kv_splits; 0 picks per bucket).
   DecodeGraphRunner(Model& model, PagedKvCache& cache, int64_t max_batch, int64_t max_blocks,
-                    bool graphs);
+                    bool graphs, int64_t kv_splits = 0);
   ~DecodeGraphRunner();
   DecodeGraphRunner(const DecodeGraphRunner&) = delete;
   DecodeGraphRunner& operator=(const DecodeGraphRunner&) = delete;

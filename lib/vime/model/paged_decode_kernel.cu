@@ -2,6 +2,10 @@
 // kv head) so that a GQA group's query heads read each K/V row once. Each warp walks every
 // kWarps-th position of the context (four at a time, for loads in flight), keeping an online
 // softmax per query head in fp32; the warps' partial results are merged in shared memory.
+// Split-K (flash-decoding; vLLM's paged_attention_v2): with splits > 1 a row's context is cut into
+// up to `splits` ranges, one CTA each (blockIdx.z), that write their normalised partial output and
+// its softmax max and sum; a second kernel merges them. Rows too short for more than one range
+// write their output directly, as unsplit.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -91,20 +95,32 @@ struct WarpState {
   }
 };
 
+// The ranges a row of `length` positions is cut into under a launch of `splits` (at least 1).
+__device__ __forceinline__ int row_splits(int length, int splits) {
+  return max(1, min(splits, (length + kMinSplitPositions - 1) / kMinSplitPositions));
+}
+
+// partial_out [batch, heads, splits, D] and partial_ml [batch, heads, splits, 2] (fp32): where the
+// CTAs of a split row leave their part (unused when splits == 1).
 template <typename T, int D, int G>
 __global__ void __launch_bounds__(kWarps * 32)
     paged_decode_kernel(T* __restrict__ out, const T* __restrict__ q,
                         const T* __restrict__ key_cache, const T* __restrict__ value_cache,
                         const int32_t* __restrict__ block_tables,
                         const int32_t* __restrict__ context_lens, int kv_heads, int block_size,
-                        int max_blocks, float scale) {
+                        int max_blocks, float scale, int splits, float* __restrict__ partial_out,
+                        float* __restrict__ partial_ml) {
   constexpr int E = D / 32;  // elements of a head each lane holds
   constexpr int U = 4;       // positions a warp loads before using them (loads in flight)
   using P = Pack<T, E>;
-  const int kv_head = blockIdx.x, b = blockIdx.y;
+  const int kv_head = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int heads = kv_heads * G;
-  const int length = context_lens[b];
+  const int row_length = context_lens[b];
+  const int parts = row_splits(row_length, splits);
+  if (split >= parts) return;
+  const int chunk = (row_length + parts - 1) / parts;
+  const int begin = split * chunk, length = min(row_length, begin + chunk);
   const int32_t* table = block_tables + static_cast<int64_t>(b) * max_blocks;
   const int64_t row = static_cast<int64_t>(kv_heads) * D;  // elements of one slot
   const int64_t head_offset = static_cast<int64_t>(kv_head) * D + lane * E;
@@ -127,7 +143,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
   }
 
-  int t = warp;
+  int t = begin + warp;
   for (; t + (U - 1) * kWarps < length; t += U * kWarps) {
     P k[U], v[U];
 #pragma unroll
@@ -169,28 +185,77 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
       o /= l_all;
     }
-    out[(static_cast<int64_t>(b) * heads + kv_head * G + g) * D + d] = from_float<T>(o);
+    const int64_t head = static_cast<int64_t>(b) * heads + kv_head * G + g;
+    if (parts == 1) {
+      out[head * D + d] = from_float<T>(o);
+    } else {
+      const int64_t part = head * splits + split;
+      partial_out[part * D + d] = o;
+      if (d == 0) {
+        partial_ml[part * 2] = m_all;
+        partial_ml[part * 2 + 1] = l_all;
+      }
+    }
   }
 }
 
+// One CTA of D threads per (query head, sequence): merges the parts of a split row.
+template <typename T, int D>
+__global__ void __launch_bounds__(D)
+    merge_splits_kernel(T* __restrict__ out, const int32_t* __restrict__ context_lens, int heads,
+                        int splits, const float* __restrict__ partial_out,
+                        const float* __restrict__ partial_ml) {
+  const int head = blockIdx.x, b = blockIdx.y, d = threadIdx.x;
+  const int parts = row_splits(context_lens[b], splits);
+  if (parts == 1) return;  // written by its only CTA
+  const int64_t row_head = static_cast<int64_t>(b) * heads + head;
+  const float* ml = partial_ml + row_head * splits * 2;
+  float m_all = -INFINITY;
+  for (int s = 0; s < parts; ++s) m_all = fmaxf(m_all, ml[s * 2]);
+  float l_all = 0.f, o = 0.f;
+  if (m_all != -INFINITY) {
+    for (int s = 0; s < parts; ++s) {
+      const float f = exp2f(ml[s * 2] - m_all) * ml[s * 2 + 1];
+      l_all += f;
+      o += partial_out[(row_head * splits + s) * D + d] * f;
+    }
+    o /= l_all;
+  }
+  out[row_head * D + d] = from_float<T>(o);
+}
+
+// What a launch needs besides the tensors' pointers.
+struct Shape {
+  int batch, kv_heads, block_size, max_blocks;
+  float scale;
+  int splits;
+  float* workspace;
+};
+
 template <typename T, int D, int G>
 void launch(void* out, const void* q, const void* k, const void* v, const int32_t* tables,
-            const int32_t* lens, int batch, int kv_heads, int block_size, int max_blocks,
-            float scale, cudaStream_t stream) {
-  const dim3 grid(kv_heads, batch);
+            const int32_t* lens, const Shape& s, cudaStream_t stream) {
+  const int heads = s.kv_heads * G;
+  float* partial_out = s.workspace;
+  float* partial_ml =
+      s.workspace + static_cast<int64_t>(s.batch) * heads * s.splits * D;  // after partial_out
+  const dim3 grid(s.kv_heads, s.batch, s.splits);
   paged_decode_kernel<T, D, G><<<grid, kWarps * 32, 0, stream>>>(
       static_cast<T*>(out), static_cast<const T*>(q), static_cast<const T*>(k),
-      static_cast<const T*>(v), tables, lens, kv_heads, block_size, max_blocks, scale);
+      static_cast<const T*>(v), tables, lens, s.kv_heads, s.block_size, s.max_blocks, s.scale,
+      s.splits, partial_out, partial_ml);
+  if (s.splits > 1)
+    merge_splits_kernel<T, D><<<dim3(heads, s.batch), D, 0, stream>>>(
+        static_cast<T*>(out), lens, heads, s.splits, partial_out, partial_ml);
 }
 
 template <typename T, int D>
 bool dispatch_groups(int groups, void* out, const void* q, const void* k, const void* v,
-                     const int32_t* tables, const int32_t* lens, int batch, int kv_heads,
-                     int block_size, int max_blocks, float scale, cudaStream_t stream) {
-#define VIME_GROUP_CASE(G)                                                                      \
-  case G:                                                                                       \
-    launch<T, D, G>(out, q, k, v, tables, lens, batch, kv_heads, block_size, max_blocks, scale, \
-                    stream);                                                                    \
+                     const int32_t* tables, const int32_t* lens, const Shape& shape,
+                     cudaStream_t stream) {
+#define VIME_GROUP_CASE(G)                                      \
+  case G:                                                       \
+    launch<T, D, G>(out, q, k, v, tables, lens, shape, stream); \
     return true;
   switch (groups) {
     VIME_GROUP_CASE(1)
@@ -209,15 +274,12 @@ bool dispatch_groups(int groups, void* out, const void* q, const void* k, const 
 
 template <typename T>
 bool dispatch_head_dim(int head_dim, int groups, void* out, const void* q, const void* k,
-                       const void* v, const int32_t* tables, const int32_t* lens, int batch,
-                       int kv_heads, int block_size, int max_blocks, float scale,
-                       cudaStream_t stream) {
+                       const void* v, const int32_t* tables, const int32_t* lens,
+                       const Shape& shape, cudaStream_t stream) {
   if (head_dim == 128)
-    return dispatch_groups<T, 128>(groups, out, q, k, v, tables, lens, batch, kv_heads, block_size,
-                                   max_blocks, scale, stream);
+    return dispatch_groups<T, 128>(groups, out, q, k, v, tables, lens, shape, stream);
   if (head_dim == 64)
-    return dispatch_groups<T, 64>(groups, out, q, k, v, tables, lens, batch, kv_heads, block_size,
-                                  max_blocks, scale, stream);
+    return dispatch_groups<T, 64>(groups, out, q, k, v, tables, lens, shape, stream);
   return false;
 }
 
@@ -252,22 +314,21 @@ bool paged_decode_attention(void* out, const void* q, const void* key_cache,
                             const void* value_cache, const int32_t* block_tables,
                             const int32_t* context_lens, int batch, int kv_heads, int groups,
                             int head_dim, int block_size, int max_blocks, float scale,
-                            ElementType type, void* stream) {
+                            ElementType type, void* stream, int splits, float* workspace) {
   if (batch == 0) return true;
+  if (splits < 1 || (splits > 1 && workspace == nullptr)) return false;
   auto s = static_cast<cudaStream_t>(stream);
+  const Shape shape{batch, kv_heads, block_size, max_blocks, scale, splits, workspace};
   switch (type) {
     case ElementType::kFloat:
       return dispatch_head_dim<float>(head_dim, groups, out, q, key_cache, value_cache,
-                                      block_tables, context_lens, batch, kv_heads, block_size,
-                                      max_blocks, scale, s);
+                                      block_tables, context_lens, shape, s);
     case ElementType::kHalf:
       return dispatch_head_dim<__half>(head_dim, groups, out, q, key_cache, value_cache,
-                                       block_tables, context_lens, batch, kv_heads, block_size,
-                                       max_blocks, scale, s);
+                                       block_tables, context_lens, shape, s);
     case ElementType::kBFloat16:
       return dispatch_head_dim<__nv_bfloat16>(head_dim, groups, out, q, key_cache, value_cache,
-                                              block_tables, context_lens, batch, kv_heads,
-                                              block_size, max_blocks, scale, s);
+                                              block_tables, context_lens, shape, s);
   }
   return false;
 }

@@ -188,7 +188,11 @@ TEST_CASE("the cut on the logits keeps what keep_mask keeps on their softmax", "
   // flat top-p rows reach past the candidates: the sort path).
   auto gen = at::make_generator<at::CPUGeneratorImpl>(21);
   const int64_t rows = 60, vocab = 3000;
-  auto z = at::randn({rows, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 3;
+  // Rounded to bf16 (as the engine's logits are): many ties, some at a top-k boundary past the
+  // candidates (top_k 1500).
+  auto z = (at::randn({rows, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 3)
+               .to(at::kBFloat16)
+               .to(at::kFloat);
   for (int64_t r = 0; r < rows; ++r) {
     if (r % 4 == 3) z[r].mul_(0.02);
     z[r][r * 7] = -std::numeric_limits<float>::infinity();
@@ -196,8 +200,9 @@ TEST_CASE("the cut on the logits keeps what keep_mask keeps on their softmax", "
   std::vector<RowFilter> filters;
   for (int64_t r = 0; r < rows; ++r) {
     const double u = at::rand({1}, gen).item<double>();
-    filters.push_back(RowFilter{r % 3 == 0 ? 0 : 1 + (r * 37) % 200, r % 2 ? 0.3 + 0.65 * u : 1.0,
-                                r % 5 == 0 ? 0.05 * u : 0.0});
+    const int64_t k = r % 6 == 2 ? 1500 : r % 3 == 0 ? 0 : 1 + (r * 37) % 200;
+    filters.push_back(
+        RowFilter{k, r % 2 || r % 6 == 2 ? 0.3 + 0.69 * u : 1.0, r % 5 == 0 ? 0.05 * u : 0.0});
   }
   filters[1] = RowFilter{};  // a row without filters: -inf, everything kept
   const auto threshold = vime::engine::keep_threshold(z, filters);

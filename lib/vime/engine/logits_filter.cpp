@@ -120,16 +120,14 @@ at::Tensor keep_threshold(const at::Tensor& z, const std::vector<RowFilter>& fil
   if (any_p) {
     auto p_t = at::tensor(top_p, at::kFloat).to(device);
     auto lse = column(at::logsumexp(z, 1));
-    // The survivors' mass over the whole row: within the candidates where top_k is on; 1 where no
-    // filter cut before top-p; a pass over the row where min_p alone did.
-    auto mass = [&](const at::Tensor& sorted_z) {
-      return (at::exp(sorted_z - lse) * (sorted_z >= column(threshold))).sum(1);
-    };
-    at::Tensor survivors_mass = at::where(k_t > 0, mass(sorted), at::ones_like(threshold));
-    bool min_p_alone = false;
+    // The survivors' mass over the whole row: 1 where no filter cut before top-p, else a pass over
+    // the row (top-k's ties at its k-th value may reach past the candidates).
+    bool cut_before = false;
     for (size_t r = 0; r < filters.size(); ++r)
-      min_p_alone |= top_k[r] == 0 && filters[r].top_p < 1.0 && filters[r].min_p > 0.0;
-    if (min_p_alone) survivors_mass = at::where(k_t > 0, survivors_mass, mass(z));
+      cut_before |= filters[r].top_p < 1.0 && (top_k[r] > 0 || filters[r].min_p > 0.0);
+    const at::Tensor survivors_mass =
+        cut_before ? at::where(z >= column(threshold), at::exp(z - lse), at::zeros_like(z)).sum(1)
+                   : at::ones_like(threshold);
     auto top_p_prefix = [&](const at::Tensor& sorted_z) {
       auto survivors = at::exp(sorted_z - lse) * (sorted_z >= column(threshold));
       auto mass_before = survivors.cumsum(1) - survivors;  // exclusive prefix sums
@@ -137,11 +135,15 @@ at::Tensor keep_threshold(const at::Tensor& z, const std::vector<RowFilter>& fil
       return in_prefix.sum(1).clamp_min(1);
     };
     auto prefix_len = top_p_prefix(sorted);
-    // A prefix never takes a token past the survivors, so one that fills the candidates may reach
-    // beyond them: only then is the whole row sorted.
-    if (candidates < vocab && ((prefix_len >= candidates) & (p_t < 1)).any().item<bool>()) {
-      sorted = std::get<0>(z.sort(1, /*descending=*/true));
-      prefix_len = top_p_prefix(sorted);
+    // Only a prefix that fills the candidates while more survivors lie past them needs the whole
+    // row sorted.
+    if (candidates < vocab) {
+      auto reach = (prefix_len >= candidates) & (p_t < 1);
+      if (reach.any().item<bool>() &&
+          (reach & ((z >= column(threshold)).sum(1) > candidates)).any().item<bool>()) {
+        sorted = std::get<0>(z.sort(1, /*descending=*/true));
+        prefix_len = top_p_prefix(sorted);
+      }
     }
     threshold =
         at::where(p_t < 1, at::maximum(threshold, kth_value(sorted, prefix_len)), threshold);

@@ -100,6 +100,7 @@ TEST_CASE("vime's paged decode kernel equals the gather path and the reference",
 }
 
 TEST_CASE("split-K decode equals the unsplit kernel and the reference", "[gpu][engine_gpu]") {
+  // (and the two-positions-per-warp layout equals the warp-per-position one)
   if (skip_without_cuda()) return;
   // Lengths at block (16) and range (kMinSplitPositions = 256) boundaries, a padding row, and rows
   // too short to split beside long ones; every split count against splits = 1 and the reference.
@@ -108,7 +109,7 @@ TEST_CASE("split-K decode equals the unsplit kernel and the reference", "[gpu][e
   const int64_t block_size = 16, max_blocks = 260, batch = static_cast<int64_t>(lens.size());
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
     for (int64_t head_dim : {64, 128}) {
-      const int64_t kv_heads = 2, groups = head_dim == 128 ? 2 : 4, heads = kv_heads * groups;
+      const int64_t kv_heads = 2, groups = head_dim == 128 ? 3 : 4, heads = kv_heads * groups;
       const int64_t blocks = batch * max_blocks + 3;
       at::manual_seed(31 + head_dim);
       const auto f32 = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
@@ -121,22 +122,28 @@ TEST_CASE("split-K decode equals the unsplit kernel and the reference", "[gpu][e
                         .to(at::kInt);
       auto lens_t = at::tensor(lens, at::TensorOptions().dtype(at::kInt)).to(at::kCUDA);
       const double scale = 1.0 / std::sqrt(double(head_dim));
-      auto unsplit = vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, 1);
+      auto unsplit = vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, 1, 32);
       auto ref = vime::paged_decode_attention_reference(q, keys, values, tables, lens_t, scale);
       const double tol = dtype == at::kFloat ? 1e-4 : 2e-2;
       CHECK((unsplit.to(at::kFloat) - ref.to(at::kFloat)).abs().max().item<double>() < tol);
-      for (int64_t splits : {0, 2, 3, 4, 7, 16}) {  // 0: the automatic choice
-        auto out = vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, splits);
-        auto diff = (out.to(at::kFloat) - unsplit.to(at::kFloat)).abs().amax({1, 2}).cpu();
-        const double to_ref = (out.to(at::kFloat) - ref.to(at::kFloat)).abs().max().item<double>();
-        for (int64_t b = 0; b < batch; ++b) {
+      // Every split count (0: the automatic choice), with a warp per position and with two.
+      for (int64_t lanes : {32, 16}) {
+        for (int64_t splits : {0, 1, 2, 3, 4, 7, 16}) {
+          auto out =
+              vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, splits, lanes);
+          auto diff = (out.to(at::kFloat) - unsplit.to(at::kFloat)).abs().amax({1, 2}).cpu();
+          const double to_ref =
+              (out.to(at::kFloat) - ref.to(at::kFloat)).abs().max().item<double>();
+          for (int64_t b = 0; b < batch; ++b) {
+            INFO(c10::toString(dtype) << ", head_dim " << head_dim << ", lanes " << lanes
+                                      << ", splits " << splits << ", length " << lens[b]);
+            CHECK(diff[b].item<double>() < tol);
+          }
           INFO(c10::toString(dtype)
-               << ", head_dim " << head_dim << ", splits " << splits << ", length " << lens[b]);
-          CHECK(diff[b].item<double>() < tol);
+               << ", head_dim " << head_dim << ", lanes " << lanes << ", splits " << splits);
+          CHECK(to_ref < tol);
+          CHECK(out[0].abs().max().item<double>() == 0.0);  // the padding row
         }
-        INFO(c10::toString(dtype) << ", head_dim " << head_dim << ", splits " << splits);
-        CHECK(to_ref < tol);
-        CHECK(out[0].abs().max().item<double>() == 0.0);  // the padding row
       }
     }
   }

@@ -103,20 +103,21 @@ void breakdown(vime::Model& model, int64_t rows, int64_t context, double tempera
   auto tables_t =
       at::tensor(flat, at::TensorOptions().dtype(at::kInt)).to(device).view({rows, blocks});
   auto lens = at::full({rows}, context, at::TensorOptions().dtype(at::kInt).device(device));
-  auto attention_ms = [&](int64_t splits) {
+  auto attention_ms = [&](int64_t splits, int64_t lanes) {
     return ms(
                [&] {
                  (void)vime::paged_decode_attention(q, cache.keys(0), cache.values(0), tables_t,
-                                                    lens, 0.08, splits);
+                                                    lens, 0.08, splits, lanes);
                },
                20) *
            double(cfg.num_layers);
   };
-  const double attention = attention_ms(0);
+  const double attention = attention_ms(0, 0);
+  const double attention_lanes32 = attention_ms(0, 32), attention_lanes16 = attention_ms(0, 16);
   std::string by_splits;
   for (int64_t splits : {1, 2, 4, 8, 16})
     by_splits += (by_splits.empty() ? "" : ", ") + std::string("\"") + std::to_string(splits) +
-                 "\": " + std::to_string(attention_ms(splits));
+                 "\": " + std::to_string(attention_ms(splits, 0));
   vime::engine::DecodeGraphRunner eager(model, cache, rows, blocks, false);
   vime::engine::DecodeGraphRunner graphs(model, cache, rows, blocks, true);
   const double eager_ms = ms([&] { (void)eager.run(decode_rows); }, 10);
@@ -145,14 +146,15 @@ void breakdown(vime::Model& model, int64_t rows, int64_t context, double tempera
   const double top_p_ref_ms = sampling_ms(-1, 0.9, SamplerPath::kReference);
   std::printf(
       "{\"breakdown\": true, \"rows\": %lld, \"context\": %lld, \"attention_kernel_ms\": %.3f, "
-      "\"attention_ms_by_splits\": {%s}, "
+      "\"attention_ms_by_splits\": {%s}, \"attention_ms_lanes32\": %.3f, "
+      "\"attention_ms_lanes16\": %.3f, "
       "\"eager_forward_ms\": %.3f, \"graph_forward_ms\": %.3f, \"sampling_ms\": %.3f, "
       "\"sampling_reference_ms\": %.3f, \"sampling_topk50_topp0.9_ms\": %.3f, "
       "\"sampling_topk50_topp0.9_reference_ms\": %.3f, \"sampling_topp0.9_ms\": %.3f, "
       "\"sampling_topp0.9_reference_ms\": %.3f, \"kv_read_gb_per_s\": %.1f}\n",
       static_cast<long long>(rows), static_cast<long long>(context), attention, by_splits.c_str(),
-      eager_ms, graph_ms, sample_ms, sample_ref_ms, filtered_ms, filtered_ref_ms, top_p_ms,
-      top_p_ref_ms,
+      attention_lanes32, attention_lanes16, eager_ms, graph_ms, sample_ms, sample_ref_ms,
+      filtered_ms, filtered_ref_ms, top_p_ms, top_p_ref_ms,
       double(rows * context) * double(vime::PagedKvCache::block_bytes(cfg, model.dtype(), 1)) /
           (attention * 1e6));
 }

@@ -84,7 +84,8 @@ at::Tensor paged_decode_attention_reference(const at::Tensor& q, const at::Tenso
 
 at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cache,
                                   const at::Tensor& value_cache, const at::Tensor& block_tables,
-                                  const at::Tensor& context_lens, double scale, int64_t kv_splits) {
+                                  const at::Tensor& context_lens, double scale, int64_t kv_splits,
+                                  int64_t lanes_per_position) {
 #if defined(VIME_HAS_CUDA_KERNELS)
   const int64_t kv_heads = key_cache.size(2);
   if (paged_decode_kernel_available(q, kv_heads) && key_cache.is_contiguous() &&
@@ -111,11 +112,12 @@ at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cac
         static_cast<int>(kv_heads), static_cast<int>(heads / kv_heads), static_cast<int>(head_dim),
         static_cast<int>(block_size), static_cast<int>(max_blocks), static_cast<float>(scale),
         element_type(q.scalar_type()), current_stream(q), static_cast<int>(splits),
-        splits > 1 ? workspace.data_ptr<float>() : nullptr);
+        splits > 1 ? workspace.data_ptr<float>() : nullptr, static_cast<int>(lanes_per_position));
     if (launched) return out;
   }
 #else
   (void)kv_splits;
+  (void)lanes_per_position;
 #endif
   return paged_decode_attention_reference(q, key_cache, value_cache, block_tables, context_lens,
                                           scale);

@@ -32,10 +32,11 @@ bool paged_decode_kernel_available(const at::Tensor& q, int64_t kv_heads);
 // CUDA kernel's split-K (each row's context over up to that many CTAs per kv head, merged after;
 // 0: chosen from batch x kv heads against the SMs and the block tables' length; 1: one CTA per
 // (row, kv head)). The fixed shapes keep it capturable: only lengths change between replays.
+// lanes_per_position: the kernel's lanes per K/V position (paged_decode_kernel.hpp; 0: its choice).
 at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cache,
                                   const at::Tensor& value_cache, const at::Tensor& block_tables,
                                   const at::Tensor& context_lens, double scale,
-                                  int64_t kv_splits = 0);
+                                  int64_t kv_splits = 0, int64_t lanes_per_position = 0);
 // The same in ATen (fp32 math over each row's whole block table, masked): the CPU path and the
 // kernel's reference.
 at::Tensor paged_decode_attention_reference(const at::Tensor& q, const at::Tensor& key_cache,

@@ -17,14 +17,16 @@ enum class ElementType { kFloat, kHalf, kBFloat16 };
 // j*groups .. (j+1)*groups-1 share kv head j. Softmax online in fp32; a length of 0 gives zeros.
 // splits > 1: split-K, each row's context cut into up to `splits` ranges of at least
 // kMinSplitPositions positions, merged by a second kernel; `workspace` then holds
-// paged_decode_workspace_floats() fp32 (device). Returns false (launching nothing) for shapes it
-// has no kernel for: head_dim other than 64 or 128, groups above 8, splits < 1.
+// paged_decode_workspace_floats() fp32 (device). lanes_per_position: 32 (a warp reads one
+// position at a time) or 16 (two); 0 picks 16 for head_dim 128 with 3 or more query heads per kv
+// head. Returns false (launching nothing) for shapes it has no kernel for: head_dim other than 64
+// or 128, groups above 8, splits < 1, other lane counts.
 bool paged_decode_attention(void* out, const void* q, const void* key_cache,
                             const void* value_cache, const int32_t* block_tables,
                             const int32_t* context_lens, int batch, int kv_heads, int groups,
                             int head_dim, int block_size, int max_blocks, float scale,
                             ElementType type, void* stream, int splits = 1,
-                            float* workspace = nullptr);
+                            float* workspace = nullptr, int lanes_per_position = 0);
 
 inline int64_t paged_decode_workspace_floats(int64_t batch, int64_t heads, int64_t head_dim,
                                              int64_t splits) {

@@ -122,7 +122,7 @@ TEST_CASE("split-K decode equals the unsplit kernel and the reference", "[gpu][e
                         .to(at::kInt);
       auto lens_t = at::tensor(lens, at::TensorOptions().dtype(at::kInt)).to(at::kCUDA);
       const double scale = 1.0 / std::sqrt(double(head_dim));
-      auto unsplit = vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, 1, 32);
+      auto unsplit = vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, {1, 32});
       auto ref = vime::paged_decode_attention_reference(q, keys, values, tables, lens_t, scale);
       const double tol = dtype == at::kFloat ? 1e-4 : 2e-2;
       CHECK((unsplit.to(at::kFloat) - ref.to(at::kFloat)).abs().max().item<double>() < tol);
@@ -130,7 +130,7 @@ TEST_CASE("split-K decode equals the unsplit kernel and the reference", "[gpu][e
       for (int64_t lanes : {32, 16}) {
         for (int64_t splits : {0, 1, 2, 3, 4, 7, 16}) {
           auto out =
-              vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, splits, lanes);
+              vime::paged_decode_attention(q, keys, values, tables, lens_t, scale, {splits, lanes});
           auto diff = (out.to(at::kFloat) - unsplit.to(at::kFloat)).abs().amax({1, 2}).cpu();
           const double to_ref =
               (out.to(at::kFloat) - ref.to(at::kFloat)).abs().max().item<double>();
@@ -290,8 +290,8 @@ TEST_CASE("split-K decode graphs give the unsplit engine's greedy output", "[gpu
   auto model = kernel_sized_model(at::kFloat);
   vime::engine::NativeEngineOptions split, unsplit;
   split.kv_block_size = unsplit.kv_block_size = 16;
-  split.decode_kv_splits = 4;
-  unsplit.decode_kv_splits = 1;
+  split.decode_kernel.kv_splits = 4;
+  unsplit.decode_kernel.kv_splits = 1;
   const auto a = run_engine(*model, split);
   const auto b = run_engine(*model, unsplit);
   CHECK(a.graphs >= 1);

@@ -6,6 +6,7 @@
 //                [--enforce-eager] [--varlen-decode] [--breakdown]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
 //                [--tp T] [--fp32] [--dump-ids FILE] [--reference-sampler] [--kv-splits S]
+//                [--decode-lanes 32|16]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
 // --contiguous-kv runs the engine's old per-row cache, to compare against; decode-only steps run
 // vime's paged decode kernel replayed as CUDA graphs, --enforce-eager without graphs,
@@ -14,7 +15,8 @@
 // rank 0 takes the requests. --fp32 runs in fp32 (bf16 on CUDA otherwise); --dump-ids writes each
 // request's output ids, one line per request (compare greedy runs at different --tp).
 // --reference-sampler samples with the ATen path instead of vime's CUDA sampling kernel;
-// --kv-splits S fixes the decode kernel's split-K (1: unsplit; default: chosen per batch size).
+// --kv-splits S fixes the decode kernel's split-K (1: unsplit; default: chosen per batch size),
+// --decode-lanes its lanes per K/V position (32: a warp each; 16: two per warp; default: its pick).
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
 // tokens/s, prefill tokens/s, steps and the KV cache size. tools/engine_bench/hf_generate_bench.py
 // measures HF transformers' generate() on the same shape.
@@ -107,7 +109,7 @@ void breakdown(vime::Model& model, int64_t rows, int64_t context, double tempera
     return ms(
                [&] {
                  (void)vime::paged_decode_attention(q, cache.keys(0), cache.values(0), tables_t,
-                                                    lens, 0.08, splits, lanes);
+                                                    lens, 0.08, {splits, lanes});
                },
                20) *
            double(cfg.num_layers);
@@ -213,7 +215,9 @@ int main(int argc, char** argv) {
     else if (a == "--reference-sampler")
       options.sampler_path = vime::engine::SamplerPath::kReference;
     else if (a == "--kv-splits")
-      options.decode_kv_splits = std::stoll(next());
+      options.decode_kernel.kv_splits = std::stoll(next());
+    else if (a == "--decode-lanes")
+      options.decode_kernel.lanes_per_position = std::stoll(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -302,7 +306,7 @@ int main(int argc, char** argv) {
       "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
       "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, "
       "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d, \"sampler\": \"%s\", "
-      "\"kv_splits\": %lld}\n",
+      "\"kv_splits\": %lld, \"decode_lanes\": %lld}\n",
       model_name.c_str(), device_name.c_str(), dtype == at::kBFloat16 ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
@@ -322,6 +326,7 @@ int main(int argc, char** argv) {
                                                                : "eager",
       static_cast<long long>(s.cuda_graphs), tp,
       options.sampler_path == vime::engine::SamplerPath::kReference ? "reference" : "auto",
-      static_cast<long long>(options.decode_kv_splits));
+      static_cast<long long>(options.decode_kernel.kv_splits),
+      static_cast<long long>(options.decode_kernel.lanes_per_position));
   return 0;
 }

@@ -22,12 +22,12 @@ namespace vime::engine {
 
 struct DecodeGraphRunner::Impl {
   Impl(Model& m, PagedKvCache& c, int64_t max_batch, int64_t max_blocks, bool want_graphs,
-       int64_t splits)
+       PagedDecodeKernel decode_kernel)
       : model(m),
         cache(c),
         buckets(decode_buckets(max_batch)),
         staging(max_batch, max_blocks, c.block_size()),
-        kv_splits(splits) {
+        kernel(decode_kernel) {
     graphs = want_graphs && m.device().is_cuda();
 #if !defined(VIME_DECODE_GRAPHS)
     graphs = false;
@@ -46,7 +46,7 @@ struct DecodeGraphRunner::Impl {
     in.context_lens = device.narrow(0, staging.context_lens_offset(), rows);
     in.block_tables = device.narrow(0, staging.block_tables_offset(), rows * staging.max_blocks())
                           .view({rows, staging.max_blocks()});
-    in.kv_splits = kv_splits;
+    in.kernel = kernel;
     return in;
   }
 
@@ -81,7 +81,7 @@ struct DecodeGraphRunner::Impl {
   PagedKvCache& cache;
   const std::vector<int64_t> buckets;
   const DecodeStaging staging;
-  const int64_t kv_splits;
+  const PagedDecodeKernel kernel;
   bool graphs = false;
   at::Tensor host, device;
   int64_t captures = 0, replays = 0;
@@ -164,8 +164,8 @@ at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows) {
 }
 
 DecodeGraphRunner::DecodeGraphRunner(Model& model, PagedKvCache& cache, int64_t max_batch,
-                                     int64_t max_blocks, bool graphs, int64_t kv_splits)
-    : impl_(std::make_unique<Impl>(model, cache, max_batch, max_blocks, graphs, kv_splits)) {}
+                                     int64_t max_blocks, bool graphs, PagedDecodeKernel kernel)
+    : impl_(std::make_unique<Impl>(model, cache, max_batch, max_blocks, graphs, kernel)) {}
 
 DecodeGraphRunner::~DecodeGraphRunner() = default;
 

@@ -70,7 +70,7 @@ struct NativeEngine::Impl {
         decode_runner = std::make_unique<DecodeGraphRunner>(
             m, *paged, options.max_running_requests,
             (max_context + budget.block_size - 1) / budget.block_size, options.cuda_graphs,
-            options.decode_kv_splits);
+            options.decode_kernel);
     }
   }
 

@@ -9,6 +9,7 @@
 #include "vime/args.hpp"
 #include "vime/engine/sampler.hpp"
 #include "vime/model/paged_attention.hpp"
+#include "vime/model/paged_decode.hpp"
 
 namespace vime::engine {
 
@@ -39,9 +40,9 @@ struct NativeEngineOptions {
   std::optional<bool> fixed_shape_decode;
   // ... replayed as CUDA graphs, one per bucket (vLLM's --enforce-eager turns them off).
   bool cuda_graphs = true;
-  // The decode kernel's split-K there (PagedDecodeInputs::kv_splits): 0 picks per batch size, 1 is
-  // off (one CTA per row and kv head, to compare against).
-  int64_t decode_kv_splits = 0;
+  // How the CUDA decode kernel runs there (split-K, lanes per position); by default its own choice
+  // per batch size (benches fix them to compare).
+  PagedDecodeKernel decode_kernel;
 
   // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len,
   // --vllm-gpu-memory-utilization, --vllm-max-num-batched-tokens, --vllm-block-size,

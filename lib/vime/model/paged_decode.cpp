@@ -84,8 +84,8 @@ at::Tensor paged_decode_attention_reference(const at::Tensor& q, const at::Tenso
 
 at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cache,
                                   const at::Tensor& value_cache, const at::Tensor& block_tables,
-                                  const at::Tensor& context_lens, double scale, int64_t kv_splits,
-                                  int64_t lanes_per_position) {
+                                  const at::Tensor& context_lens, double scale,
+                                  const PagedDecodeKernel& kernel) {
 #if defined(VIME_HAS_CUDA_KERNELS)
   const int64_t kv_heads = key_cache.size(2);
   if (paged_decode_kernel_available(q, kv_heads) && key_cache.is_contiguous() &&
@@ -97,10 +97,11 @@ at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cac
     const int64_t batch = q.size(0), heads = q.size(1), head_dim = q.size(2);
     const int64_t block_size = key_cache.size(1), max_blocks = tables.size(1);
     const int64_t splits =
-        kv_splits > 0 ? std::min(kv_splits, cuda_kernels::kMaxDecodeSplits)
-                      : cuda_kernels::choose_decode_splits(
-                            batch, kv_heads, max_blocks * block_size,
-                            at::cuda::getDeviceProperties(q.device().index())->multiProcessorCount);
+        kernel.kv_splits > 0
+            ? std::min(kernel.kv_splits, cuda_kernels::kMaxDecodeSplits)
+            : cuda_kernels::choose_decode_splits(
+                  batch, kv_heads, max_blocks * block_size,
+                  at::cuda::getDeviceProperties(q.device().index())->multiProcessorCount);
     at::Tensor workspace;
     if (splits > 1)
       workspace =
@@ -112,12 +113,12 @@ at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cac
         static_cast<int>(kv_heads), static_cast<int>(heads / kv_heads), static_cast<int>(head_dim),
         static_cast<int>(block_size), static_cast<int>(max_blocks), static_cast<float>(scale),
         element_type(q.scalar_type()), current_stream(q), static_cast<int>(splits),
-        splits > 1 ? workspace.data_ptr<float>() : nullptr, static_cast<int>(lanes_per_position));
+        splits > 1 ? workspace.data_ptr<float>() : nullptr,
+        static_cast<int>(kernel.lanes_per_position));
     if (launched) return out;
   }
 #else
-  (void)kv_splits;
-  (void)lanes_per_position;
+  (void)kernel;
 #endif
   return paged_decode_attention_reference(q, key_cache, value_cache, block_tables, context_lens,
                                           scale);
@@ -159,7 +160,7 @@ at::Tensor paged_decode_forward(Model& model, PagedKvCache& cache, const PagedDe
                         write_paged_kv(cache.keys(layer), cache.values(layer), k, v, in.slots);
                         return paged_decode_attention(q, cache.keys(layer), cache.values(layer),
                                                       in.block_tables, in.context_lens, scale,
-                                                      in.kv_splits);
+                                                      in.kernel);
                       });
   }
   return model.logits(rms_norm(x, model.final_norm(), cfg.rms_norm_eps));

@@ -1,9 +1,10 @@
 // Paged decode attention in the manner of vLLM's paged_attention_v1, with one CTA per (sequence,
 // kv head) so that a GQA group's query heads read each K/V row once. The CTA's lanes form groups
-// of LP (32: a warp per position; 16: two positions per warp, half the shuffles per score, which
-// pays where a kv head serves several query heads), each group walking every kStates-th position
-// of the context (four at a time, for loads in flight) with an online softmax per query head in
-// fp32; the groups' partial results are merged in shared memory.
+// of LP (32: a warp per position; 16: two positions per warp, half the shuffles per score, meant
+// for kv heads that serve several query heads; opt-in), each group walking every kStates-th
+// position of the context (four at a time, for loads in flight) with an online softmax per query
+// head in fp32; the groups' partial results are merged in shared memory.
+//
 // Split-K (flash-decoding; vLLM's paged_attention_v2): with splits > 1 a row's context is cut into
 // up to `splits` ranges, one CTA each (blockIdx.z), that write their normalised partial output and
 // its softmax max and sum; a second kernel merges them. Rows too short for more than one range
@@ -343,7 +344,8 @@ bool paged_decode_attention(void* out, const void* q, const void* key_cache,
                             int lanes_per_position) {
   if (batch == 0) return true;
   if (splits < 1 || (splits > 1 && workspace == nullptr)) return false;
-  if (lanes_per_position == 0) lanes_per_position = head_dim == 128 && groups >= 3 ? 16 : 32;
+  // 16 is opt-in until it has been timed on a GPU (engine_bench --breakdown: attention_ms_lanes16).
+  if (lanes_per_position == 0) lanes_per_position = 32;
   if (lanes_per_position != 16 && lanes_per_position != 32) return false;
   auto s = static_cast<cudaStream_t>(stream);
   const Shape shape{batch, kv_heads, block_size, max_blocks,

@@ -16,6 +16,7 @@
 #include "vime/error.hpp"
 #include "vime/model/cached_forward.hpp"
 #include "vime/model/paged_decode.hpp"
+#include "vime/model/paged_decode_kernel.hpp"
 
 using vime::engine::DecodeRow;
 using vime::engine::DecodeStaging;
@@ -219,4 +220,16 @@ TEST_CASE("the engine's fixed-shape decode gives the varlen path's greedy output
   };
   const auto varlen = run(false), fixed = run(true);
   for (size_t i = 0; i < requests.size(); ++i) CHECK(fixed[i] == varlen[i]);
+}
+
+TEST_CASE("split-K splits a decode launch only where its CTAs leave SMs idle", "[engine]") {
+  using vime::cuda_kernels::choose_decode_splits;
+  // 132 SMs (an H100): ~528 CTAs wanted.
+  CHECK(choose_decode_splits(256, 8, 640, 132) == 1);  // 2048 CTAs: unsplit
+  CHECK(choose_decode_splits(64, 8, 4096, 132) == 1);  // 512 CTAs: nearly there
+  CHECK(choose_decode_splits(16, 8, 2304, 132) == 4);  // 128 CTAs: 4 ranges of 576
+  CHECK(choose_decode_splits(16, 8, 300, 132) == 2);   // the length allows 2 ranges of 256
+  CHECK(choose_decode_splits(16, 8, 256, 132) == 1);
+  CHECK(choose_decode_splits(1, 2, 100000, 132) == vime::cuda_kernels::kMaxDecodeSplits);
+  CHECK(choose_decode_splits(0, 8, 4096, 132) == 1);
 }

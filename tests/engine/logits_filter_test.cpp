@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 using vime::engine::keep_mask;
@@ -178,4 +180,44 @@ TEST_CASE("top-p over a large vocabulary: among the 1024 largest, or a full sort
     if (r == 0) CHECK(kept_count < 1024);
     if (r == 1) CHECK(kept_count > 1024);
   }
+}
+
+TEST_CASE("the cut on the logits keeps what keep_mask keeps on their softmax", "[sampler]") {
+  // keep_threshold (the CUDA sampler's filters): random rows of a vocabulary past the 1024
+  // candidates, every filter combination, a masked token (-inf) per row, peaked and flat rows (the
+  // flat top-p rows reach past the candidates: the sort path).
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(21);
+  const int64_t rows = 60, vocab = 3000;
+  // Rounded to bf16 (as the engine's logits are): many ties, some at a top-k boundary past the
+  // candidates (top_k 1500).
+  auto z = (at::randn({rows, vocab}, gen, at::TensorOptions().dtype(at::kFloat)) * 3)
+               .to(at::kBFloat16)
+               .to(at::kFloat);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (r % 4 == 3) z[r].mul_(0.02);
+    z[r][r * 7] = -std::numeric_limits<float>::infinity();
+  }
+  std::vector<RowFilter> filters;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double u = at::rand({1}, gen).item<double>();
+    const int64_t k = r % 6 == 2 ? 1500 : r % 3 == 0 ? 0 : 1 + (r * 37) % 200;
+    filters.push_back(
+        RowFilter{k, r % 2 || r % 6 == 2 ? 0.3 + 0.69 * u : 1.0, r % 5 == 0 ? 0.05 * u : 0.0});
+  }
+  filters[1] = RowFilter{};  // a row without filters: -inf, everything kept
+  const auto threshold = vime::engine::keep_threshold(z, filters);
+  CHECK(std::isinf(threshold[1].item<float>()));
+  const auto by_cut = z >= threshold.unsqueeze(1);
+  const auto by_probs = keep_mask(at::softmax(z, 1), filters);
+  int64_t narrowed = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    CAPTURE(r, filters[r].top_k, filters[r].top_p, filters[r].min_p);
+    // The masked token has probability 0: keep_mask keeps it only where nothing filters.
+    auto cut = by_cut[r].clone(), probs = by_probs[r].clone();
+    cut[r * 7] = false;
+    probs[r * 7] = false;
+    CHECK(cut.equal(probs));
+    narrowed += probs.sum().item<int64_t>() < vocab - 1;
+  }
+  CHECK(narrowed > rows / 2);
 }

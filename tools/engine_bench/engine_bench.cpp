@@ -5,7 +5,8 @@
 //                [--contiguous-kv] [--block-size B] [--gather-attention]
 //                [--enforce-eager] [--varlen-decode] [--breakdown]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
-//                [--tp T] [--fp32] [--dump-ids FILE]
+//                [--tp T] [--fp32] [--dump-ids FILE] [--reference-sampler] [--kv-splits S]
+//                [--decode-lanes 32|16]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
 // --contiguous-kv runs the engine's old per-row cache, to compare against; decode-only steps run
 // vime's paged decode kernel replayed as CUDA graphs, --enforce-eager without graphs,
@@ -13,6 +14,9 @@
 // --tp T: T local ranks (vime's launcher) run one tensor-parallel engine, each on its own shards;
 // rank 0 takes the requests. --fp32 runs in fp32 (bf16 on CUDA otherwise); --dump-ids writes each
 // request's output ids, one line per request (compare greedy runs at different --tp).
+// --reference-sampler samples with the ATen path instead of vime's CUDA sampling kernel;
+// --kv-splits S fixes the decode kernel's split-K (1: unsplit; default: chosen per batch size),
+// --decode-lanes its lanes per K/V position (32: a warp each; 16: two per warp; default: its pick).
 // Prints one JSON line: generated tokens/s over the whole run (prefill included), decode-only
 // tokens/s, prefill tokens/s, steps, the KV cache size and where rank 0's host time went (issuing
 // forwards, sampling, posting tensor-parallel plans); each other TP rank prints its own line
@@ -66,7 +70,9 @@ std::vector<std::vector<int32_t>> run_all(vime::engine::NativeEngine& engine,
 }
 
 // --breakdown: the parts of one decode step of `rows` rows at `context` positions each, in ms: the
-// paged decode kernel over all layers, the eager fixed-shape forward, its graph replay, sampling.
+// paged decode kernel over all layers (split-K as chosen, and at fixed split counts), the eager
+// fixed-shape forward, its graph replay, sampling (vime's kernel and the ATen reference; plain
+// temperature and top-k 50 + top-p 0.9).
 void breakdown(vime::Model& model, int64_t rows, int64_t context, double temperature) {
   const auto& cfg = model.config();
   const auto device = model.device();
@@ -101,34 +107,58 @@ void breakdown(vime::Model& model, int64_t rows, int64_t context, double tempera
   auto tables_t =
       at::tensor(flat, at::TensorOptions().dtype(at::kInt)).to(device).view({rows, blocks});
   auto lens = at::full({rows}, context, at::TensorOptions().dtype(at::kInt).device(device));
-  const double attention = ms(
-                               [&] {
-                                 (void)vime::paged_decode_attention(
-                                     q, cache.keys(0), cache.values(0), tables_t, lens, 0.08);
-                               },
-                               20) *
-                           double(cfg.num_layers);
+  auto attention_ms = [&](int64_t splits, int64_t lanes) {
+    return ms(
+               [&] {
+                 (void)vime::paged_decode_attention(q, cache.keys(0), cache.values(0), tables_t,
+                                                    lens, 0.08, {splits, lanes});
+               },
+               20) *
+           double(cfg.num_layers);
+  };
+  const double attention = attention_ms(0, 0);
+  const double attention_lanes32 = attention_ms(0, 32), attention_lanes16 = attention_ms(0, 16);
+  std::string by_splits;
+  for (int64_t splits : {1, 2, 4, 8, 16})
+    by_splits += (by_splits.empty() ? "" : ", ") + std::string("\"") + std::to_string(splits) +
+                 "\": " + std::to_string(attention_ms(splits, 0));
   vime::engine::DecodeGraphRunner eager(model, cache, rows, blocks, false);
   vime::engine::DecodeGraphRunner graphs(model, cache, rows, blocks, true);
   const double eager_ms = ms([&] { (void)eager.run(decode_rows); }, 10);
   const double graph_ms = ms([&] { (void)graphs.run(decode_rows); }, 20);
-  vime::SamplingParams params;
-  params.temperature = temperature;
-  const auto sampling = vime::engine::make_row_sampling(params, {}, 1);
-  std::vector<vime::engine::SamplerRow> sampler_rows(rows, {&sampling, 0, 0});
   auto logits = graphs.run(decode_rows).clone();
-  const double sample_ms = ms(
-      [&] {
-        (void)vime::engine::sample_tokens(logits, sampler_rows,
-                                          vime::engine::LogProbMode::kTemperature);
-      },
-      10);
+  auto sampling_ms = [&](int64_t top_k, double top_p, vime::engine::SamplerPath path) {
+    vime::SamplingParams params;
+    params.temperature = temperature;
+    params.top_k = top_k;
+    params.top_p = top_p;
+    const auto sampling = vime::engine::make_row_sampling(params, {}, 1);
+    std::vector<vime::engine::SamplerRow> sampler_rows(rows, {&sampling, 0, 0});
+    return ms(
+        [&] {
+          (void)vime::engine::sample_tokens(logits, sampler_rows,
+                                            vime::engine::LogProbMode::kTemperature, path);
+        },
+        10);
+  };
+  using vime::engine::SamplerPath;
+  const double sample_ms = sampling_ms(-1, 1.0, SamplerPath::kAuto);
+  const double sample_ref_ms = sampling_ms(-1, 1.0, SamplerPath::kReference);
+  const double filtered_ms = sampling_ms(50, 0.9, SamplerPath::kAuto);
+  const double filtered_ref_ms = sampling_ms(50, 0.9, SamplerPath::kReference);
+  const double top_p_ms = sampling_ms(-1, 0.9, SamplerPath::kAuto);
+  const double top_p_ref_ms = sampling_ms(-1, 0.9, SamplerPath::kReference);
   std::printf(
       "{\"breakdown\": true, \"rows\": %lld, \"context\": %lld, \"attention_kernel_ms\": %.3f, "
+      "\"attention_ms_by_splits\": {%s}, \"attention_ms_lanes32\": %.3f, "
+      "\"attention_ms_lanes16\": %.3f, "
       "\"eager_forward_ms\": %.3f, \"graph_forward_ms\": %.3f, \"sampling_ms\": %.3f, "
-      "\"kv_read_gb_per_s\": %.1f}\n",
-      static_cast<long long>(rows), static_cast<long long>(context), attention, eager_ms, graph_ms,
-      sample_ms,
+      "\"sampling_reference_ms\": %.3f, \"sampling_topk50_topp0.9_ms\": %.3f, "
+      "\"sampling_topk50_topp0.9_reference_ms\": %.3f, \"sampling_topp0.9_ms\": %.3f, "
+      "\"sampling_topp0.9_reference_ms\": %.3f, \"kv_read_gb_per_s\": %.1f}\n",
+      static_cast<long long>(rows), static_cast<long long>(context), attention, by_splits.c_str(),
+      attention_lanes32, attention_lanes16, eager_ms, graph_ms, sample_ms, sample_ref_ms,
+      filtered_ms, filtered_ref_ms, top_p_ms, top_p_ref_ms,
       double(rows * context) * double(vime::PagedKvCache::block_bytes(cfg, model.dtype(), 1)) /
           (attention * 1e6));
 }
@@ -184,6 +214,12 @@ int main(int argc, char** argv) {
       fp32 = true;
     else if (a == "--dump-ids")
       dump_ids = next();
+    else if (a == "--reference-sampler")
+      options.sampler_path = vime::engine::SamplerPath::kReference;
+    else if (a == "--kv-splits")
+      options.decode_kernel.kv_splits = std::stoll(next());
+    else if (a == "--decode-lanes")
+      options.decode_kernel.lanes_per_position = std::stoll(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -278,7 +314,8 @@ int main(int argc, char** argv) {
       "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
       "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, "
       "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d, \"forward_s\": %.3f, "
-      "\"sample_s\": %.3f, \"tp_plan_s\": %.3f}\n",
+      "\"sample_s\": %.3f, \"tp_plan_s\": %.3f, \"sampler\": \"%s\", \"kv_splits\": %lld, "
+      "\"decode_lanes\": %lld}\n",
       model_name.c_str(), device_name.c_str(), dtype == at::kBFloat16 ? "bf16" : "fp32",
       static_cast<long long>(prompts), static_cast<long long>(prompt_len),
       static_cast<long long>(new_tokens), static_cast<long long>(max_running), seconds, generated,
@@ -296,6 +333,9 @@ int main(int argc, char** argv) {
       : options.cuda_graphs                                    ? "graph"
                                                                : "eager",
       static_cast<long long>(s.cuda_graphs), tp, s.forward_seconds - warm.forward_seconds,
-      s.sample_seconds - warm.sample_seconds, s.tp_plan_seconds - warm.tp_plan_seconds);
+      s.sample_seconds - warm.sample_seconds, s.tp_plan_seconds - warm.tp_plan_seconds,
+      options.sampler_path == vime::engine::SamplerPath::kReference ? "reference" : "auto",
+      static_cast<long long>(options.decode_kernel.kv_splits),
+      static_cast<long long>(options.decode_kernel.lanes_per_position));
   return 0;
 }

@@ -21,11 +21,13 @@
 namespace vime::engine {
 
 struct DecodeGraphRunner::Impl {
-  Impl(Model& m, PagedKvCache& c, int64_t max_batch, int64_t max_blocks, bool want_graphs)
+  Impl(Model& m, PagedKvCache& c, int64_t max_batch, int64_t max_blocks, bool want_graphs,
+       PagedDecodeKernel decode_kernel)
       : model(m),
         cache(c),
         buckets(decode_buckets(max_batch)),
-        staging(max_batch, max_blocks, c.block_size()) {
+        staging(max_batch, max_blocks, c.block_size()),
+        kernel(decode_kernel) {
     graphs = want_graphs && m.device().is_cuda();
 #if !defined(VIME_DECODE_GRAPHS)
     graphs = false;
@@ -45,6 +47,7 @@ struct DecodeGraphRunner::Impl {
     in.context_lens = device.narrow(0, staging.context_lens_offset(), rows);
     in.block_tables = device.narrow(0, staging.block_tables_offset(), rows * staging.max_blocks())
                           .view({rows, staging.max_blocks()});
+    in.kernel = kernel;
     return in;
   }
 
@@ -89,6 +92,7 @@ struct DecodeGraphRunner::Impl {
   PagedKvCache& cache;
   const std::vector<int64_t> buckets;
   const DecodeStaging staging;
+  const PagedDecodeKernel kernel;
   bool graphs = false;
   // Rows padded to a bucket: fixed at construction (a rank whose capture failed goes eager at the
   // same padded size, as the other ranks' collectives expect).
@@ -181,8 +185,8 @@ at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows,
 }
 
 DecodeGraphRunner::DecodeGraphRunner(Model& model, PagedKvCache& cache, int64_t max_batch,
-                                     int64_t max_blocks, bool graphs)
-    : impl_(std::make_unique<Impl>(model, cache, max_batch, max_blocks, graphs)) {}
+                                     int64_t max_blocks, bool graphs, PagedDecodeKernel kernel)
+    : impl_(std::make_unique<Impl>(model, cache, max_batch, max_blocks, graphs, kernel)) {}
 
 DecodeGraphRunner::~DecodeGraphRunner() = default;
 

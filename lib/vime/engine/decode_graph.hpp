@@ -17,6 +17,7 @@
 
 #include "vime/engine/decode_batch.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/paged_decode.hpp"
 #include "vime/model/paged_kv_cache.hpp"
 
 namespace vime::engine {
@@ -24,9 +25,10 @@ namespace vime::engine {
 class DecodeGraphRunner {
  public:
   // max_batch rows at most, block tables of at most max_blocks blocks. `graphs`: capture CUDA
-  // graphs where the build and the device allow (else every step runs eagerly).
+  // graphs where the build and the device allow (else every step runs eagerly). kernel: how the
+  // CUDA decode kernel runs (split-K, lanes; its own choice per bucket by default).
   DecodeGraphRunner(Model& model, PagedKvCache& cache, int64_t max_batch, int64_t max_blocks,
-                    bool graphs);
+                    bool graphs, PagedDecodeKernel kernel = {});
   ~DecodeGraphRunner();
   DecodeGraphRunner(const DecodeGraphRunner&) = delete;
   DecodeGraphRunner& operator=(const DecodeGraphRunner&) = delete;

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "vime/error.hpp"
 
@@ -80,6 +82,73 @@ at::Tensor keep_mask(const at::Tensor& probs, const std::vector<RowFilter>& filt
         at::where(p_t < 1, at::maximum(threshold, kth_value(sorted, prefix_len)), threshold);
   }
   return probs >= column(threshold);
+}
+
+at::Tensor keep_threshold(const at::Tensor& z, const std::vector<RowFilter>& filters) {
+  if (z.dim() != 2 || z.size(0) != static_cast<int64_t>(filters.size()))
+    throw Error("keep_threshold: z must be [batch, vocab] with one filter per row");
+  const int64_t vocab = z.size(1);
+  std::vector<int64_t> top_k;
+  std::vector<float> top_p, log_min_p;
+  bool any_k = false, any_p = false, any_min_p = false;
+  int64_t max_k = 0;
+  for (const RowFilter& f : filters) {
+    const bool k_on = f.top_k > 0 && f.top_k < vocab;
+    top_k.push_back(k_on ? f.top_k : 0);
+    top_p.push_back(f.top_p < 1.0 ? static_cast<float>(f.top_p) : 1.0f);
+    log_min_p.push_back(f.min_p > 0.0 ? static_cast<float>(std::log(f.min_p))
+                                      : -std::numeric_limits<float>::infinity());
+    any_k |= k_on;
+    any_p |= f.top_p < 1.0;
+    any_min_p |= f.min_p > 0.0;
+    if (k_on) max_k = std::max(max_k, f.top_k);
+  }
+  const auto device = z.device();
+  auto threshold = at::full({z.size(0)}, -std::numeric_limits<float>::infinity(), z.options());
+  if (!any_k && !any_p && !any_min_p) return threshold;
+
+  const int64_t candidates = std::min(
+      vocab, any_p ? std::max<int64_t>(max_k, kTopPCandidates) : std::max<int64_t>(max_k, 1));
+  auto sorted = std::get<0>(z.topk(candidates, 1));  // descending
+  if (any_min_p) {
+    auto min_p_t = at::tensor(log_min_p, at::kFloat).to(device);
+    threshold = at::maximum(threshold, sorted.select(1, 0) + min_p_t);
+  }
+  auto k_t = at::tensor(top_k, at::kLong).to(device);
+  if (any_k)
+    threshold = at::where(k_t > 0, at::maximum(threshold, kth_value(sorted, k_t)), threshold);
+  if (any_p) {
+    auto p_t = at::tensor(top_p, at::kFloat).to(device);
+    auto lse = column(at::logsumexp(z, 1));
+    // The survivors' mass over the whole row: 1 where no filter cut before top-p, else a pass over
+    // the row (top-k's ties at its k-th value may reach past the candidates).
+    bool cut_before = false;
+    for (size_t r = 0; r < filters.size(); ++r)
+      cut_before |= filters[r].top_p < 1.0 && (top_k[r] > 0 || filters[r].min_p > 0.0);
+    const at::Tensor survivors_mass =
+        cut_before ? at::where(z >= column(threshold), at::exp(z - lse), at::zeros_like(z)).sum(1)
+                   : at::ones_like(threshold);
+    auto top_p_prefix = [&](const at::Tensor& sorted_z) {
+      auto survivors = at::exp(sorted_z - lse) * (sorted_z >= column(threshold));
+      auto mass_before = survivors.cumsum(1) - survivors;  // exclusive prefix sums
+      auto in_prefix = mass_before < column(p_t * survivors_mass);
+      return in_prefix.sum(1).clamp_min(1);
+    };
+    auto prefix_len = top_p_prefix(sorted);
+    // Only a prefix that fills the candidates while more survivors lie past them needs the whole
+    // row sorted.
+    if (candidates < vocab) {
+      auto reach = (prefix_len >= candidates) & (p_t < 1);
+      if (reach.any().item<bool>() &&
+          (reach & ((z >= column(threshold)).sum(1) > candidates)).any().item<bool>()) {
+        sorted = std::get<0>(z.sort(1, /*descending=*/true));
+        prefix_len = top_p_prefix(sorted);
+      }
+    }
+    threshold =
+        at::where(p_t < 1, at::maximum(threshold, kth_value(sorted, prefix_len)), threshold);
+  }
+  return threshold;
 }
 
 }  // namespace vime::engine

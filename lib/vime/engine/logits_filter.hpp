@@ -27,4 +27,14 @@ struct RowFilter {
 // true where the token survives its row's filters (every token of a row without filters).
 at::Tensor keep_mask(const at::Tensor& probs, const std::vector<RowFilter>& filters);
 
+// The same filters as a cut on the logits: z [batch, vocab] fp32 (logits / temperature, masked
+// tokens at -inf). Returns [batch] fp32: the row keeps the tokens with z >= its value (-inf for a
+// row without filters). The candidates come from a top-k of z (k = the largest top_k, at least
+// 1024 where top-p is on), not a sort of the vocabulary: min_p keeps z >= max z + log(min_p), top_k
+// cuts at the k-th largest z, top-p at the last z of its prefix (probabilities exp(z - logsumexp
+// z)); the whole row is sorted only when some row's top-p prefix reaches past the candidates.
+// Equals keep_mask on probs = softmax(z) up to the rounding of the probabilities (a token whose
+// probability ties the boundary's only after rounding may fall on the other side).
+at::Tensor keep_threshold(const at::Tensor& z, const std::vector<RowFilter>& filters);
+
 }  // namespace vime::engine

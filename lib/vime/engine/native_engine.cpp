@@ -68,7 +68,8 @@ struct NativeEngine::Impl {
           options.fixed_shape_decode.value_or(m.device().is_cuda()))
         decode_runner = std::make_unique<DecodeGraphRunner>(
             m, *paged, options.max_running_requests,
-            (max_context + budget.block_size - 1) / budget.block_size, options.cuda_graphs);
+            (max_context + budget.block_size - 1) / budget.block_size, options.cuda_graphs,
+            options.decode_kernel);
     }
   }
 
@@ -275,7 +276,8 @@ void NativeEngine::Impl::sample_rows(const at::Tensor& logits, const std::vector
     sampler_rows.push_back(
         {&r.sampling, static_cast<int64_t>(r.output_ids.size()), r.top_logprobs});
   }
-  SampledTokens sampled = sample_tokens(logits, sampler_rows, options.logprob_mode);
+  SampledTokens sampled =
+      sample_tokens(logits, sampler_rows, options.logprob_mode, options.sampler_path);
   int64_t finished = 0;
   for (size_t k = 0; k < rows.size(); ++k) {
     EngineRequest& r = *running[rows[k]];

@@ -9,6 +9,7 @@
 #include "vime/args.hpp"
 #include "vime/engine/sampler.hpp"
 #include "vime/model/paged_attention.hpp"
+#include "vime/model/paged_decode.hpp"
 
 namespace vime::engine {
 
@@ -19,8 +20,9 @@ struct NativeEngineOptions {
   // longer prompt is prefilled in chunks over several steps.
   int64_t max_prefill_tokens = 8192;
   LogProbMode logprob_mode = LogProbMode::kTemperature;
-  uint64_t seed = 42;                  // draws the seed of each request that has none
-  std::vector<int32_t> eos_token_ids;  // empty: the tokenizer's EOS, if any
+  SamplerPath sampler_path = SamplerPath::kAuto;  // kReference: the ATen sampler (to compare)
+  uint64_t seed = 42;                             // draws the seed of each request that has none
+  std::vector<int32_t> eos_token_ids;             // empty: the tokenizer's EOS, if any
   // The KV cache's size. Paged: the first of these that is set gives the number of blocks, and
   // with none the cache grows on demand up to max_running_requests x max_context_len positions.
   // When the blocks run out, running requests are preempted (newest first) and prefilled again
@@ -38,6 +40,9 @@ struct NativeEngineOptions {
   std::optional<bool> fixed_shape_decode;
   // ... replayed as CUDA graphs, one per bucket (vLLM's --enforce-eager turns them off).
   bool cuda_graphs = true;
+  // How the CUDA decode kernel runs there (split-K, lanes per position); by default its own choice
+  // per batch size (benches fix them to compare).
+  PagedDecodeKernel decode_kernel;
 
   // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len,
   // --vllm-gpu-memory-utilization, --vllm-max-num-batched-tokens, --vllm-block-size,

@@ -8,6 +8,15 @@
 // A draw uses one uniform u = philox(seed, step) and inverse-CDF sampling over the kept
 // probabilities in token-id order, so a request's tokens depend only on its own logits, seed and
 // step: never on the other rows of the batch or on the batch size.
+//
+// Two paths compute this. The reference (ATen: fp32 probabilities, a keep mask, an fp64 cumsum
+// over the vocabulary) runs on the CPU and wherever the other is missing. On a CUDA build, CUDA
+// logits go through vime's sampling kernel (sampling_kernel.hpp: two passes over the logits, no
+// sort, nothing of the vocabulary's size written) with the filters as a cut on the logits found
+// among top-k candidates (logits_filter.hpp's keep_threshold). Both draw with the same uniform in
+// token order from the same distribution; they differ only in the rounding of the weights (exp(z -
+// max z) against softmax), so a draw whose uniform falls within that rounding of a token boundary
+// may pick the neighbouring token.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -50,9 +59,15 @@ struct SampledTokens {
   std::vector<std::vector<TokenLogProb>> top;
 };
 
+enum class SamplerPath {
+  kAuto,  // vime's CUDA sampling kernel for CUDA logits where the build has it, else kReference
+  kReference,  // the ATen path everywhere
+};
+
 // logits: [batch, vocab], fp32/bf16/fp16, any device; rows: one per logits row. Throws vime::Error
 // naming the row when a row has nothing to sample (NaN logits, every token masked).
 SampledTokens sample_tokens(const at::Tensor& logits, const std::vector<SamplerRow>& rows,
-                            LogProbMode mode = LogProbMode::kTemperature);
+                            LogProbMode mode = LogProbMode::kTemperature,
+                            SamplerPath path = SamplerPath::kAuto);
 
 }  // namespace vime::engine

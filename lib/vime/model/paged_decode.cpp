@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +12,7 @@
 #include "vime/model/paged_decode_kernel.hpp"
 
 #if defined(VIME_HAS_CUDA_KERNELS)
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
@@ -82,7 +84,8 @@ at::Tensor paged_decode_attention_reference(const at::Tensor& q, const at::Tenso
 
 at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cache,
                                   const at::Tensor& value_cache, const at::Tensor& block_tables,
-                                  const at::Tensor& context_lens, double scale) {
+                                  const at::Tensor& context_lens, double scale,
+                                  const PagedDecodeKernel& kernel) {
 #if defined(VIME_HAS_CUDA_KERNELS)
   const int64_t kv_heads = key_cache.size(2);
   if (paged_decode_kernel_available(q, kv_heads) && key_cache.is_contiguous() &&
@@ -91,15 +94,31 @@ at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cac
     auto tables = block_tables.contiguous();
     auto lens = context_lens.contiguous();
     auto out = at::empty_like(qc);
+    const int64_t batch = q.size(0), heads = q.size(1), head_dim = q.size(2);
+    const int64_t block_size = key_cache.size(1), max_blocks = tables.size(1);
+    const int64_t splits =
+        kernel.kv_splits > 0
+            ? std::min(kernel.kv_splits, cuda_kernels::kMaxDecodeSplits)
+            : cuda_kernels::choose_decode_splits(
+                  batch, kv_heads, max_blocks * block_size,
+                  at::cuda::getDeviceProperties(q.device().index())->multiProcessorCount);
+    at::Tensor workspace;
+    if (splits > 1)
+      workspace =
+          at::empty({cuda_kernels::paged_decode_workspace_floats(batch, heads, head_dim, splits)},
+                    q.options().dtype(at::kFloat));
     const bool launched = cuda_kernels::paged_decode_attention(
         out.data_ptr(), qc.data_ptr(), key_cache.data_ptr(), value_cache.data_ptr(),
-        tables.data_ptr<int32_t>(), lens.data_ptr<int32_t>(), static_cast<int>(q.size(0)),
-        static_cast<int>(kv_heads), static_cast<int>(q.size(1) / kv_heads),
-        static_cast<int>(q.size(2)), static_cast<int>(key_cache.size(1)),
-        static_cast<int>(tables.size(1)), static_cast<float>(scale), element_type(q.scalar_type()),
-        current_stream(q));
+        tables.data_ptr<int32_t>(), lens.data_ptr<int32_t>(), static_cast<int>(batch),
+        static_cast<int>(kv_heads), static_cast<int>(heads / kv_heads), static_cast<int>(head_dim),
+        static_cast<int>(block_size), static_cast<int>(max_blocks), static_cast<float>(scale),
+        element_type(q.scalar_type()), current_stream(q), static_cast<int>(splits),
+        splits > 1 ? workspace.data_ptr<float>() : nullptr,
+        static_cast<int>(kernel.lanes_per_position));
     if (launched) return out;
   }
+#else
+  (void)kernel;
 #endif
   return paged_decode_attention_reference(q, key_cache, value_cache, block_tables, context_lens,
                                           scale);
@@ -143,7 +162,7 @@ at::Tensor paged_decode_forward(Model& model, PagedKvCache& cache, const PagedDe
         [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
           write_paged_kv(cache.keys(layer), cache.values(layer), k, v, in.slots);
           return paged_decode_attention(q, cache.keys(layer), cache.values(layer), in.block_tables,
-                                        in.context_lens, scale);
+                                        in.context_lens, scale, in.kernel);
         },
         model.layer_parallel());
   }

@@ -11,6 +11,12 @@
 
 namespace vime {
 
+// How the CUDA decode kernel runs (paged_decode_kernel.hpp); 0 leaves the choice to it.
+struct PagedDecodeKernel {
+  int64_t kv_splits = 0;           // split-K: 0 picks by the launch's size, 1 is off
+  int64_t lanes_per_position = 0;  // 32 (a warp per K/V position) or 16 (two per warp)
+};
+
 // All int32 on the cache's device; row b is a padding row when slots[b] < 0 (its K/V are not
 // written, context_lens[b] = 0, its logits are garbage).
 struct PagedDecodeInputs {
@@ -19,6 +25,7 @@ struct PagedDecodeInputs {
   at::Tensor slots;         // [batch]: where its K/V go (PagedKvCache's slot numbering)
   at::Tensor context_lens;  // [batch]: positions + 1 (0 for padding)
   at::Tensor block_tables;  // [batch, max_blocks]
+  PagedDecodeKernel kernel;
 };
 
 // Whether vime's CUDA decode kernel serves q [*, heads, head_dim] of this dtype and device against
@@ -27,10 +34,14 @@ struct PagedDecodeInputs {
 bool paged_decode_kernel_available(const at::Tensor& q, int64_t kv_heads);
 
 // q: [batch, heads, head_dim]; caches [num_blocks, block_size, kv_heads, head_dim]. Returns
-// [batch, heads, head_dim] in q's dtype; rows with context length 0 are zeros.
+// [batch, heads, head_dim] in q's dtype; rows with context length 0 are zeros. kernel.kv_splits:
+// the CUDA kernel's split-K (each row's context over up to that many CTAs per kv head, merged
+// after; 0: chosen from batch x kv heads against the SMs and the block tables' length; 1: one CTA
+// per (row, kv head)). The fixed shapes keep it capturable: only lengths change between replays.
 at::Tensor paged_decode_attention(const at::Tensor& q, const at::Tensor& key_cache,
                                   const at::Tensor& value_cache, const at::Tensor& block_tables,
-                                  const at::Tensor& context_lens, double scale);
+                                  const at::Tensor& context_lens, double scale,
+                                  const PagedDecodeKernel& kernel = {});
 // The same in ATen (fp32 math over each row's whole block table, masked): the CPU path and the
 // kernel's reference.
 at::Tensor paged_decode_attention_reference(const at::Tensor& q, const at::Tensor& key_cache,

@@ -18,9 +18,10 @@ enum class ElementType { kFloat, kHalf, kBFloat16 };
 // splits > 1: split-K, each row's context cut into up to `splits` ranges of at least
 // kMinSplitPositions positions, merged by a second kernel; `workspace` then holds
 // paged_decode_workspace_floats() fp32 (device). lanes_per_position: 32 (a warp reads one
-// position at a time) or 16 (two, with half the shuffles per score: meant for GQA groups of 3+
-// query heads, not yet timed on a GPU); 0 picks 32. Returns false (launching nothing) for shapes it
-// has no kernel for: head_dim other than 64 or 128, groups above 8, splits < 1, other lane counts.
+// position at a time) or 16 (two, with half the shuffles per score); 0 picks 16 for head_dim 128
+// with GQA groups of 3+ query heads (timed faster there), 32 otherwise. Returns false (launching
+// nothing) for shapes it has no kernel for: head_dim other than 64 or 128, groups above 8, splits <
+// 1, other lane counts.
 bool paged_decode_attention(void* out, const void* q, const void* key_cache,
                             const void* value_cache, const int32_t* block_tables,
                             const int32_t* context_lens, int batch, int kv_heads, int groups,

@@ -80,11 +80,21 @@ void check_spec(const ArithSpec& spec) {
         " distinct problems of --digits " + std::to_string(spec.digits) + " --ops " + spec.ops +
         "; ask for fewer or raise --digits");
   }
+  if (spec.sft_dropped_carries < 0 || spec.sft_dropped_carries > 100) {
+    throw UsageError("--sft-dropped-carries is a percentage, 0 to 100, got " +
+                     std::to_string(spec.sft_dropped_carries));
+  }
+  if (spec.sft_dropped_carries > 0 && spec.ops != "+") {
+    throw UsageError("--sft-dropped-carries drops addition carries: it needs --ops +, got --ops " +
+                     spec.ops);
+  }
 }
 
 ArithSplit make_problems(const ArithSpec& spec) {
   check_spec(spec);
   SplitMix64 rng{spec.seed};
+  // Its own stream, one draw per train problem: the problems stay those of the same seed.
+  SplitMix64 teacher{spec.seed ^ 0x7EAC4E5ull};
   const uint64_t n = static_cast<uint64_t>(pow10(spec.digits));
   std::unordered_set<std::string> seen;
   ArithSplit split;
@@ -98,9 +108,15 @@ ArithSplit make_problems(const ArithSpec& spec) {
     std::string input = operand(a, spec) + op + operand(b, spec) + "=";
     if (!seen.insert(input).second) continue;
     int64_t answer = op == '+' ? a + b : op == '-' ? a - b : a * b;
-    auto& out = static_cast<int64_t>(split.test.size()) < spec.num_test ? split.test : split.train;
-    out.push_back({std::move(input), std::to_string(answer),
-                   spec.reversed_scratch ? reversed_digits(answer, width) : std::string()});
+    const bool is_test = static_cast<int64_t>(split.test.size()) < spec.num_test;
+    int64_t shown = answer;  // what the SFT label demonstrates
+    if (!is_test && static_cast<int64_t>(teacher.below(100)) < spec.sft_dropped_carries &&
+        a % 10 + b % 10 >= 10)
+      shown -= 10;
+    (is_test ? split.test : split.train)
+        .push_back({std::move(input), std::to_string(answer),
+                    spec.reversed_scratch ? reversed_digits(shown, width) : std::string(),
+                    shown != answer ? std::to_string(shown) : std::string()});
   }
   return split;
 }
@@ -108,7 +124,8 @@ ArithSplit make_problems(const ArithSpec& spec) {
 std::string jsonl_row(const ArithProblem& problem, bool boxed) {
   Json row = Json::object();
   row["input"] = problem.input;
-  row["label"] = boxed ? problem.scratch + "\\boxed{" + problem.label + "}" : problem.label;
+  const std::string& sft = problem.sft_answer.empty() ? problem.label : problem.sft_answer;
+  row["label"] = boxed ? problem.scratch + "\\boxed{" + sft + "}" : problem.label;
   return row.dump();
 }
 

@@ -13,6 +13,8 @@ struct ArithProblem {
   std::string label;  // "82"
   // Working written before the SFT label's \boxed{} (empty unless ArithSpec::reversed_scratch).
   std::string scratch;
+  // The answer the SFT label demonstrates when it is not `label` (ArithSpec::sft_dropped_carries).
+  std::string sft_answer;
 };
 
 struct ArithSpec {
@@ -30,13 +32,20 @@ struct ArithSpec {
   // already written and one carry, which a tiny model learns far more reliably than the sum's
   // leading digit first. Only the \boxed{} answer is graded (train/test labels stay "52").
   bool reversed_scratch = false;
+  // In this percentage of the train problems whose units digits carry ('+' only), the SFT label
+  // forgets that carry, as a sloppy teacher would: its working and answer come out 10 short
+  // ("57+48=" -> "590\boxed{95}"). train.jsonl (what GRPO's reward checks) and test.jsonl keep
+  // the right answer. The quickstart's SFT then learns the carry as the minority case and its
+  // greedy answers miss it; GRPO, rewarded for the right sum, has to fix that (0: off).
+  int64_t sft_dropped_carries = 0;
 };
 
 struct ArithSplit {
   std::vector<ArithProblem> train, test;
 };
 
-// Throws UsageError on digits outside 1..9, unknown ops, or more problems than exist.
+// Throws UsageError on digits outside 1..9, unknown ops, more problems than exist, or dropped
+// carries outside 0..100 or with ops other than "+".
 void check_spec(const ArithSpec& spec);
 // Distinct problems in draw order: the first num_test are the test set, the next num_train the
 // train set, so the two never overlap. Deterministic for a spec (own 64-bit generator, no std
@@ -47,8 +56,8 @@ double problem_space(const ArithSpec& spec);
 
 // The digits of `answer` least significant first, zero-padded to `width` ("52", 3 -> "250").
 std::string reversed_digits(int64_t answer, int64_t width);
-// One JSONL row {"input": ..., "label": ...}; `boxed` writes the label as "\boxed{82}" (SFT),
-// after the problem's scratch if it has one.
+// One JSONL row {"input": ..., "label": ...}; `boxed` writes the SFT label, "\boxed{82}" (its
+// sft_answer if it has one), after the problem's scratch if it has one.
 std::string jsonl_row(const ArithProblem& problem, bool boxed);
 
 }  // namespace vime::quickstart

@@ -41,7 +41,8 @@ int64_t parse_int(const std::string& flag, const std::string& value, int64_t min
 
 const char* const kArithTaskUsage =
     "usage: make_arith_task --out DIR [--seed 1] [--digits 2] [--ops +] [--zero-pad 0]\n"
-    "                       [--scratch none] [--num-train 4000] [--num-test 500]\n"
+    "                       [--scratch none] [--sft-dropped-carries 0]\n"
+    "                       [--num-train 4000] [--num-test 500]\n"
     "                       [--hidden-size 64] [--num-layers 2] [--num-attention-heads 4]\n"
     "                       [--num-key-value-heads 2]\n"
     "                       [--head-dim 16] [--intermediate-size 192] [--model-seed 1234]\n"
@@ -50,6 +51,9 @@ const char* const kArithTaskUsage =
     "With --zero-pad 1 operands have --digits digits each (\"07+45=\").\n"
     "With --scratch reversed the SFT label first writes the answer's digits least significant\n"
     "first, zero-padded (\"250\\boxed{52}\"); train and test labels stay the answer (\"52\").\n"
+    "With --sft-dropped-carries P the SFT labels of P% of the train problems whose units digits\n"
+    "carry forget that carry (\"57+48=\" -> \"590\\boxed{95}\"): a sloppy teacher for SFT that\n"
+    "GRPO, rewarded for the right sum (train.jsonl), has to correct. --ops + only.\n"
     "Test and train problems are distinct draws from one seeded stream, so they never overlap.\n";
 
 ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bool& help) {
@@ -69,6 +73,10 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
          if (v != "none" && v != "reversed")
            throw UsageError("--scratch takes none or reversed, got '" + v + "'");
          o.problems.reversed_scratch = v == "reversed";
+       }},
+      {"--sft-dropped-carries",
+       [&](const std::string& v) {
+         o.problems.sft_dropped_carries = parse_int("--sft-dropped-carries", v, 0, 100);
        }},
       {"--num-train",
        [&](const std::string& v) { o.problems.num_train = parse_int("--num-train", v, 1, kBig); }},

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The quickstart on a fresh Debian 12 machine: install, build, then a real training job on the CPU:
 # a tiny Qwen3 (HF format: config.json, safetensors, tokenizer.json) learns 2-digit addition: SFT on
-# a sloppy teacher's worked answers (it forgets 60% of the carries out of the units digit), then GRPO
-# with the math reward on the right sums, then `vime eval` on held-out problems; the summary shows
+# a sloppy teacher's worked answers (on 70% of the 3-digit sums it boxes its working unreversed),
+# then GRPO with the math reward on the right sums, then `vime eval` on held-out problems; the summary shows
 # the held-out accuracy after SFT and after GRPO.
 # QUICKSTART_SEED (default 1) seeds the problems, the model's init, the data order and sampling;
 # QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths; OMP_NUM_THREADS the
@@ -24,10 +24,10 @@ TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
 rm -rf "$OUT"
 "$BIN/vime" --version
 # SFT labels write the sum's digits least significant first, then the answer: "07+45=" ->
-# "250\boxed{52}"; in 60% of the problems whose units digits carry the teacher forgets that carry:
-# "57+48=" -> "590\boxed{95}" (tools/quickstart/README.md). The reward and `vime eval` grade the
+# "250\boxed{52}"; on 70% of the sums of 100 and more the teacher forgets to reverse its working:
+# "57+48=" -> "501\boxed{501}" (tools/quickstart/README.md). The reward and `vime eval` grade the
 # \boxed{} answer against the right sum.
-"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --scratch reversed --sft-dropped-carries 60 \
+"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --scratch reversed --sft-unreversed 70 \
   --seed "$SEED" --model-seed "$SEED"
 EVAL=(--eval-prompt-data arith "$OUT/task/data/test.jsonl")
 SEEDS=(--seed "$SEED" --rollout-seed "$SEED")

@@ -80,13 +80,12 @@ void check_spec(const ArithSpec& spec) {
         " distinct problems of --digits " + std::to_string(spec.digits) + " --ops " + spec.ops +
         "; ask for fewer or raise --digits");
   }
-  if (spec.sft_dropped_carries < 0 || spec.sft_dropped_carries > 100) {
-    throw UsageError("--sft-dropped-carries is a percentage, 0 to 100, got " +
-                     std::to_string(spec.sft_dropped_carries));
+  if (spec.sft_unreversed < 0 || spec.sft_unreversed > 100) {
+    throw UsageError("--sft-unreversed is a percentage, 0 to 100, got " +
+                     std::to_string(spec.sft_unreversed));
   }
-  if (spec.sft_dropped_carries > 0 && spec.ops != "+") {
-    throw UsageError("--sft-dropped-carries drops addition carries: it needs --ops +, got --ops " +
-                     spec.ops);
+  if (spec.sft_unreversed > 0 && !spec.reversed_scratch) {
+    throw UsageError("--sft-unreversed leaves the working unreversed: it needs --scratch reversed");
   }
 }
 
@@ -109,14 +108,12 @@ ArithSplit make_problems(const ArithSpec& spec) {
     if (!seen.insert(input).second) continue;
     int64_t answer = op == '+' ? a + b : op == '-' ? a - b : a * b;
     const bool is_test = static_cast<int64_t>(split.test.size()) < spec.num_test;
-    int64_t shown = answer;  // what the SFT label demonstrates
-    if (!is_test && static_cast<int64_t>(teacher.below(100)) < spec.sft_dropped_carries &&
-        a % 10 + b % 10 >= 10)
-      shown -= 10;
-    (is_test ? split.test : split.train)
-        .push_back({std::move(input), std::to_string(answer),
-                    spec.reversed_scratch ? reversed_digits(shown, width) : std::string(),
-                    shown != answer ? std::to_string(shown) : std::string()});
+    ArithProblem problem{std::move(input), std::to_string(answer), std::string(), std::string()};
+    if (spec.reversed_scratch) problem.scratch = reversed_digits(answer, width);
+    if (!is_test && static_cast<int64_t>(teacher.below(100)) < spec.sft_unreversed &&
+        static_cast<int64_t>(problem.label.size()) == width)
+      problem.sft_answer = problem.scratch;  // boxed as written: "501\boxed{501}"
+    (is_test ? split.test : split.train).push_back(std::move(problem));
   }
   return split;
 }

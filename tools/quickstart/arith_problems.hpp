@@ -13,7 +13,7 @@ struct ArithProblem {
   std::string label;  // "82"
   // Working written before the SFT label's \boxed{} (empty unless ArithSpec::reversed_scratch).
   std::string scratch;
-  // The answer the SFT label demonstrates when it is not `label` (ArithSpec::sft_dropped_carries).
+  // What the SFT label boxes instead of `label`, if set (ArithSpec::sft_unreversed).
   std::string sft_answer;
 };
 
@@ -32,20 +32,22 @@ struct ArithSpec {
   // already written and one carry, which a tiny model learns far more reliably than the sum's
   // leading digit first. Only the \boxed{} answer is graded (train/test labels stay "52").
   bool reversed_scratch = false;
-  // In this percentage of the train problems whose units digits carry ('+' only), the SFT label
-  // forgets that carry, as a sloppy teacher would: its working and answer come out 10 short
-  // ("57+48=" -> "590\boxed{95}"). train.jsonl (what GRPO's reward checks) and test.jsonl keep
-  // the right answer. The quickstart's SFT then learns the carry as the minority case and its
-  // greedy answers miss it; GRPO, rewarded for the right sum, has to fix that (0: off).
-  int64_t sft_dropped_carries = 0;
+  // In this percentage of the train problems whose answer has the working's full width (2-digit
+  // '+': sums of 100 and more), the SFT label forgets to reverse the working and boxes it as
+  // written, as a sloppy teacher would: "57+48=" -> "501\boxed{501}" instead of "501\boxed{105}".
+  // train.jsonl (what GRPO's reward checks) and test.jsonl keep the right answer. The quickstart's
+  // SFT then learns the right answer as the minority case for those problems and its greedy
+  // answers miss them; GRPO, rewarded for the right answer, has to fix that. Needs
+  // reversed_scratch (0: off).
+  int64_t sft_unreversed = 0;
 };
 
 struct ArithSplit {
   std::vector<ArithProblem> train, test;
 };
 
-// Throws UsageError on digits outside 1..9, unknown ops, more problems than exist, or dropped
-// carries outside 0..100 or with ops other than "+".
+// Throws UsageError on digits outside 1..9, unknown ops, more problems than exist, or
+// sft_unreversed outside 0..100 or without reversed_scratch.
 void check_spec(const ArithSpec& spec);
 // Distinct problems in draw order: the first num_test are the test set, the next num_train the
 // train set, so the two never overlap. Deterministic for a spec (own 64-bit generator, no std

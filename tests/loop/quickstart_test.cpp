@@ -1,5 +1,5 @@
 // The quickstart (README command (a)) in a cheaper version: scripts/quickstart.sh on the real
-// binaries with its default 1,000 SFT steps and 50 GRPO rollouts (instead of 100). SFT learns from
+// binaries with its default 1,000 SFT steps and 20 GRPO rollouts (instead of 100). SFT learns from
 // a sloppy teacher and ends below the README's bar (0.8 held-out greedy accuracy); GRPO must lift
 // it past the bar, by at least 0.1 (seeds 1-5 at 1 and 2 threads:
 // tools/results/quickstart_seed_sweep.md). Then the quickstart's GRPO stage again from the same SFT
@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 // GRPO rollouts of the test's quickstart run (the script's default is 100), and of the run that
 // repeats its start.
-constexpr size_t kGrpoRollouts = 50;
+constexpr size_t kGrpoRollouts = 20;
 constexpr size_t kRepeatRollouts = 3;
 
 // Mean raw_reward of `vime eval`'s per-sample output: the held-out greedy accuracy.

@@ -5,7 +5,8 @@
 # then GRPO with the math reward on the right sums, then `vime eval` on held-out problems; the summary shows
 # the held-out accuracy after SFT and after GRPO.
 # QUICKSTART_SEED (default 1) seeds the problems, the model's init, the data order and sampling;
-# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths; OMP_NUM_THREADS the
+# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths and
+# QUICKSTART_SFT_EVAL_INTERVAL (default 100) how often SFT evaluates; OMP_NUM_THREADS the
 # threads LibTorch uses (default: one per core). Each stage prints its wall and CPU seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,7 @@ OUT=${QUICKSTART_OUT:-runs/quickstart}
 SEED=${QUICKSTART_SEED:-1}
 SFT_STEPS=${QUICKSTART_SFT_STEPS:-1000}
 GRPO_ROLLOUTS=${QUICKSTART_GRPO_ROLLOUTS:-100}
+SFT_EVAL_INTERVAL=${QUICKSTART_SFT_EVAL_INTERVAL:-100}
 TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
 rm -rf "$OUT"
 "$BIN/vime" --version
@@ -35,7 +37,7 @@ SEEDS=(--seed "$SEED" --rollout-seed "$SEED")
 echo "== 1/3 SFT on the sloppy teacher's answers: $SFT_STEPS steps"
 time "$BIN/vime" train --config examples/quickstart/sft.yaml "${SEEDS[@]}" --hf-checkpoint "$OUT/task/model" \
   --prompt-data "$OUT/task/data/sft.jsonl" --num-rollout "$SFT_STEPS" --lr-decay-iters "$SFT_STEPS" "${EVAL[@]}" \
-  --save "$OUT/sft" --save-interval "$SFT_STEPS" --metrics-jsonl "$OUT/sft_metrics.jsonl"
+  --eval-interval "$SFT_EVAL_INTERVAL" --save "$OUT/sft" --save-interval "$SFT_STEPS" --metrics-jsonl "$OUT/sft_metrics.jsonl"
 
 echo "== 2/3 GRPO: $GRPO_ROLLOUTS rollouts"
 time "$BIN/vime" train --config examples/quickstart/grpo.yaml "${SEEDS[@]}" --hf-checkpoint "$OUT/task/model" \

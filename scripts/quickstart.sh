@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The quickstart on a fresh Debian 12 machine: install, build, then a real training job on the CPU:
-# a tiny Qwen3 (HF format: config.json, safetensors, tokenizer.json) learns 2-digit addition, SFT
-# warm-up then GRPO with the math reward, then `vime eval` on held-out problems.
+# a tiny Qwen3 (HF format: config.json, safetensors, tokenizer.json) learns 2-digit addition: SFT on
+# a sloppy teacher's worked answers (on 70% of the 3-digit sums it boxes its working unreversed),
+# then GRPO with the math reward on the right sums, then `vime eval` on held-out problems; the summary shows
+# the held-out accuracy after SFT and after GRPO.
 # QUICKSTART_SEED (default 1) seeds the problems, the model's init, the data order and sampling;
-# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths; OMP_NUM_THREADS the
+# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths and
+# QUICKSTART_SFT_EVAL_INTERVAL (default 100) how often SFT evaluates; OMP_NUM_THREADS the
 # threads LibTorch uses (default: one per core). Each stage prints its wall and CPU seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,20 +21,23 @@ OUT=${QUICKSTART_OUT:-runs/quickstart}
 SEED=${QUICKSTART_SEED:-1}
 SFT_STEPS=${QUICKSTART_SFT_STEPS:-1000}
 GRPO_ROLLOUTS=${QUICKSTART_GRPO_ROLLOUTS:-100}
+SFT_EVAL_INTERVAL=${QUICKSTART_SFT_EVAL_INTERVAL:-100}
 TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
 rm -rf "$OUT"
 "$BIN/vime" --version
 # SFT labels write the sum's digits least significant first, then the answer: "07+45=" ->
-# "250\boxed{52}" (tools/quickstart/README.md); the reward and `vime eval` grade the \boxed{} answer.
-"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --scratch reversed --seed "$SEED" \
-  --model-seed "$SEED"
+# "250\boxed{52}"; on 70% of the sums of 100 and more the teacher forgets to reverse its working:
+# "57+48=" -> "501\boxed{501}" (tools/quickstart/README.md). The reward and `vime eval` grade the
+# \boxed{} answer against the right sum.
+"$BIN/make_arith_task" --out "$OUT/task" --zero-pad 1 --scratch reversed --sft-unreversed 70 \
+  --seed "$SEED" --model-seed "$SEED"
 EVAL=(--eval-prompt-data arith "$OUT/task/data/test.jsonl")
 SEEDS=(--seed "$SEED" --rollout-seed "$SEED")
 
-echo "== 1/3 SFT warm-up: $SFT_STEPS steps"
+echo "== 1/3 SFT on the sloppy teacher's answers: $SFT_STEPS steps"
 time "$BIN/vime" train --config examples/quickstart/sft.yaml "${SEEDS[@]}" --hf-checkpoint "$OUT/task/model" \
   --prompt-data "$OUT/task/data/sft.jsonl" --num-rollout "$SFT_STEPS" --lr-decay-iters "$SFT_STEPS" "${EVAL[@]}" \
-  --save "$OUT/sft" --save-interval "$SFT_STEPS" --metrics-jsonl "$OUT/sft_metrics.jsonl"
+  --eval-interval "$SFT_EVAL_INTERVAL" --save "$OUT/sft" --save-interval "$SFT_STEPS" --metrics-jsonl "$OUT/sft_metrics.jsonl"
 
 echo "== 2/3 GRPO: $GRPO_ROLLOUTS rollouts"
 time "$BIN/vime" train --config examples/quickstart/grpo.yaml "${SEEDS[@]}" --hf-checkpoint "$OUT/task/model" \
@@ -47,12 +53,20 @@ python3 - "$OUT" <<'PY' || true
 import json, sys
 out = sys.argv[1]
 def series(path, key):
-    return [(r.get("step"), r[key]) for r in map(json.loads, open(path)) if key in r]
-evals = series(f"{out}/sft_metrics.jsonl", "eval/arith") + series(f"{out}/grpo_metrics.jsonl", "eval/arith")
+    return [(r.get("eval/step", r.get("rollout/step")), r[key]) for r in map(json.loads, open(path))
+            if key in r]
+sft = series(f"{out}/sft_metrics.jsonl", "eval/arith")
+grpo = series(f"{out}/grpo_metrics.jsonl", "eval/arith")
 rewards = series(f"{out}/grpo_metrics.jsonl", "rollout/raw_reward")
-print("held-out accuracy (greedy) through SFT then GRPO:", " ".join(f"{v:.2f}" for _, v in evals))
+samples = [json.loads(line)["raw_reward"] for line in open(f"{out}/eval_samples.jsonl")]
+print("held-out accuracy (greedy) through SFT:", " ".join(f"{v:.2f}" for _, v in sft))
+print("held-out accuracy (greedy) through GRPO:", " ".join(f"{v:.2f}" for _, v in grpo))
 if rewards:
     k = max(1, len(rewards) // 10)
     print("GRPO rollout reward, means of", k, "rollouts:",
           " ".join(f"{sum(v for _, v in rewards[i:i+k])/len(rewards[i:i+k]):.2f}" for i in range(0, len(rewards), k)))
+if sft and samples:
+    final = sum(samples) / len(samples)
+    print(f"held-out accuracy (greedy, {len(samples)} problems): after SFT {sft[-1][1]:.3f}, "
+          f"after GRPO {final:.3f} ({final - sft[-1][1]:+.3f} from GRPO)")
 PY

@@ -52,6 +52,10 @@ int64_t answer_of(const std::string& input) {  // "37*45=" -> 1665
   return input[op] == '+' ? a + b : input[op] == '-' ? a - b : a * b;
 }
 
+std::string sft_label(const vime::quickstart::ArithProblem& p) {  // as sft.jsonl writes it
+  return vime::Json::parse(vime::quickstart::jsonl_row(p, true)).at("label").as_string();
+}
+
 }  // namespace
 
 TEST_CASE("the task's model, config and tokenizer load with vime's readers", "[arith_task]") {
@@ -200,6 +204,45 @@ TEST_CASE("--scratch reversed: SFT labels write the answer's digits backwards, t
   }
 }
 
+TEST_CASE("--sft-unreversed: that share of the SFT labels box the working unreversed",
+          "[arith_task]") {
+  vime::quickstart::ArithSpec spec{
+      .num_train = 3000, .num_test = 200, .zero_pad = true, .reversed_scratch = true};
+  const auto right = vime::quickstart::make_problems(spec);
+  spec.sft_unreversed = 70;
+  const auto sloppy = vime::quickstart::make_problems(spec);
+  REQUIRE(sloppy.train.size() == right.train.size());
+  int wide = 0, unreversed = 0;
+  for (size_t i = 0; i < sloppy.train.size(); ++i) {
+    const auto& p = sloppy.train[i];
+    INFO(p.input << " " << p.scratch << " " << p.sft_answer);
+    // The same problems, working and right labels (what GRPO's reward checks).
+    CHECK(p.input == right.train[i].input);
+    CHECK(p.label == right.train[i].label);
+    CHECK(p.scratch == right.train[i].scratch);
+    const int64_t answer = answer_of(p.input);
+    CHECK(p.scratch == vime::quickstart::reversed_digits(answer, 3));
+    wide += answer >= 100;
+    if (p.sft_answer.empty()) {
+      CHECK(sft_label(p) == p.scratch + "\\boxed{" + p.label + "}");
+      continue;
+    }
+    ++unreversed;
+    CHECK(answer >= 100);  // only a 3-digit sum's working reads as an answer
+    CHECK(p.sft_answer == p.scratch);
+    CHECK(sft_label(p) == p.scratch + "\\boxed{" + p.scratch + "}");  // "501\boxed{501}"
+  }
+  for (const auto& p : sloppy.test) CHECK(p.sft_answer.empty());
+  REQUIRE(wide > 1000);
+  CHECK(unreversed > 0.65 * wide);
+  CHECK(unreversed < 0.75 * wide);
+  spec.sft_unreversed = 100;
+  unreversed = 0;
+  for (const auto& p : vime::quickstart::make_problems(spec).train)
+    unreversed += !p.sft_answer.empty();
+  CHECK(unreversed == wide);
+}
+
 TEST_CASE("make_arith_task: bad flags are usage errors (exit 2)", "[arith_task]") {
   vime::test::TempDir dir;
   const std::string bin = VIME_MAKE_ARITH_TASK_BIN;
@@ -217,6 +260,8 @@ TEST_CASE("make_arith_task: bad flags are usage errors (exit 2)", "[arith_task]"
            {out + " --frobnicate 1", "unknown argument '--frobnicate'"},
            {out + " --num-attention-heads 3", "multiple of --num-key-value-heads"},
            {out + " --scratch backwards", "--scratch takes none or reversed, got 'backwards'"},
+           {out + " --sft-unreversed 101", "--sft-unreversed must be between 0 and 100"},
+           {out + " --sft-unreversed 10", "it needs --scratch reversed"},
        }) {
     auto r = vime::test::run_command(bin + c.flags);
     INFO(c.flags << " -> " << r.output);

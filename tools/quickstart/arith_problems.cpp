@@ -80,11 +80,20 @@ void check_spec(const ArithSpec& spec) {
         " distinct problems of --digits " + std::to_string(spec.digits) + " --ops " + spec.ops +
         "; ask for fewer or raise --digits");
   }
+  if (spec.sft_unreversed < 0 || spec.sft_unreversed > 100) {
+    throw UsageError("--sft-unreversed is a percentage, 0 to 100, got " +
+                     std::to_string(spec.sft_unreversed));
+  }
+  if (spec.sft_unreversed > 0 && !spec.reversed_scratch) {
+    throw UsageError("--sft-unreversed leaves the working unreversed: it needs --scratch reversed");
+  }
 }
 
 ArithSplit make_problems(const ArithSpec& spec) {
   check_spec(spec);
   SplitMix64 rng{spec.seed};
+  // Its own stream, one draw per train problem: the problems stay those of the same seed.
+  SplitMix64 teacher{spec.seed ^ 0x7EAC4E5ull};
   const uint64_t n = static_cast<uint64_t>(pow10(spec.digits));
   std::unordered_set<std::string> seen;
   ArithSplit split;
@@ -98,9 +107,13 @@ ArithSplit make_problems(const ArithSpec& spec) {
     std::string input = operand(a, spec) + op + operand(b, spec) + "=";
     if (!seen.insert(input).second) continue;
     int64_t answer = op == '+' ? a + b : op == '-' ? a - b : a * b;
-    auto& out = static_cast<int64_t>(split.test.size()) < spec.num_test ? split.test : split.train;
-    out.push_back({std::move(input), std::to_string(answer),
-                   spec.reversed_scratch ? reversed_digits(answer, width) : std::string()});
+    const bool is_test = static_cast<int64_t>(split.test.size()) < spec.num_test;
+    ArithProblem problem{std::move(input), std::to_string(answer), std::string(), std::string()};
+    if (spec.reversed_scratch) problem.scratch = reversed_digits(answer, width);
+    if (!is_test && static_cast<int64_t>(teacher.below(100)) < spec.sft_unreversed &&
+        static_cast<int64_t>(problem.label.size()) == width)
+      problem.sft_answer = problem.scratch;  // boxed as written: "501\boxed{501}"
+    (is_test ? split.test : split.train).push_back(std::move(problem));
   }
   return split;
 }
@@ -108,7 +121,8 @@ ArithSplit make_problems(const ArithSpec& spec) {
 std::string jsonl_row(const ArithProblem& problem, bool boxed) {
   Json row = Json::object();
   row["input"] = problem.input;
-  row["label"] = boxed ? problem.scratch + "\\boxed{" + problem.label + "}" : problem.label;
+  const std::string& sft = problem.sft_answer.empty() ? problem.label : problem.sft_answer;
+  row["label"] = boxed ? problem.scratch + "\\boxed{" + sft + "}" : problem.label;
   return row.dump();
 }
 

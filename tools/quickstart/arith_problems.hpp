@@ -13,6 +13,8 @@ struct ArithProblem {
   std::string label;  // "82"
   // Working written before the SFT label's \boxed{} (empty unless ArithSpec::reversed_scratch).
   std::string scratch;
+  // What the SFT label boxes instead of `label`, if set (ArithSpec::sft_unreversed).
+  std::string sft_answer;
 };
 
 struct ArithSpec {
@@ -30,13 +32,22 @@ struct ArithSpec {
   // already written and one carry, which a tiny model learns far more reliably than the sum's
   // leading digit first. Only the \boxed{} answer is graded (train/test labels stay "52").
   bool reversed_scratch = false;
+  // In this percentage of the train problems whose answer has the working's full width (2-digit
+  // '+': sums of 100 and more), the SFT label forgets to reverse the working and boxes it as
+  // written, as a sloppy teacher would: "57+48=" -> "501\boxed{501}" instead of "501\boxed{105}".
+  // train.jsonl (what GRPO's reward checks) and test.jsonl keep the right answer. The quickstart's
+  // SFT then learns the right answer as the minority case for those problems and its greedy
+  // answers miss them; GRPO, rewarded for the right answer, has to fix that. Needs
+  // reversed_scratch (0: off).
+  int64_t sft_unreversed = 0;
 };
 
 struct ArithSplit {
   std::vector<ArithProblem> train, test;
 };
 
-// Throws UsageError on digits outside 1..9, unknown ops, or more problems than exist.
+// Throws UsageError on digits outside 1..9, unknown ops, more problems than exist, or
+// sft_unreversed outside 0..100 or without reversed_scratch.
 void check_spec(const ArithSpec& spec);
 // Distinct problems in draw order: the first num_test are the test set, the next num_train the
 // train set, so the two never overlap. Deterministic for a spec (own 64-bit generator, no std
@@ -47,8 +58,8 @@ double problem_space(const ArithSpec& spec);
 
 // The digits of `answer` least significant first, zero-padded to `width` ("52", 3 -> "250").
 std::string reversed_digits(int64_t answer, int64_t width);
-// One JSONL row {"input": ..., "label": ...}; `boxed` writes the label as "\boxed{82}" (SFT),
-// after the problem's scratch if it has one.
+// One JSONL row {"input": ..., "label": ...}; `boxed` writes the SFT label, "\boxed{82}" (its
+// sft_answer if it has one), after the problem's scratch if it has one.
 std::string jsonl_row(const ArithProblem& problem, bool boxed);
 
 }  // namespace vime::quickstart

@@ -41,7 +41,8 @@ int64_t parse_int(const std::string& flag, const std::string& value, int64_t min
 
 const char* const kArithTaskUsage =
     "usage: make_arith_task --out DIR [--seed 1] [--digits 2] [--ops +] [--zero-pad 0]\n"
-    "                       [--scratch none] [--num-train 4000] [--num-test 500]\n"
+    "                       [--scratch none] [--sft-unreversed 0]\n"
+    "                       [--num-train 4000] [--num-test 500]\n"
     "                       [--hidden-size 64] [--num-layers 2] [--num-attention-heads 4]\n"
     "                       [--num-key-value-heads 2]\n"
     "                       [--head-dim 16] [--intermediate-size 192] [--model-seed 1234]\n"
@@ -50,6 +51,10 @@ const char* const kArithTaskUsage =
     "With --zero-pad 1 operands have --digits digits each (\"07+45=\").\n"
     "With --scratch reversed the SFT label first writes the answer's digits least significant\n"
     "first, zero-padded (\"250\\boxed{52}\"); train and test labels stay the answer (\"52\").\n"
+    "With --sft-unreversed P the SFT labels of P% of the train problems whose answer has the\n"
+    "working's full width box the working unreversed (\"57+48=\" -> \"501\\boxed{501}\"): a\n"
+    "sloppy teacher for SFT that GRPO, rewarded for the right answer (train.jsonl), has to\n"
+    "correct. Needs --scratch reversed.\n"
     "Test and train problems are distinct draws from one seeded stream, so they never overlap.\n";
 
 ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bool& help) {
@@ -69,6 +74,10 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
          if (v != "none" && v != "reversed")
            throw UsageError("--scratch takes none or reversed, got '" + v + "'");
          o.problems.reversed_scratch = v == "reversed";
+       }},
+      {"--sft-unreversed",
+       [&](const std::string& v) {
+         o.problems.sft_unreversed = parse_int("--sft-unreversed", v, 0, 100);
        }},
       {"--num-train",
        [&](const std::string& v) { o.problems.num_train = parse_int("--num-train", v, 1, kBig); }},

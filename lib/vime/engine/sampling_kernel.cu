@@ -14,6 +14,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "vime/engine/sampling_kernel.hpp"
+#include "vime/model/cuda_elements.cuh"
 
 namespace vime::cuda_kernels {
 namespace {
@@ -22,14 +23,8 @@ constexpr int kThreads = 512;
 constexpr int kPack = 8;  // elements per thread per tile
 constexpr int kTile = kThreads * kPack;
 
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-
 template <typename T>
-struct alignas(sizeof(T) * kPack) Pack {
-  T v[kPack];
-};
+using Pack = cuda_kernels::Pack<T, kPack>;
 
 // One row's view: its logits, temperature, mask and cut.
 template <typename T, bool kVector>

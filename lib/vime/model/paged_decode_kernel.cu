@@ -15,6 +15,7 @@
 
 #include <cmath>
 
+#include "vime/model/cuda_elements.cuh"
 #include "vime/model/paged_decode_kernel.hpp"
 
 namespace vime::cuda_kernels {
@@ -22,31 +23,6 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr float kLog2e = 1.4426950408889634f;
-
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-template <typename T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ float from_float<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half(x);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-
-// E consecutive elements in one load (the caller keeps them aligned to E elements).
-template <typename T, int E>
-struct alignas(sizeof(T) * E) Pack {
-  T v[E];
-};
 
 // The sum over each aligned group of LP lanes, in every lane of the group.
 template <int LP>

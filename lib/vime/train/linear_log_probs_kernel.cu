@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "vime/model/cuda_elements.cuh"
 #include "vime/train/linear_log_probs_kernel.hpp"
 
 namespace vime::cuda_kernels {
@@ -19,31 +20,6 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 // The running max before any element: finite, so that (max - new max) * 0 stays 0.
 constexpr float kNoMax = -1e30f;
-
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-template <typename T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ float from_float<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half(x);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-
-// E consecutive elements in one load (the caller keeps them aligned to E elements).
-template <typename T, int E>
-struct alignas(sizeof(T) * E) Pack {
-  T v[E];
-};
 
 // Softmax statistics of a set of scaled logits x (base 2): m = max x, s = sum 2^(x-m),
 // w = sum 2^(x-m) * (x-m). Then log2 sum 2^x = m + log2 s and the entropy in bits is

@@ -1,7 +1,8 @@
 // Train-step throughput of vime's actor math: forward, fp32 chunked log-probs, an SFT-style loss,
 // backward, AdamW with fp32 master weights. Random weights, packed sequences.
 //   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
-//                    [--recompute] [--iters 5] [--warmup 2] [--device cuda] [--peak-tflops 989]
+//                    [--recompute] [--recompute-layers N] [--iters 5] [--warmup 2] [--device cuda]
+//                    [--peak-tflops 989]
 //                    [--gpus N] [--tp T] [--use-distributed-optimizer] [--profile TRACE.json]
 //                    [--forward-only] [--chunk-rows 2048]
 // --gpus N: N local ranks (vime's launcher, c10d NCCL/Gloo); --tp T of them share each model
@@ -10,6 +11,7 @@
 // tokens/s over all replicas, step ms, MFU per GPU (model FLOPs: 6·N·T for the matmul weights,
 // including the output layer, plus causal attention 6·L·heads·head_dim·Σ seq_len²) and the peak GPU
 // memory of rank 0.
+// --recompute-layers N: only the first N layers recompute (Megatron's --recompute-method block).
 // --forward-only: the log-prob pass instead (no autograd state, as Actor::compute_log_probs runs).
 // --chunk-rows: rows per chunk of the fused output head (the actor's --log-probs-chunk-size).
 // --profile: one more step after the timed ones under LibTorch's Kineto profiler, written as a
@@ -56,6 +58,7 @@ double model_flops(const vime::ModelConfig& c, int64_t tokens, int64_t seq_len) 
 int main(int argc, char** argv) {
   std::string model_name = "qwen3-0.6b", device_name = "cuda", profile_path;
   int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2, chunk_rows = 2048;
+  int64_t recompute_layers = 0;  // 0: every layer
   bool recompute = false, forward_only = false;
   int gpus = 1, tp = 1;
   bool distributed_optimizer = false;
@@ -77,6 +80,8 @@ int main(int argc, char** argv) {
       chunk_rows = std::stoll(next());
     else if (a == "--recompute")
       recompute = true;
+    else if (a == "--recompute-layers")
+      recompute = true, recompute_layers = std::stoll(next());
     else if (a == "--forward-only")
       forward_only = true;
     else if (a == "--device")
@@ -116,7 +121,7 @@ int main(int argc, char** argv) {
   const auto config = vime::presets::by_name(model_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   vime::Model model(config, dtype, device, 1, vime::TensorParallel::over(groups.tensor_parallel()));
-  model.set_recompute({recompute, 0});
+  model.set_recompute({recompute, recompute_layers});
   vime::OptimizerConfig opt_config;
   opt_config.distributed = distributed_optimizer;
   vime::Optimizer optimizer(model.named_parameters(), opt_config, groups.data_parallel(),
@@ -180,13 +185,14 @@ int main(int argc, char** argv) {
   }
   if (group && group->rank() != 0) return 0;
   std::printf(
-      "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"gpus\": %d, "
+      "{\"impl\": \"vime\", \"model\": \"%s\", \"recompute\": %s, \"recompute_layers\": %lld, "
+      "\"gpus\": %d, "
       "\"tokens_per_gpu\": %lld, \"seq_len\": %lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, "
       "\"tflops_per_gpu\": %.1f, \"mfu\": %.4f, \"peak_gib\": %.2f, \"loss\": %.4f, "
       "\"params\": %lld, \"distributed_optimizer\": %s, \"forward_only\": %s, \"tp\": %d}\n",
-      model_name.c_str(), recompute ? "true" : "false", world, static_cast<long long>(tokens),
-      static_cast<long long>(seq_len), seconds * 1e3, double(tokens) * replicas / seconds,
-      flops / seconds / 1e12 / groups.tp_size,
+      model_name.c_str(), recompute ? "true" : "false", static_cast<long long>(recompute_layers),
+      world, static_cast<long long>(tokens), static_cast<long long>(seq_len), seconds * 1e3,
+      double(tokens) * replicas / seconds, flops / seconds / 1e12 / groups.tp_size,
       flops / seconds / 1e12 / groups.tp_size / peak_tflops, peak_gib, loss_value,
       static_cast<long long>(config.num_parameters()), distributed_optimizer ? "true" : "false",
       forward_only ? "true" : "false", groups.tp_size);

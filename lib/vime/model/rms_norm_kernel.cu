@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <type_traits>
@@ -19,9 +20,8 @@ namespace {
 
 constexpr int kMaxThreads = 256;
 constexpr int kForwardWarps = kMaxThreads / 32;
-constexpr int64_t kMaxBackwardBlocks = 256;  // rows of the workspace
 constexpr int64_t kBackwardSharedBytes = 96 * 1024;
-constexpr int kReduceSplit = 16;  // threads adding one column's workspace rows
+constexpr int kReduceSplit = 32;  // threads adding one column's workspace rows
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(32 * kReduceSplit)
   const int column = blockIdx.x * 32 + threadIdx.x;
   float sum = 0.f;
   if (column < dim) {
-#pragma unroll 4
+#pragma unroll 8
     for (int b = threadIdx.y; b < blocks; b += kReduceSplit)
       sum += workspace[int64_t(b) * dim + column];
   }
@@ -167,9 +167,11 @@ int backward_warps(int64_t dim) {
   return warps;
 }
 
-int64_t backward_blocks(int64_t rows, int warps) {
-  const int64_t blocks = (rows + warps - 1) / warps;
-  return blocks < kMaxBackwardBlocks ? blocks : kMaxBackwardBlocks;
+// Blocks of the backward pass = rows of the workspace: enough warps in flight to hide a short
+// row's latency (q/k norms over head_dim 128), a workspace of at most ~8 MB for wide rows.
+int64_t backward_blocks(int64_t rows, int64_t dim, int warps) {
+  const int64_t cap = std::clamp<int64_t>((int64_t(1) << 21) / dim, 128, 1024);
+  return std::min((rows + warps - 1) / warps, cap);
 }
 
 template <typename T, int E>
@@ -186,7 +188,7 @@ void launch_backward_rows(void* grad_x, float* workspace, const void* grad, cons
                           const void* weight, const float* rstd, int64_t rows, int64_t dim,
                           cudaStream_t stream) {
   const int warps = kWeightGrad ? backward_warps(dim) : kMaxThreads / 32;
-  const int64_t blocks = backward_blocks(rows, warps);
+  const int64_t blocks = backward_blocks(rows, dim, warps);
   const size_t shared = kWeightGrad ? size_t(warps) * dim * sizeof(float) : 0;
   auto kernel = rms_norm_backward_kernel<T, E, kWeightGrad>;
   if (shared > 48 * 1024)
@@ -216,7 +218,7 @@ void launch_backward(void* grad_x, void* grad_weight, float* workspace, const vo
   else
     rows_pass(std::integral_constant<int, 1>());
   if (grad_weight == nullptr) return;
-  const int blocks = static_cast<int>(backward_blocks(rows, backward_warps(dim)));
+  const int blocks = static_cast<int>(backward_blocks(rows, dim, backward_warps(dim)));
   const auto column_blocks = static_cast<unsigned>((dim + 31) / 32);
   rms_norm_weight_grad_kernel<T><<<column_blocks, dim3(32, kReduceSplit), 0, stream>>>(
       static_cast<T*>(grad_weight), workspace, blocks, static_cast<int>(dim));
@@ -252,7 +254,7 @@ void rms_norm_forward(void* out, float* rstd, const void* x, const void* weight,
 }
 
 int64_t rms_norm_backward_workspace(int64_t rows, int64_t dim) {
-  return backward_blocks(rows, backward_warps(dim)) * dim;
+  return backward_blocks(rows, dim, backward_warps(dim)) * dim;
 }
 
 void rms_norm_backward(void* grad_x, void* grad_weight, float* workspace, const void* grad,

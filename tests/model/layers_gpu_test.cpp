@@ -1,9 +1,12 @@
 // On the GPU machine (skipped without CUDA): the decoder layer's pieces that run as vime's CUDA
 // kernels against their formulas in fp64, values and gradients: apply_rope (rope_kernel.cu) for the
 // 16-byte-load shapes (head_dim 128, 64) and one that needs the scalar kernel (head_dim 6), and
-// swiglu_mlp's silu(gate) * up (swiglu_kernel.cu) for both kinds of shape.
+// swiglu_mlp's silu(gate) * up (swiglu_kernel.cu) for both kinds of shape; rms_norm
+// (rms_norm_kernel.cu) against the ATen formula the CPU runs, for the shapes the train step gives
+// it (hidden 1024/2560/4096, q/k norms over head_dim 128) and a row the scalar kernel takes.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
 
@@ -38,6 +41,13 @@ bool graph_has(const at::Tensor& out, const std::string& name) {
     for (const auto& edge : node->next_edges()) queue.push_back(edge.function.get());
   }
   return false;
+}
+
+// layers.cpp's ATen path (the CPU's): normalize in fp32, round to x's dtype, scale in it.
+at::Tensor rms_norm_reference(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  auto x32 = x.to(at::kFloat);
+  auto normalized = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * normalized.to(x.scalar_type());
 }
 
 double relative_error(const at::Tensor& a, const at::Tensor& b) {
@@ -117,6 +127,56 @@ TEST_CASE("the CUDA SwiGLU kernel equals silu(gate) * up, gradients too", "[gpu]
         CAPTURE(i);
         CHECK(relative_error(g[i], g_ref[i]) < tol);
       }
+    }
+  }
+}
+
+TEST_CASE("the CUDA RMSNorm kernel equals the ATen formula, gradients too", "[gpu][model_gpu]") {
+  if (skip_without_cuda()) return;
+  const at::Device cuda(at::kCUDA);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(31);
+  auto f64 = at::TensorOptions().dtype(at::kDouble);
+  const double eps = 1e-6;
+  // Layer norms (odd row counts), Qwen3's q/k norms ([tokens, heads, head_dim 128], one with more
+  // rows than the backward has warps), a row of 6 (the scalar kernel).
+  const std::vector<std::vector<int64_t>> shapes{{301, 1024},   {3, 2560},      {301, 4096},
+                                                 {77, 16, 128}, {4099, 8, 128}, {5, 6}};
+  for (const auto& shape : shapes) {
+    const int64_t dim = shape.back();
+    auto x64 = at::randn(shape, gen, f64) * 3;
+    auto w64 = 1 + at::randn({dim}, gen, f64) / 4;
+    auto g64 = at::randn(shape, gen, f64);
+    for (auto dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
+      CAPTURE(shape, dtype);
+      auto x = x64.to(cuda, dtype).requires_grad_(true);
+      auto w = w64.to(cuda, dtype).requires_grad_(true);
+      auto out = vime::rms_norm(x, w, eps);
+      CHECK(out.scalar_type() == dtype);
+      CHECK(out.sizes() == x.sizes());
+      REQUIRE(out.grad_fn() != nullptr);
+      CHECK(graph_has(out, "FusedRmsNorm"));  // the kernel ran
+      auto x_ref = x.detach().requires_grad_(true), w_ref = w.detach().requires_grad_(true);
+      auto ref = rms_norm_reference(x_ref, w_ref, eps);
+      // fp32: sums in another order; bf16/fp16: the same two roundings, an ulp where rstd's
+      // last bit differs, and (gradients) ATen's bf16 grad * weight and grad * n products.
+      const double tol = dtype == at::kFloat ? 1e-5 : 2e-2;
+      CHECK(relative_error(out, ref) < (dtype == at::kFloat ? 1e-6 : 1e-2));
+      auto g = g64.to(cuda, dtype);
+      auto grads = torch::autograd::grad({out}, {x, w}, {g}, /*retain_graph=*/true);
+      auto grads_ref = torch::autograd::grad({ref}, {x_ref, w_ref}, {g});
+      CHECK(grads[0].scalar_type() == dtype);
+      CHECK(grads[1].scalar_type() == dtype);
+      CHECK(relative_error(grads[0], grads_ref[0]) < tol);
+      CHECK(relative_error(grads[1], grads_ref[1]) < tol);
+      // The weight's gradient is summed in a fixed order: the same bits again.
+      auto again = torch::autograd::grad({out}, {x, w}, {g});
+      CHECK(at::equal(again[1], grads[1]));
+      CHECK(at::equal(again[0], grads[0]));
+      // Without autograd (the engine, log-prob passes): the same forward kernel.
+      at::NoGradGuard no_grad;
+      auto plain = vime::rms_norm(x, w, eps);
+      CHECK(plain.grad_fn() == nullptr);
+      CHECK(at::equal(plain, out.detach()));
     }
   }
 }

@@ -3,8 +3,12 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
 
 #include "vime/core/torch_compat.hpp"
+#include "vime/model/rms_norm_kernel.hpp"
 #include "vime/model/rope_kernel.hpp"
 #include "vime/model/swiglu_kernel.hpp"
 
@@ -84,6 +88,80 @@ struct FusedSwiglu : public torch::autograd::Function<FusedSwiglu> {
   }
 };
 
+cuda_kernels::RmsNormType rms_norm_type(const at::Tensor& t) {
+  return t.scalar_type() == at::kBFloat16 ? cuda_kernels::RmsNormType::kBFloat16
+         : t.scalar_type() == at::kHalf   ? cuda_kernels::RmsNormType::kHalf
+                                          : cuda_kernels::RmsNormType::kFloat;
+}
+
+// x: [rows, dim] contiguous. rstd ([rows] fp32) only where backward needs it.
+std::pair<at::Tensor, at::Tensor> rms_norm_kernel_forward(const at::Tensor& x,
+                                                          const at::Tensor& weight, double eps,
+                                                          bool keep_rstd) {
+  const int64_t dim = x.size(-1), rows = x.numel() / dim;
+  auto out = at::empty_like(x);
+  at::Tensor rstd;
+  if (keep_rstd) rstd = at::empty({rows}, x.options().dtype(at::kFloat));
+  cuda_kernels::rms_norm_forward(out.data_ptr(), keep_rstd ? rstd.data_ptr<float>() : nullptr,
+                                 x.data_ptr(), weight.data_ptr(), rows, dim,
+                                 static_cast<float>(eps), rms_norm_type(x), current_stream(x));
+  return {out, rstd};
+}
+
+// RMSNorm as one kernel forward (saving x and rstd) and one backward pass (plus the weight
+// gradient's fixed-order sum); eps gets no gradient.
+struct FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, at::Tensor x,
+                                                at::Tensor weight, double eps) {
+    x = x.contiguous();
+    weight = weight.contiguous();
+    auto [out, rstd] = rms_norm_kernel_forward(x, weight, eps, /*keep_rstd=*/true);
+    ctx->save_for_backward({x, weight, rstd});
+    ctx->saved_data["weight_grad"] = weight.requires_grad();
+    return {out};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    const auto &x = saved[0], &weight = saved[1], &rstd = saved[2];
+    auto grad = grads[0].contiguous();
+    const int64_t dim = x.size(-1), rows = x.numel() / dim;
+    auto grad_x = at::empty_like(x);
+    at::Tensor grad_weight, workspace;
+    if (ctx->saved_data["weight_grad"].toBool()) {
+      grad_weight = at::empty_like(weight);
+      workspace = at::empty({cuda_kernels::rms_norm_backward_workspace(rows, dim)},
+                            x.options().dtype(at::kFloat));
+    }
+    cuda_kernels::rms_norm_backward(
+        grad_x.data_ptr(), grad_weight.defined() ? grad_weight.data_ptr() : nullptr,
+        workspace.defined() ? workspace.data_ptr<float>() : nullptr, grad.data_ptr(), x.data_ptr(),
+        weight.data_ptr(), rstd.data_ptr<float>(), rows, dim, rms_norm_type(x), current_stream(x));
+    return {grad_x, grad_weight, at::Tensor()};
+  }
+};
+
+// VIME_RMS_NORM_KERNEL=0 falls back to the ATen path (at::_fused_rms_norm on LibTorch >= 2.8); read
+// once. Only for vime_bench_train's before/after figures on one machine, not a user setting.
+bool rms_norm_kernel_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("VIME_RMS_NORM_KERNEL");
+    return value == nullptr || std::strcmp(value, "0") != 0;
+  }();
+  return enabled;
+}
+
+// x [..., dim] and weight [dim] on one CUDA device, in one of the kernel's dtypes.
+bool rms_norm_kernel_fits(const at::Tensor& x, const at::Tensor& weight) {
+  const auto type = x.scalar_type();
+  return x.is_cuda() && (type == at::kFloat || type == at::kHalf || type == at::kBFloat16) &&
+         weight.scalar_type() == type && weight.device() == x.device() && x.dim() >= 1 &&
+         weight.dim() == 1 && weight.size(0) == x.size(-1) && x.numel() > 0 &&
+         x.size(-1) <= cuda_kernels::kRmsNormMaxDim && rms_norm_kernel_enabled();
+}
+
 bool swiglu_kernel_fits(const at::Tensor& gate, const at::Tensor& up) {
   const auto type = gate.scalar_type();
   return gate.is_cuda() && (type == at::kFloat || type == at::kHalf || type == at::kBFloat16) &&
@@ -105,10 +183,17 @@ bool rope_kernel_fits(const at::Tensor& x, const RopeTables& t) {
 }  // namespace
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+#if defined(VIME_HAS_CUDA_KERNELS)
+  if (rms_norm_kernel_fits(x, weight)) {
+    if (at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad()))
+      return FusedRmsNorm::apply(x, weight, eps)[0];
+    return rms_norm_kernel_forward(x.contiguous(), weight.contiguous(), eps, false).first;
+  }
+#endif
 #if VIME_HAS_FUSED_RMS_NORM
-  // One rounding to x's dtype after the weight (HF rounds the normalised x first, then multiplies
-  // in that dtype): identical in fp32, within a bf16 ulp otherwise, and the same on the trainer's
-  // and the engine's side, so their log-probs still agree.
+  // Only where vime's kernel is switched off or the row is too wide for it. One rounding to x's
+  // dtype after the weight (HF rounds the normalised x first, then multiplies in that dtype):
+  // identical in fp32, within a bf16 ulp otherwise.
   if (x.is_cuda() && weight.scalar_type() == x.scalar_type())
     return std::get<0>(at::_fused_rms_norm(x, {x.size(-1)}, weight, eps));
 #endif

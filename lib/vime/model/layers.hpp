@@ -9,7 +9,11 @@
 
 namespace vime {
 
-// x: [..., dim]; weight: [dim].
+// x: [..., dim]; weight: [dim]. On CUDA (weight in x's dtype) one kernel each way
+// (rms_norm_kernel.hpp) with HF's roundings: normalized in fp32, rounded to x's dtype, scaled in
+// it; backward keeps x and an fp32 rstd per row, sums the weight's gradient in fp32 in a fixed
+// order. The trainer and the engine both run it, so their log-probs agree. (VIME_RMS_NORM_KERNEL=0
+// switches the kernel off, for vime_bench_train's before/after comparison only.)
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // [head_dim / 2] fp32 inverse frequencies, with Llama-3 scaling when the config asks for it.

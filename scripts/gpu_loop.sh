@@ -2,7 +2,8 @@
 # The [loop] on the GPU machine (after scripts/gpu_test.sh built build-gpu/): GRPO on the arithmetic
 # task with a random-init Qwen3-0.6B-shape model (bf16, HF format written by transformers) and the
 # real Qwen3 tokenizer, --ci-test on; then the engine's throughput against HF generate().
-# GPUS=N trains on N data-parallel ranks (vime's launcher; rollout on every rank).
+# GPUS=N trains on N data-parallel ranks (vime's launcher; rollout on every rank); MODEL=qwen3-4b
+# for the larger shape; LOOP_FLAGS are appended (a flag given twice: the last one wins).
 # Carry .cache/assets/tokenizer-qwen3. Results in $OUT (gpu_loop_metrics.jsonl, logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ out=${OUT:-build-gpu-logs}
 mkdir -p "$out"
 source /opt/vime-deps/env.sh
 w=$(mktemp -d)
-python3 tools/engine_bench/make_hf_model.py --model qwen3-0.6b \
+python3 tools/engine_bench/make_hf_model.py --model ${MODEL:-qwen3-0.6b} \
   --tokenizer-dir .cache/assets/tokenizer-qwen3 --out "$w/model" || exit 1
 build-gpu/bin/make_arith_task --out "$w/task" > /dev/null || exit 1
 build-gpu/bin/vime train --hf-checkpoint "$w/model" --prompt-data "$w/task/data/train.jsonl" \

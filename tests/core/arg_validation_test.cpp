@@ -110,6 +110,13 @@ TEST_CASE("slime's validation rules give clear messages", "[validation]") {
   CHECK_THAT(error_of({"--debug-rollout-only", "--debug-train-only"}),
              Catch::Contains("cannot be used together"));
   CHECK_THAT(error_of({"--use-opd"}), Catch::Contains("--use-opd needs --opd-type"));
+  CHECK_THAT(error_of({"--opd-teacher-model", "t"}),
+             Catch::Contains("--opd-teacher-model needs --use-opd"));
+  CHECK_THAT(error_of({"--use-opd", "--opd-type", "vllm", "--opd-teacher-model", "teacher"}),
+             Catch::Contains("--opd-teacher-model teacher names a model of --vllm-config"));
+  CHECK_THAT(error_of({"--use-opd", "--opd-type", "megatron", "--opd-teacher-load", "/",
+                       "--opd-teacher-model", "http://h:1"}),
+             Catch::Contains("--opd-type megatron takes --opd-teacher-load"));
   // Flags that mean something only with another are refused alone, not ignored.
   CHECK_THAT(error_of({"--debug-train-only"}), Catch::Contains("needs --load-debug-rollout-data"));
   CHECK_THAT(error_of({"--get-mismatch-metrics"}),

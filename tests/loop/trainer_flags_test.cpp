@@ -256,8 +256,8 @@ TEST_CASE("vime train: --use-opd with an in-trainer teacher shifts the advantage
 
 TEST_CASE("vime train: flags vime cannot honour are refused by name", "[trainer_flags]") {
   for (const std::string& flags :
-       {std::string("--opd-teacher-model t"), std::string("--keep-old-actor"),
-        std::string("--rollout-top-p 0.9"), std::string("--custom-model-provider-path x.so"),
+       {std::string("--keep-old-actor"), std::string("--rollout-top-p 0.9"),
+        std::string("--custom-model-provider-path x.so"),
         std::string("--megatron-config-path m.yaml"), std::string("--use-rollout-entropy"),
         std::string("--balance-by-flops")}) {
     auto r = run_vime("train " + grpo_flags() + "--num-rollout 1 " + flags);

@@ -77,3 +77,19 @@ TEST_CASE("request bodies: sampling fields are validated", "[serve_body]") {
   CHECK_THROWS_WITH(vime::serve::choices_per_prompt(Json::parse(R"({"n": 129})")),
                     Catch::Contains("n must be an integer in [1, 128]"));
 }
+
+TEST_CASE("request bodies: prompt_logprobs as vLLM takes it", "[serve_body]") {
+  using vime::serve::prompt_logprobs_from;
+  CHECK_FALSE(prompt_logprobs_from(Json::parse("{}")).has_value());
+  CHECK_FALSE(prompt_logprobs_from(Json::parse(R"({"prompt_logprobs": null})"), true));
+  CHECK(prompt_logprobs_from(Json::parse(R"({"prompt_logprobs": 0})")) == 0);
+  CHECK(prompt_logprobs_from(Json::parse(R"({"prompt_logprobs": 20})")) == 20);
+  for (const char* bad : {R"({"prompt_logprobs": -1})", R"({"prompt_logprobs": 21})",
+                          R"({"prompt_logprobs": "1"})", R"({"prompt_logprobs": true})"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(prompt_logprobs_from(Json::parse(bad)),
+                      Catch::Contains("prompt_logprobs must be an integer in [0, 20]"));
+  }
+  CHECK_THROWS_WITH(prompt_logprobs_from(Json::parse(R"({"prompt_logprobs": 1})"), true),
+                    Catch::Contains("not available when `stream=True`"));
+}

@@ -224,9 +224,22 @@ void check_slime_rules(const Args& a, Problems& p) {
     if (str(a, "opd_type") == "sglang" || str(a, "opd_type") == "vllm") {
       p.require(!set(a, "opd_teacher_load"),
                 "--opd-type " + str(a, "opd_type") + " takes no --opd-teacher-load");
+    } else {
+      p.require(!set(a, "opd_teacher_model"),
+                "--opd-teacher-model is the served teacher of --opd-type vllm (or sglang); "
+                "--opd-type megatron takes --opd-teacher-load");
+    }
+    if (set(a, "opd_teacher_model")) {
+      const std::string teacher = str(a, "opd_teacher_model");
+      p.require(teacher.starts_with("http://") || teacher.starts_with("https://") ||
+                    set(a, "vllm_config"),
+                "--opd-teacher-model " + teacher +
+                    " names a model of --vllm-config: set --vllm-config (with --rollout-backend "
+                    "vllm), or give the teacher's URL (http://host:port)");
     }
   } else {
     p.require(!set(a, "opd_teacher_load"), "--opd-teacher-load needs --use-opd");
+    p.require(!set(a, "opd_teacher_model"), "--opd-teacher-model needs --use-opd");
   }
   p.require(!set(a, "eval_interval") || set(a, "eval_prompt_data") || set(a, "eval_config") ||
                 set(a, "dataset"),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vime/engine/native_engine.hpp"
+#include "vime/engine/prompt_log_probs.hpp"
 #include "vime/engine/row_sampling.hpp"
 #include "vime/engine/stop_checker.hpp"
 #include "vime/engine/token_callback.hpp"
@@ -39,6 +40,8 @@ struct EngineRequest {
   int64_t top_logprobs = 0;                    // alternatives wanted per position
   std::vector<std::vector<TokenLogProb>> top;  // [output position][alternative]
   TopLogProbs* top_out = nullptr;              // where they go when the request ends
+  PromptLogProbs* prompt_out = nullptr;        // prompt_logprobs: scored before the first step
+  bool prompt_scored = false;
   int64_t cached = 0;           // positions of this request in the KV cache (0: needs a prefill)
   std::vector<int32_t> blocks;  // paged cache: the block table (BlockManager)
   bool admitted = false;        // scheduled at least once (cached_tokens is counted then)

@@ -89,6 +89,10 @@ struct NativeEngine::Impl {
   void release_blocks(EngineRequest& r);
   void reset_blocks();
   void drop_finished();
+  // prompt_logprobs: the queued requests whose prompts are still to be scored (taken out of the
+  // queue under the lock), then scored without it.
+  std::vector<std::unique_ptr<EngineRequest>> take_unscored();
+  void score(std::vector<std::unique_ptr<EngineRequest>>& requests);
 
   std::unique_ptr<EngineRequest> make_request(const GenerateRequest& request);
   void loop();
@@ -230,6 +234,15 @@ void NativeEngine::Impl::loop() {
       continue;
     }
     idle = false;
+    if (auto unscored = take_unscored(); !unscored.empty()) {
+      lock.unlock();
+      score(unscored);
+      lock.lock();
+      // Back to the front, in order (an abort meanwhile finishes them at the loop's top).
+      for (auto it = unscored.rbegin(); it != unscored.rend(); ++it)
+        if (*it) queue.push_front(std::move(*it));
+      continue;
+    }
     if (prefix_reset_pending && blocks) blocks->reset_prefix_cache();
     prefix_reset_pending = false;
     if (!paged) {
@@ -475,6 +488,35 @@ void NativeEngine::Impl::admit_waiting(std::vector<Scheduled>& scheduled,
   }
 }
 
+std::vector<std::unique_ptr<EngineRequest>> NativeEngine::Impl::take_unscored() {
+  std::vector<std::unique_ptr<EngineRequest>> out;
+  for (auto it = queue.begin(); it != queue.end();) {
+    if ((*it)->prompt_out && !(*it)->prompt_scored) {
+      out.push_back(std::move(*it));
+      it = queue.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+void NativeEngine::Impl::score(std::vector<std::unique_ptr<EngineRequest>>& requests) {
+  std::vector<PromptToScore> prompts;
+  for (const auto& r : requests)
+    prompts.push_back({&r->prompt, r->sampling.temperature, r->prompt_out});
+  try {
+    score_prompts(model, prompts, options.max_prefill_tokens);
+    for (auto& r : requests) r->prompt_scored = true;
+  } catch (...) {  // fails these requests, not the engine
+    const auto error = std::current_exception();
+    for (auto& r : requests) {
+      r->promise.set_exception(error);
+      r.reset();
+    }
+  }
+}
+
 void NativeEngine::Impl::drop_finished() {
   running.erase(std::remove(running.begin(), running.end(), nullptr), running.end());
 }
@@ -594,12 +636,14 @@ GenerateResponse NativeEngine::generate(const GenerateRequest& request) {
   return submit(request, {}).get();
 }
 
-GenerateResponse NativeEngine::generate(const GenerateRequest& request, TopLogProbs* top) {
-  return submit(request, {}, top).get();
+GenerateResponse NativeEngine::generate(const GenerateRequest& request, TopLogProbs* top,
+                                        PromptLogProbs* prompt) {
+  return submit(request, {}, top, prompt).get();
 }
 
 std::future<GenerateResponse> NativeEngine::submit(const GenerateRequest& request,
-                                                   TokenCallback on_token, TopLogProbs* top) {
+                                                   TokenCallback on_token, TopLogProbs* top,
+                                                   PromptLogProbs* prompt) {
   if (impl_->tp_follower)
     throw Error("generate: this engine follows tensor-parallel rank 0, which takes the requests");
   auto r = impl_->make_request(request);
@@ -610,6 +654,15 @@ std::future<GenerateResponse> NativeEngine::submit(const GenerateRequest& reques
                   std::to_string(top->count));
     r->top_logprobs = std::min(top->count, impl_->model.config().vocab_size);
     r->top_out = top;
+  }
+  if (prompt) {
+    if (impl_->model.tensor_parallel().is_parallel())
+      throw Error("generate: prompt log-probs are not supported under tensor parallelism");
+    if (prompt->count < 0)
+      throw Error("generate: prompt log-prob alternatives per position must be >= 0, got " +
+                  std::to_string(prompt->count));
+    prompt->positions.clear();
+    r->prompt_out = prompt;
   }
   auto result = r->promise.get_future();
   {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "vime/engine/native_engine_options.hpp"
+#include "vime/engine/prompt_log_probs.hpp"
 #include "vime/engine/sampler.hpp"
 #include "vime/engine/token_callback.hpp"
 #include "vime/engine_client.hpp"
@@ -77,10 +78,14 @@ class NativeEngine final : public EngineClient {
   // generate() without the wait: queues the request and returns its result. `on_token` (may be
   // empty) sees each token as it is sampled; see TokenCallback. Throws as generate() does.
   // `top` (may be null) asks for top->count alternatives per position and receives them before the
-  // future is ready; it must live until then.
+  // future is ready; it must live until then. So does `prompt` (may be null): vLLM's
+  // prompt_logprobs=prompt->count, scored at the request's temperature before it is scheduled
+  // (prompt_log_probs.hpp). Not under tensor parallelism (throws).
   std::future<GenerateResponse> submit(const GenerateRequest& request, TokenCallback on_token,
-                                       TopLogProbs* top = nullptr);
-  GenerateResponse generate(const GenerateRequest& request, TopLogProbs* top);
+                                       TopLogProbs* top = nullptr,
+                                       PromptLogProbs* prompt = nullptr);
+  GenerateResponse generate(const GenerateRequest& request, TopLogProbs* top,
+                            PromptLogProbs* prompt = nullptr);
   // Every running and queued request ends with "abort", keeping its partial output; returns once
   // they have.
   void abort_all() override;

@@ -16,6 +16,7 @@
 #include "vime/rollout/eval_rollout.hpp"
 #include "vime/rollout/fully_async_rollout.hpp"
 #include "vime/rollout/group_generator.hpp"
+#include "vime/rollout/opd_teacher.hpp"
 #include "vime/rollout/rollout_log.hpp"
 #include "vime/rollout/rollout_options.hpp"
 #include "vime/rollout/sft_rollout.hpp"
@@ -61,6 +62,7 @@ struct RolloutManager::Impl {
   TrainDataConverter convert;
   plugin::PluginFunction<PluginKind::kRolloutLog> rollout_log;
   plugin::PluginFunction<PluginKind::kEvalRolloutLog> eval_log;
+  std::unique_ptr<OpdTeacher> opd_teacher;  // --opd-teacher-model
 
   Impl(const Args& a, EngineClient& e, const Tokenizer& t, DataSource& d)
       : args(a),
@@ -94,6 +96,7 @@ struct RolloutManager::Impl {
                                                            tokenizer, std::move(datasets));
     }
     convert = load_train_data_converter(args, options);
+    if (options.opd_teacher) opd_teacher = std::make_unique<OpdTeacher>(*options.opd_teacher);
     if (const auto& spec = options.rollout_log_path)
       rollout_log = plugin::load_plugin<PluginKind::kRolloutLog>(
           *spec, "--custom-rollout-log-function-path", "rollout_log");
@@ -125,6 +128,15 @@ struct RolloutManager::Impl {
     return fn(ctx, rollout_id, data_source, evaluation);
   }
 
+  // The served teacher's log-probs of the samples that have none (slime asks it as the reward
+  // model, before the samples are saved and converted).
+  void add_teacher_log_probs(std::vector<Sample>& samples, Metrics& metrics) {
+    if (!opd_teacher) return;
+    const auto start = std::chrono::steady_clock::now();
+    opd_teacher->score(samples);
+    metrics["perf/teacher_log_probs_time"] = seconds_since(start);
+  }
+
   RolloutFnTrainOutput run_train(int64_t rollout_id) {
     if (default_rollout) return default_rollout->generate(rollout_id, data_source);
     if (fully_async) return fully_async->generate(rollout_id);
@@ -152,10 +164,12 @@ TrainRollout RolloutManager::generate(int64_t rollout_id) {
         load_debug_rollout_data(debug_rollout_data_path(*load, std::to_string(rollout_id)));
     if (const auto& ratio = m.options.load_debug_rollout_data_subsample)
       out.samples = subsample_debug_rollout_data(std::move(out.samples), *ratio);
+    m.add_teacher_log_probs(out.samples, extra);
   } else {
     RolloutFnTrainOutput result = m.run_train(rollout_id);
     extra = std::move(result.metrics);
     out.samples = flatten(std::move(result.samples));
+    m.add_teacher_log_probs(out.samples, extra);
     if (const auto& save = m.options.save_debug_rollout_data)
       save_debug_rollout_data(debug_rollout_data_path(*save, std::to_string(rollout_id)),
                               rollout_id, out.samples);

@@ -1,5 +1,6 @@
 #include "vime/rollout/rollout_options.hpp"
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "vime/error.hpp"
@@ -25,6 +26,51 @@ RewardPostProcessOptions RewardPostProcessOptions::from(const Args& args) {
   o.n_samples_per_prompt = args.get_int("n_samples_per_prompt");
   o.rollout_batch_size = args.get_optional_int("rollout_batch_size");
   o.custom_path = args.get_optional_string("custom_reward_post_process_path");
+  return o;
+}
+
+std::optional<OpdTeacherOptions> OpdTeacherOptions::from(const Args& args) {
+  if (!args.get_bool("use_opd") || !args.is_set("opd_teacher_model")) return std::nullopt;
+  const std::string type = args.get_optional_string("opd_type").value_or("");
+  if (type != "vllm" && type != "sglang") return std::nullopt;
+  OpdTeacherOptions o;
+  o.model = args.get_string("opd_teacher_model");
+  o.temperature = args.get_double("rollout_temperature");
+  o.timeout_s = static_cast<double>(args.get_int("router_request_timeout_secs"));
+  o.max_in_flight = std::max<int64_t>(args.get_int("vllm_server_concurrency"), 1);
+  for (const auto* flags : {&args.router_passthrough(), &args.vllm_passthrough()})
+    for (const auto& flag : *flags)
+      if ((flag.name == "--vllm-api-key" || flag.name == "--router-api-key") &&
+          !flag.values.empty())
+        o.api_key = flag.values.front();
+  const std::string flag = "--opd-teacher-model " + o.model;
+  if (o.model.starts_with("http://") || o.model.starts_with("https://")) {
+    std::string url = o.model;
+    while (url.ends_with("/")) url.pop_back();
+    o.urls.push_back(url);
+    return o;
+  }
+  const Json* models = args.has("vllm_model_urls") && args.is_set("vllm_model_urls")
+                           ? &args.get("vllm_model_urls")
+                           : nullptr;
+  if (models == nullptr || !models->is_object())
+    throw UsageError(flag +
+                     ": this run has no --vllm-config engines to find that model among; name a "
+                     "model of --vllm-config (with --rollout-backend vllm) or give the teacher's "
+                     "URL (http://host:port)");
+  const Json* model = models->find(o.model);
+  if (model == nullptr) {
+    std::string names;
+    for (const auto& [name, value] : models->as_object()) names += " " + name;
+    throw UsageError(flag + ": --vllm-config has no model of that name (it has:" + names +
+                     "); name one of them or give the teacher's URL (http://host:port)");
+  }
+  if (const Json* router = model->find("router"); router && router->is_string()) {
+    o.urls.push_back(router->as_string());
+  } else if (const Json* engines = model->find("engines"); engines && engines->is_array()) {
+    for (const auto& url : engines->as_array()) o.urls.push_back(url.as_string());
+  }
+  if (o.urls.empty()) throw UsageError(flag + ": that --vllm-config model has no engine");
   return o;
 }
 
@@ -75,6 +121,8 @@ RolloutOptions RolloutOptions::from(const Args& args) {
   o.convert_samples_to_train_data_path =
       args.get_optional_string("custom_convert_samples_to_train_data_path");
   o.reward_post_process = RewardPostProcessOptions::from(args);
+
+  o.opd_teacher = OpdTeacherOptions::from(args);
 
   o.load_debug_rollout_data = args.get_optional_string("load_debug_rollout_data");
   o.load_debug_rollout_data_subsample =

@@ -29,6 +29,23 @@ struct RewardPostProcessOptions {
 // The derived (not a flag) arg behind RolloutOptions::seed_each_sample.
 inline constexpr const char* kSeedEachSampleArg = "rollout_seed_each_sample";
 
+// --use-opd --opd-type vllm|sglang --opd-teacher-model: where the served teacher is and how to
+// ask it (opd_teacher.hpp).
+struct OpdTeacherOptions {
+  std::string model;  // --opd-teacher-model as given: a --vllm-config model name or a URL
+  // Where its requests go: the URL, else the model's router, else its engines (from the derived
+  // arg vllm_model_urls), in turn.
+  std::vector<std::string> urls;
+  double temperature = 1.0;   // --rollout-temperature
+  double timeout_s = 0;       // --router-request-timeout-secs, per request
+  int64_t max_in_flight = 1;  // --vllm-server-concurrency per URL
+  std::string api_key;        // --vllm-api-key / --router-api-key, when given
+
+  // nullopt unless --use-opd --opd-type vllm|sglang --opd-teacher-model NAME. Throws UsageError
+  // naming the flag when NAME is no URL and no model of the run's --vllm-config.
+  static std::optional<OpdTeacherOptions> from(const Args& args);
+};
+
 struct RolloutOptions {
   // Sampling of train rollouts (rollout_sampling_params) and the fallback of eval datasets.
   double temperature = 1.0;                 // --rollout-temperature
@@ -79,6 +96,8 @@ struct RolloutOptions {
   // --custom-convert-samples-to-train-data-path
   std::optional<std::string> convert_samples_to_train_data_path;
   RewardPostProcessOptions reward_post_process;
+
+  std::optional<OpdTeacherOptions> opd_teacher;  // the served teacher of --use-opd
 
   // Debug data.
   std::optional<std::string> load_debug_rollout_data;       // --load-debug-rollout-data

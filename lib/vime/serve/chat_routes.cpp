@@ -195,6 +195,7 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
                            ? ctx.options.max_model_len - static_cast<int64_t>(c.prompt.size())
                            : std::numeric_limits<int32_t>::max();
   c.params = sampling_params_from(fields, std::max<int64_t>(room, 1));
+  const auto prompt_logprobs = prompt_logprobs_from(body, bool_field(body, "stream"));
   c.include_usage = include_usage(body);
   c.id = new_id(ctx, "chatcmpl-");
   if (const Json* id = body.find("request_id"); id && id->is_string()) {
@@ -217,11 +218,13 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
 
   std::vector<std::future<GenerateResponse>> pending;  // batched together by the engine
   std::deque<engine::TopLogProbs> tops;                // one per choice, filled by the engine
+  engine::PromptLogProbs scored{prompt_logprobs.value_or(0), {}};  // with the first choice
   for (int64_t j = 0; j < n; ++j) {
     GenerateRequest g{c.prompt, params_of_choice(c.params, j), c.id, true};
     auto* top = &tops.emplace_back(engine::TopLogProbs{c.top_logprobs, {}});
-    pending.push_back(
-        std::async(std::launch::async, [&ctx, g, top] { return ctx.generate(g, top); }));
+    auto* prompt = prompt_logprobs && j == 0 ? &scored : nullptr;
+    pending.push_back(std::async(std::launch::async,
+                                 [&ctx, g, top, prompt] { return ctx.generate(g, top, prompt); }));
   }
   Json choices = Json::array();
   int64_t completion_tokens = 0, cached = 0;
@@ -250,7 +253,9 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   out["choices"] = std::move(choices);
   out["usage"] = usage_json(static_cast<int64_t>(c.prompt.size()), completion_tokens, cached);
   out["system_fingerprint"] = nullptr;
-  out["prompt_logprobs"] = nullptr;
+  out["prompt_logprobs"] = prompt_logprobs
+                               ? prompt_logprobs_json(ctx, c.prompt, scored, /*as_ids=*/false)
+                               : Json(nullptr);
   out["kv_transfer_params"] = nullptr;
   out["weight_version"] = weight_version;
   send_json(res, out);

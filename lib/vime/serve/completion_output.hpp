@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vime/serve/serve_context.hpp"
 
@@ -17,6 +18,12 @@ std::string output_text(const ServeContext& ctx, const GenerateResponse& r,
 // abort.
 Json stop_reason_of(const ServeContext& ctx, const GenerateResponse& r,
                     const SamplingParams& params);
+// vLLM's prompt_logprobs field: null for the first prompt token, then at each position
+// {"<token id>": {"logprob", "rank", "decoded_token"}} for the prompt token and the most likely
+// ones (decoded_token "token_id:<id>" with `as_ids`). Null when the request ended before its
+// prompt was scored (aborted).
+Json prompt_logprobs_json(const ServeContext& ctx, const std::vector<int32_t>& prompt,
+                          const engine::PromptLogProbs& scored, bool as_ids);
 // stream_options.include_usage of a streaming request (stream_options without stream=true is a
 // BadRequest, as in vLLM).
 bool include_usage(const Json& body);

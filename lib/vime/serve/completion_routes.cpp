@@ -6,6 +6,7 @@
 #include <ctime>
 #include <deque>
 #include <future>
+#include <optional>
 #include <span>
 
 #include "vime/serve/completion_output.hpp"
@@ -48,7 +49,8 @@ Json completion_logprobs(const ServeContext& ctx, std::span<const int32_t> ids,
 struct Options {
   SamplingParams params;
   bool want_logprobs, as_ids, return_ids;
-  int64_t top_logprobs = 0;  // logprobs=N
+  int64_t top_logprobs = 0;                // logprobs=N
+  std::optional<int64_t> prompt_logprobs;  // prompt_logprobs=N
   std::string id;
   int64_t created;
 };
@@ -98,6 +100,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   const Json body = parse_body(req);
   Options o;
   o.params = sampling_params_from(body);
+  o.prompt_logprobs = prompt_logprobs_from(body, bool_field(body, "stream"));
   const auto prompts = completion_prompts(ctx.tokenizer, ctx.options.max_model_len, body);
   const Json* logprobs = body.find("logprobs");
   o.want_logprobs = logprobs && !logprobs->is_null();
@@ -126,12 +129,17 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   // Choice i * n + j is prompt i's j-th sample, as vLLM numbers them; all batched by the engine.
   std::vector<std::future<GenerateResponse>> pending;
   std::deque<engine::TopLogProbs> tops;  // one per choice, filled by the engine
+  // One per prompt, scored with its first choice (the others share it).
+  std::deque<engine::PromptLogProbs> scored;
   for (const auto& ids : prompts) {
     for (int64_t j = 0; j < n; ++j) {
       GenerateRequest g{ids, params_of_choice(params, j), request_id, true};
       auto* top = &tops.emplace_back(engine::TopLogProbs{o.top_logprobs, {}});
-      pending.push_back(
-          std::async(std::launch::async, [&ctx, g, top] { return ctx.generate(g, top); }));
+      engine::PromptLogProbs* prompt = nullptr;
+      if (o.prompt_logprobs && j == 0)
+        prompt = &scored.emplace_back(engine::PromptLogProbs{*o.prompt_logprobs, {}});
+      pending.push_back(std::async(
+          std::launch::async, [&ctx, g, top, prompt] { return ctx.generate(g, top, prompt); }));
     }
   }
   Json choices = Json::array();
@@ -152,7 +160,9 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
     choice["stop_reason"] = stop_reason_of(ctx, r, params);
     choice["token_ids"] = o.return_ids ? Json(r.output_ids) : Json(nullptr);
     choice["prompt_token_ids"] = o.return_ids ? Json(prompts[i]) : Json(nullptr);
-    choice["prompt_logprobs"] = nullptr;
+    choice["prompt_logprobs"] = o.prompt_logprobs
+                                    ? prompt_logprobs_json(ctx, prompts[i], scored[i], o.as_ids)
+                                    : Json(nullptr);
     choices.push_back(std::move(choice));
     if (c % static_cast<size_t>(n) == 0) prompt_tokens += static_cast<int64_t>(prompts[i].size());
     completion_tokens += static_cast<int64_t>(r.output_ids.size());

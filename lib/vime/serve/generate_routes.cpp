@@ -2,6 +2,7 @@
 // in, token_ids + chat-format logprobs out.
 #include <httplib.h>
 
+#include "vime/serve/completion_output.hpp"
 #include "vime/serve/serve_context.hpp"
 
 namespace vime::serve {
@@ -47,6 +48,7 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
     fields = *sp;
   }
   const SamplingParams params = sampling_params_from(fields);
+  const auto prompt_logprobs = prompt_logprobs_from(fields);
   if (choices_per_prompt(fields) != 1) {
     throw BadRequest("n: /inference/v1/generate returns one sample per request; send n requests");
   }
@@ -56,9 +58,10 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
 
   engine::TopLogProbs top;
   if (logprobs && !logprobs->is_null()) top.count = logprobs->as_int();
+  engine::PromptLogProbs scored{prompt_logprobs.value_or(0), {}};
   const GenerateResponse r = ctx.generate(
       GenerateRequest{.input_ids = prompt, .sampling_params = params, .session_id = request_id},
-      &top);
+      &top, prompt_logprobs ? &scored : nullptr);
   Json choice = Json::object();
   choice["index"] = 0;
   choice["finish_reason"] = r.finish_reason;
@@ -70,7 +73,8 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
   out["choices"] = Json::Array{choice};
   out["usage"] = usage_json(static_cast<int64_t>(prompt.size()),
                             static_cast<int64_t>(r.output_ids.size()), r.cached_tokens);
-  out["prompt_logprobs"] = nullptr;
+  out["prompt_logprobs"] =
+      prompt_logprobs ? prompt_logprobs_json(ctx, prompt, scored, /*as_ids=*/true) : Json(nullptr);
   out["kv_transfer_params"] = nullptr;
   out["weight_version"] = weight_version_of(r);
   send_json(res, out);

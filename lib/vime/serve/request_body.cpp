@@ -232,6 +232,15 @@ SamplingParams sampling_params_from(const Json& f, int64_t default_max_tokens) {
   return p;
 }
 
+std::optional<int64_t> prompt_logprobs_from(const Json& fields, bool stream) {
+  const Json* v = fields.find("prompt_logprobs");
+  if (!v || v->is_null()) return std::nullopt;
+  if (!v->is_int() || v->as_int() < 0 || v->as_int() > 20)
+    throw BadRequest("prompt_logprobs must be an integer in [0, 20]");
+  if (stream) throw BadRequest("`prompt_logprobs` are not available when `stream=True`.");
+  return v->as_int();
+}
+
 int64_t choices_per_prompt(const Json& body) {
   const Json* n = body.find("n");
   if (!n || n->is_null()) return 1;

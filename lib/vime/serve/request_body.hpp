@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,11 @@ SamplingParams params_of_choice(SamplingParams params, int64_t choice);
 // bad field. max_completion_tokens (chat) wins over max_tokens; without either, the request may
 // generate `default_max_tokens` (vLLM: 16 for completions, the rest of the context for chat).
 SamplingParams sampling_params_from(const Json& fields, int64_t default_max_tokens = 16);
+// vLLM's prompt_logprobs of `fields` (as /v1/completions and /v1/chat/completions take it, or
+// /inference/v1/generate's sampling_params): nullopt when absent or null, else the alternatives
+// wanted per prompt position; BadRequest outside [0, 20] (vLLM's default --max-logprobs) or with
+// stream=true (as vLLM answers).
+std::optional<int64_t> prompt_logprobs_from(const Json& fields, bool stream = false);
 // Token ids of a JSON array, each in [0, vocab); throws BadRequest naming `field`.
 std::vector<int32_t> token_ids_from(const Json& value, const std::string& field, int64_t vocab);
 

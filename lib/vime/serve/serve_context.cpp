@@ -8,9 +8,10 @@
 
 namespace vime::serve {
 
-GenerateResponse ServeContext::generate(const GenerateRequest& request, engine::TopLogProbs* top) {
+GenerateResponse ServeContext::generate(const GenerateRequest& request, engine::TopLogProbs* top,
+                                        engine::PromptLogProbs* prompt) {
   if (stopping) throw Error("the server is shutting down");
-  GenerateResponse r = engine.generate(request, top);
+  GenerateResponse r = engine.generate(request, top, prompt);
   count(r);
   return r;
 }

@@ -63,8 +63,10 @@ struct ServeContext {
   bool update_started = false;  // between /start_ and /finish_weight_update
 
   // Runs one request through the engine and counts it for /metrics; `top` (may be null) gets the
-  // top->count most likely tokens of each output position.
-  GenerateResponse generate(const GenerateRequest& request, engine::TopLogProbs* top = nullptr);
+  // top->count most likely tokens of each output position, `prompt` (may be null) the prompt's
+  // log-probs (vLLM's prompt_logprobs; engine/prompt_log_probs.hpp).
+  GenerateResponse generate(const GenerateRequest& request, engine::TopLogProbs* top = nullptr,
+                            engine::PromptLogProbs* prompt = nullptr);
   // generate() for a streaming request: queues it with its token hook; the caller passes the
   // result to count() once it has it.
   std::future<GenerateResponse> submit(const GenerateRequest& request,

@@ -200,6 +200,7 @@ void Actor::log_rollout_data(const RolloutTensors& data) {
   add_masked_mean(rollout_data_metrics_, "advantages", data.advantages, data);
   add_masked_mean(rollout_data_metrics_, "returns", data.returns, data);
   add_masked_mean(rollout_data_metrics_, "teacher_log_probs", data.teacher_log_probs, data);
+  add_masked_mean(rollout_data_metrics_, "opd_reverse_kl", data.opd_reverse_kl, data);
 }
 
 Metrics Actor::train_steps(int64_t rollout_id, const TrainBatch& batch, const RolloutTensors& data,

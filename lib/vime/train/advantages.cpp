@@ -188,16 +188,19 @@ void apply_opd(const AdvantageOptions& options, RolloutTensors& data) {
   if (data.teacher_log_probs.size() != data.size()) {
     throw Error(
         "--use-opd: the train data has no teacher log-probs (--opd-type megatron computes them "
-        "from --opd-teacher-load; otherwise a rollout plugin sets Sample.teacher_log_probs, as "
-        "slime's on_policy_distillation.post_process_rewards does)");
+        "from --opd-teacher-load; --opd-type vllm asks the served --opd-teacher-model; without "
+        "it a rollout plugin sets Sample.teacher_log_probs, as slime's "
+        "on_policy_distillation.post_process_rewards does)");
   }
   if (data.log_probs.size() != data.size()) {
     throw Error("--use-opd needs the student's log-probs of the train data");
   }
+  data.opd_reverse_kl.clear();
   for (size_t i = 0; i < data.size(); ++i) {
     const auto& teacher = data.teacher_log_probs[i];
-    data.advantages[i] = data.advantages[i] -
-                         options.opd_kl_coef * (data.log_probs[i].to(teacher.device()) - teacher);
+    auto reverse_kl = data.log_probs[i].to(teacher.device()) - teacher;
+    data.advantages[i] = data.advantages[i] - options.opd_kl_coef * reverse_kl;
+    data.opd_reverse_kl.push_back(std::move(reverse_kl));
   }
 }
 

@@ -94,6 +94,7 @@ RolloutData RolloutTensors::to_rollout_data() const {
   add_if_present("advantages", advantages);
   add_if_present("returns", returns);
   add_if_present("teacher_log_probs", teacher_log_probs);
+  add_if_present("opd_reverse_kl", opd_reverse_kl);
   return rd;
 }
 

@@ -38,6 +38,9 @@ struct RolloutTensors {
   // [response_length] each; an empty vector: not computed / not in the train data.
   std::vector<at::Tensor> loss_masks, log_probs, ref_log_probs, rollout_log_probs, values,
       advantages, returns, teacher_log_probs;
+  // --use-opd: student − teacher log-prob per token (slime's opd_reverse_kl), set with the
+  // advantages.
+  std::vector<at::Tensor> opd_reverse_kl;
 
   // Checks the batch (one entry per sample, 0 < response_length < tokens, mask and rollout
   // log-prob lengths) and moves it to `device`; log_probs, ref_log_probs, advantages and returns

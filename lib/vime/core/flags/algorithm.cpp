@@ -133,8 +133,8 @@ constexpr FlagSpec kFlags[] = {
      "estimator (needs --opd-type)."},
     {"--opd-type", kString, nullptr,
      "Where the teacher log-probs come from: megatron, a teacher checkpoint in the trainer "
-     "(--opd-teacher-load); vllm (sglang is slime's name for it), the samples' teacher_log_probs "
-     "that a rollout plugin sets from a served teacher.",
+     "(--opd-teacher-load); vllm (sglang is slime's name for it), a served teacher: "
+     "--opd-teacher-model, or else the samples' teacher_log_probs that a rollout plugin sets.",
      kYes, "vllm|megatron|sglang"},
     {"--opd-kl-coef", kFloat, "1.0", "Weight of the on-policy distillation KL penalty."},
     {"--opd-teacher-load", kString, nullptr,
@@ -142,9 +142,12 @@ constexpr FlagSpec kFlags[] = {
     {"--opd-teacher-ckpt-step", kInt, nullptr,
      "Iteration of --opd-teacher-load to read (unset: the latest)."},
     {"--opd-teacher-model", kString, nullptr,
-     "Served model name of the teacher for --opd-type vllm. Not supported yet: vime sends no "
-     "teacher request itself; the rollout plugin that sets teacher_log_probs picks the model.",
-     kNotYet},
+     "The served teacher of --opd-type vllm/sglang: a model name of --vllm-config (its router, "
+     "else its engines) or an engine URL (http://host:port: a vime serve or vllm serve of a "
+     "model with the actor's tokenizer). After each rollout, vime sends every sample's tokens to "
+     "its /v1/completions with prompt_logprobs=0 at --rollout-temperature and keeps the last "
+     "response_length log-probs as the sample's teacher_log_probs (slime's "
+     "on_policy_distillation); timed as perf/teacher_log_probs_time."},
 };
 }  // namespace
 FlagGroup algorithm() { return {"algorithm", "RL algorithm", kFlags}; }

@@ -32,7 +32,9 @@ constexpr FlagSpec kFlags[] = {
      "tokens per engine step: decode rows plus prefill chunks (chunked prefill)"},
     {"--logprobs-mode", kString, nullptr,
      "processed_logprobs (after temperature, top-k/top-p; vLLM's RL mode) or raw_logprobs "
-     "(log_softmax of the logits / temperature)",
+     "(log_softmax of the logits / temperature). prompt_logprobs are log_softmax(logits / the "
+     "request's temperature) over the whole vocabulary under either (no top-k/top-p; "
+     "temperature 0 counts as 1): the trainer's log-probs",
      kYes, "processed_logprobs|raw_logprobs"},
     {"--dtype", kString, "auto",
      "parameter dtype (auto: --bf16/--fp16 if given, else on CUDA the checkpoint's torch_dtype "

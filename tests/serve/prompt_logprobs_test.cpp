@@ -91,7 +91,8 @@ TEST_CASE(
   const auto expected = trainer_log_probs(prompt, 0.7);
   for (size_t i = 0; i < served.size(); ++i) {
     INFO("position " << i + 1);
-    CHECK(std::abs(served[i] - expected[i]) <= 1e-5);
+    // fp32 rounding only (the engine's forward packs whatever is queued: row counts differ).
+    CHECK(served[i] == Approx(expected[i]).epsilon(1e-5).margin(1e-5));
   }
   CHECK(first.at("usage").at("prompt_tokens_details").at("cached_tokens").as_int() == 0);
 
@@ -110,7 +111,8 @@ TEST_CASE(
   for (size_t c = 0; c < 2; ++c) {  // every choice of the prompt carries them
     const auto lp =
         prompt_token_log_probs(greedy.at("choices").at(c).at("prompt_logprobs"), prompt, 0);
-    for (size_t i = 0; i < lp.size(); ++i) CHECK(std::abs(lp[i] - at_one[i]) <= 1e-5);
+    for (size_t i = 0; i < lp.size(); ++i)
+      CHECK(lp[i] == Approx(at_one[i]).epsilon(1e-5).margin(1e-5));
   }
 
   // /inference/v1/generate: in sampling_params, answered at the top level.

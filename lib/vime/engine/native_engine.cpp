@@ -5,32 +5,18 @@
 #include <c10/core/DeviceGuard.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <exception>
-#include <mutex>
-#include <thread>
 
-#include "vime/engine/block_manager.hpp"
-#include "vime/engine/decode_graph.hpp"
-#include "vime/engine/engine_request.hpp"
+#include "vime/core/elapsed.hpp"
 #include "vime/engine/kv_cache_budget.hpp"
-#include "vime/engine/tp_follower.hpp"
-#include "vime/engine/tp_step_plan.hpp"
+#include "vime/engine/native_engine_impl.hpp"
 #include "vime/error.hpp"
 #include "vime/model/cached_forward.hpp"
-#include "vime/model/kv_cache.hpp"
-#include "vime/model/model.hpp"
-#include "vime/model/paged_kv_cache.hpp"
 
 namespace vime::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -47,92 +33,29 @@ std::vector<int32_t> resolve_eos(const NativeEngineOptions& options, const Token
 
 }  // namespace
 
-struct NativeEngine::Impl {
-  Impl(Model& m, const Tokenizer* t, NativeEngineOptions o)
-      : model(m),
-        tokenizer(t),
-        options(std::move(o)),
-        eos(resolve_eos(options, t)),
-        max_context(options.max_context_len > 0 ? options.max_context_len
-                                                : m.config().max_position_embeddings),
-        cache(kv_cache_config(m), m.dtype(), m.device(), options.max_running_requests,
-              max_context) {
-    if (options.paged_kv) {
-      budget = kv_cache_budget(m, options, max_context);
-      budget.max_blocks = agreed_kv_blocks(m.tensor_parallel(), budget.max_blocks);
-      paged = std::make_unique<PagedKvCache>(kv_cache_config(m), m.dtype(), m.device(),
-                                             budget.block_size);
-      reset_blocks();
-      // Every tensor-parallel rank has one (rank 0 tells the others when to use it).
-      if (options.attention_path == PagedAttentionPath::kAuto &&
-          options.fixed_shape_decode.value_or(m.device().is_cuda()))
-        decode_runner = std::make_unique<DecodeGraphRunner>(
-            m, *paged, options.max_running_requests,
-            (max_context + budget.block_size - 1) / budget.block_size, options.cuda_graphs,
-            options.decode_kernel);
-    }
+NativeEngine::Impl::Impl(Model& m, const Tokenizer* t, NativeEngineOptions o)
+    : model(m),
+      tokenizer(t),
+      options(std::move(o)),
+      eos(resolve_eos(options, t)),
+      max_context(options.max_context_len > 0 ? options.max_context_len
+                                              : m.config().max_position_embeddings),
+      cache(kv_cache_config(m), m.dtype(), m.device(), options.max_running_requests, max_context) {
+  if (options.paged_kv) {
+    budget = kv_cache_budget(m, options, max_context);
+    budget.max_blocks = agreed_kv_blocks(m.tensor_parallel(), budget.max_blocks);
+    paged = std::make_unique<PagedKvCache>(kv_cache_config(m), m.dtype(), m.device(),
+                                           budget.block_size);
+    reset_blocks();
+    // Every tensor-parallel rank has one (rank 0 tells the others when to use it).
+    if (options.attention_path == PagedAttentionPath::kAuto &&
+        options.fixed_shape_decode.value_or(m.device().is_cuda()))
+      decode_runner = std::make_unique<DecodeGraphRunner>(
+          m, *paged, options.max_running_requests,
+          (max_context + budget.block_size - 1) / budget.block_size, options.cuda_graphs,
+          options.decode_kernel);
   }
-
-  // The paged scheduler's step, and what it calls.
-  struct Scheduled {
-    EngineRequest* request;
-    int64_t begin, end;
-  };
-  void step_paged(const std::string& version);
-  bool schedule_running(std::vector<Scheduled>& scheduled, std::vector<BlockCopy>& copies,
-                        int64_t& budget);
-  void admit_waiting(std::vector<Scheduled>& scheduled, std::vector<BlockCopy>& copies,
-                     int64_t& budget);
-  bool schedule(EngineRequest& r, int64_t tokens, std::vector<Scheduled>& scheduled,
-                std::vector<BlockCopy>& copies);
-  void preempt_last();
-  void release_blocks(EngineRequest& r);
-  void reset_blocks();
-  void drop_finished();
-  // prompt_logprobs: the queued requests whose prompts are still to be scored (taken out of the
-  // queue under the lock), then scored without it.
-  std::vector<std::unique_ptr<EngineRequest>> take_unscored();
-  void score(std::vector<std::unique_ptr<EngineRequest>>& requests);
-
-  std::unique_ptr<EngineRequest> make_request(const GenerateRequest& request);
-  void loop();
-  void step_contiguous(const std::string& version);
-  void sample_rows(const at::Tensor& logits, const std::vector<int64_t>& rows,
-                   const std::string& version);
-  void compact();
-  void fit_memory();
-  void finish(EngineRequest& r, const char* reason, const std::string& version);
-  void abort_everything();  // under the lock
-
-  Model& model;
-  const Tokenizer* tokenizer;
-  const NativeEngineOptions options;
-  const std::vector<int32_t> eos;
-  const int64_t max_context;
-  KvCache cache;  // the scheduler thread's (paged_kv off)
-  KvCacheBudget budget;
-  std::unique_ptr<PagedKvCache> paged;               // the scheduler thread's (paged_kv on)
-  std::unique_ptr<BlockManager> blocks;              // the scheduler thread's
-  std::unique_ptr<DecodeGraphRunner> decode_runner;  // decode-only steps (CUDA graphs)
-  // Tensor parallelism: TP rank 0 posts every step to the other ranks (tp_step_plan.hpp); on the
-  // others the follower runs them and there is no scheduler.
-  std::unique_ptr<TpPlanChannel> tp_leader;
-  int64_t tp_parks = 0, tp_releases = 0;
-  std::unique_ptr<TpFollower> tp_follower;
-
-  mutable std::mutex mu;
-  std::condition_variable wake;     // the scheduler waits on it
-  std::condition_variable changed;  // pause(), abort_all() and release_memory() wait on it
-  std::deque<std::unique_ptr<EngineRequest>> queue;
-  std::vector<std::unique_ptr<EngineRequest>> running;  // cache row i holds running[i]
-  bool stopping = false, paused = false, idle = true, release_pending = false;
-  bool prefix_reset_pending = false;
-  uint64_t abort_epoch = 0, aborted_epoch = 0;
-  std::string weight_version;
-  uint64_t submitted = 0;
-  EngineStats totals;
-  std::thread thread;
-};
+}
 
 std::unique_ptr<EngineRequest> NativeEngine::Impl::make_request(const GenerateRequest& request) {
   const auto& ids = request.input_ids;
@@ -404,90 +327,6 @@ void NativeEngine::Impl::step_contiguous(const std::string& version) {
   totals.decode_seconds += seconds_since(start);
 }
 
-void NativeEngine::Impl::reset_blocks() {
-  // A configured size is allocated at once (as vLLM does); otherwise the pool doubles on demand.
-  const int64_t initial =
-      budget.fixed ? budget.max_blocks : std::min<int64_t>(64, budget.max_blocks);
-  blocks = std::make_unique<BlockManager>(budget.block_size, budget.max_blocks, initial);
-}
-
-void NativeEngine::Impl::release_blocks(EngineRequest& r) {
-  if (blocks) blocks->release(r.blocks);
-  r.blocks.clear();
-}
-
-void NativeEngine::Impl::preempt_last() {
-  // Recompute preemption (vLLM's): the newest running request gives its blocks back and waits at
-  // the front of the queue with its output so far; its prefill then finds what is still cached.
-  auto r = std::move(running.back());
-  running.pop_back();
-  release_blocks(*r);
-  r->cached = 0;
-  std::lock_guard lock(mu);
-  totals.preempted += 1;
-  queue.push_front(std::move(r));
-}
-
-bool NativeEngine::Impl::schedule(EngineRequest& r, int64_t tokens,
-                                  std::vector<Scheduled>& scheduled,
-                                  std::vector<BlockCopy>& copies) {
-  const int64_t begin = r.cached, end = r.cached + tokens;
-  if (!blocks->make_writable(r.blocks, begin, end, copies)) return false;
-  blocks->publish_full(r.sequence, r.blocks, begin, end);
-  scheduled.push_back({&r, begin, end});
-  return true;
-}
-
-bool NativeEngine::Impl::schedule_running(std::vector<Scheduled>& scheduled,
-                                          std::vector<BlockCopy>& copies, int64_t& budget) {
-  bool preempted = false;
-  for (size_t i = 0; i < running.size() && budget > 0; ++i) {
-    EngineRequest& r = *running[i];
-    const int64_t tokens = std::min(r.length() - r.cached, budget);
-    bool fits = schedule(r, tokens, scheduled, copies);
-    while (!fits && running.size() - 1 > i) {  // make room: the newest requests go back
-      preempt_last();
-      preempted = true;
-      fits = schedule(r, tokens, scheduled, copies);
-    }
-    if (!fits) {  // r is the newest itself
-      preempt_last();
-      return true;
-    }
-    budget -= tokens;
-  }
-  return preempted;
-}
-
-void NativeEngine::Impl::admit_waiting(std::vector<Scheduled>& scheduled,
-                                       std::vector<BlockCopy>& copies, int64_t& budget) {
-  std::lock_guard lock(mu);
-  for (auto it = queue.begin();
-       it != queue.end() && budget > 0 &&
-       static_cast<int64_t>(running.size()) < options.max_running_requests;) {
-    EngineRequest& r = **it;
-    const auto matched = blocks->match_prefix(r.sequence, r.blocks);
-    if (!matched) {  // its prefix is being computed in this step: next step shares it
-      ++it;
-      continue;
-    }
-    // At least the last token is computed: its logits give the next token.
-    r.cached = std::min(*matched, r.length() - 1);
-    const int64_t tokens = std::min(r.length() - r.cached, budget);
-    if (!schedule(r, tokens, scheduled, copies)) {
-      release_blocks(r);
-      r.cached = 0;
-      break;  // first come, first served: later requests wait too
-    }
-    if (!r.admitted) r.cached_tokens = r.cached;
-    r.admitted = true;
-    totals.prefix_cached_tokens += r.cached;
-    budget -= tokens;
-    running.push_back(std::move(*it));
-    it = queue.erase(it);
-  }
-}
-
 std::vector<std::unique_ptr<EngineRequest>> NativeEngine::Impl::take_unscored() {
   std::vector<std::unique_ptr<EngineRequest>> out;
   for (auto it = queue.begin(); it != queue.end();) {
@@ -514,80 +353,6 @@ void NativeEngine::Impl::score(std::vector<std::unique_ptr<EngineRequest>>& requ
       r->promise.set_exception(error);
       r.reset();
     }
-  }
-}
-
-void NativeEngine::Impl::drop_finished() {
-  running.erase(std::remove(running.begin(), running.end(), nullptr), running.end());
-}
-
-void NativeEngine::Impl::step_paged(const std::string& version) {
-  const auto start = Clock::now();
-  std::vector<Scheduled> scheduled;
-  std::vector<BlockCopy> copies;
-  int64_t budget = options.max_prefill_tokens;
-  // Running requests first (decode rows, unfinished prefill chunks), then new ones; a step that
-  // had to preempt admits none.
-  if (!schedule_running(scheduled, copies, budget)) admit_waiting(scheduled, copies, budget);
-  if (scheduled.empty()) return;
-
-  paged->resize(blocks->num_blocks());
-  std::vector<std::pair<int32_t, int32_t>> pairs;
-  for (const auto& c : copies) pairs.emplace_back(c.from, c.to);
-  paged->copy_blocks(pairs);
-  std::vector<PagedSequence> batch;
-  int64_t prefill_tokens = 0, decode_rows = 0;
-  for (const auto& s : scheduled) {
-    const EngineRequest& r = *s.request;
-    const bool last = s.end == r.length();
-    batch.push_back({r.sequence, s.begin, s.end, &r.blocks, last});
-    if (last && s.end - s.begin == 1 && !r.output_ids.empty())
-      ++decode_rows;
-    else
-      prefill_tokens += s.end - s.begin;
-  }
-  // Decode-only steps take the fixed-shape path where its buffers hold them.
-  std::vector<DecodeRow> decode;
-  if (prefill_tokens == 0 && decode_runner) {
-    for (const auto& s : scheduled)
-      decode.push_back({s.request->sequence[s.begin], s.begin, s.request->blocks});
-    if (!decode_runner->accepts(decode)) decode.clear();
-  }
-  const bool capture = !decode.empty() && decode_runner->will_capture(decode.size());
-  const auto posting = Clock::now();
-  if (tp_leader)
-    tp_leader->post(TpStepPlan::step(batch, pairs, blocks->num_blocks(), !decode.empty(), capture));
-  const auto forward = Clock::now();
-  auto logits = !decode.empty() ? decode_runner->run(decode, capture)
-                                : paged_forward(model, *paged, batch, options.attention_path);
-  if (tp_leader) tp_leader->tidy();  // while the device runs the step
-  std::vector<int64_t> rows;
-  for (const auto& s : scheduled) {
-    EngineRequest& r = *s.request;
-    blocks->mark_computed(r.sequence, r.blocks, s.begin, s.end,
-                          static_cast<int64_t>(r.prompt.size()));
-    r.cached = s.end;
-  }
-  for (size_t i = 0; i < running.size(); ++i)
-    if (running[i]->cached == running[i]->length()) rows.push_back(static_cast<int64_t>(i));
-  const auto sampling = Clock::now();
-  sample_rows(logits, rows, version);
-  const auto sampled = Clock::now();
-  drop_finished();
-  std::lock_guard lock(mu);
-  using Seconds = std::chrono::duration<double>;
-  totals.tp_plan_seconds += Seconds(forward - posting).count();
-  totals.forward_seconds += Seconds(sampling - forward).count();
-  totals.sample_seconds += Seconds(sampled - sampling).count();
-  const double seconds = seconds_since(start);
-  if (prefill_tokens > 0) {
-    totals.prefill_tokens += prefill_tokens;
-    totals.prefill_forwards += 1;
-    totals.prefill_seconds += seconds;
-  } else {
-    totals.decode_steps += 1;
-    totals.decode_tokens += decode_rows;
-    totals.decode_seconds += seconds;
   }
 }
 

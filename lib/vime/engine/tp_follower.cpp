@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "vime/core/elapsed.hpp"
 #include "vime/dist/process_group.hpp"
 #include "vime/engine/decode_graph.hpp"
 #include "vime/error.hpp"
@@ -17,10 +18,6 @@ namespace vime::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 [[noreturn]] void unexpected_plan(const std::string& what) {
   throw Error("tensor-parallel engine: TP rank 0 posted " + what +

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <variant>
 
+#include "vime/core/elapsed.hpp"
 #include "vime/error.hpp"
 #include "vime/eval/dataset_presets.hpp"
 #include "vime/eval/eval_dataset_config.hpp"
@@ -37,10 +38,6 @@ std::vector<Sample> flatten(std::vector<SampleGroup> groups) {
   for (SampleGroup& group : groups)
     for (Sample& s : group) out.push_back(std::move(s));
   return out;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

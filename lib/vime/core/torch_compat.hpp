@@ -48,4 +48,10 @@ void run_on_current_stream(Options& options) {
 inline constexpr bool kHasPublicSdpa = VIME_TORCH_AT_LEAST(2, 0);
 inline constexpr bool kHasFlashVarlen = VIME_HAS_FLASH_VARLEN;
 
+// c10d::TCPStore::wait with a timeout: from 2.1 on a timed-out wait is cancelled on the server
+// (CANCEL_WAIT). 1.13's client leaves it registered, and the server's late STOP_WAITING then
+// answers the client's next call ("Stop_waiting response is expected"), so there a wait that may
+// time out polls check() instead.
+inline constexpr bool kStoreWaitTimeoutIsSafe = VIME_TORCH_AT_LEAST(2, 1);
+
 }  // namespace vime::compat

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "vime/core/byte_codec.hpp"
+#include "vime/core/torch_compat.hpp"
 #include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
 #include "vime/model/cached_forward.hpp"
@@ -130,11 +132,22 @@ void TpPlanChannel::tidy() {
 std::optional<TpStepPlan> TpPlanChannel::next(const std::function<bool()>& stop) {
   auto& store = group_.store();
   const auto k = key(read_);
+  // Bounded waits, so that stop() is seen; the store's client is shared with this rank's other
+  // threads (torch_compat.hpp says why 1.13 polls).
+  auto arrived = [&] {
+    if constexpr (compat::kStoreWaitTimeoutIsSafe) {
+      store.wait({k}, std::chrono::milliseconds(500));
+      return true;
+    } else {
+      if (store.check({k})) return true;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      return false;
+    }
+  };
   while (true) {
     if (stop()) return std::nullopt;
     try {
-      store.wait({k}, std::chrono::milliseconds(500));
-      break;
+      if (arrived()) break;
     } catch (const std::exception& e) {
       if (!is_timeout(e))
         throw Error("tensor-parallel engine rank " + std::to_string(group_.rank()) +

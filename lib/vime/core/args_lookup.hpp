@@ -24,4 +24,16 @@ inline std::optional<int64_t> int_if_set(const Args& a, std::string_view key) {
   return flag_set(a, key) ? std::optional<int64_t>(a.get_int(key)) : std::nullopt;
 }
 
+// The key vLLM engines were started with (--vllm-api-key, or --router-api-key, which the router
+// sends them), for "Authorization: Bearer"; "" when neither is given.
+inline std::string engine_api_key(const Args& a) {
+  std::string key;
+  for (const auto* flags : {&a.router_passthrough(), &a.vllm_passthrough()})
+    for (const auto& flag : *flags)
+      if ((flag.name == "--vllm-api-key" || flag.name == "--router-api-key") &&
+          !flag.values.empty())
+        key = flag.values.front();
+  return key;
+}
+
 }  // namespace vime::core

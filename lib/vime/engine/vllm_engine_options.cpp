@@ -1,5 +1,7 @@
 #include "vime/engine/vllm_engine_options.hpp"
 
+#include "vime/core/args_lookup.hpp"
+
 namespace vime::engine {
 
 VllmEngineOptions VllmEngineOptions::from(const Args& args) {
@@ -11,15 +13,7 @@ VllmEngineOptions VllmEngineOptions::from(const Args& args) {
   if (args.is_set("router_request_timeout_secs")) {
     o.request_timeout_s = static_cast<double>(args.get_int("router_request_timeout_secs"));
   }
-  // The key the engines were started with (vLLM's --api-key, or the one the router sends them).
-  for (const auto* flags : {&args.router_passthrough(), &args.vllm_passthrough()}) {
-    for (const auto& flag : *flags) {
-      if ((flag.name == "--vllm-api-key" || flag.name == "--router-api-key") &&
-          !flag.values.empty()) {
-        o.api_key = flag.values.front();
-      }
-    }
-  }
+  o.api_key = core::engine_api_key(args);
   return o;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "vime/core/args_lookup.hpp"
 #include "vime/error.hpp"
 
 namespace vime::rollout {
@@ -38,11 +39,7 @@ std::optional<OpdTeacherOptions> OpdTeacherOptions::from(const Args& args) {
   o.temperature = args.get_double("rollout_temperature");
   o.timeout_s = static_cast<double>(args.get_int("router_request_timeout_secs"));
   o.max_in_flight = std::max<int64_t>(args.get_int("vllm_server_concurrency"), 1);
-  for (const auto* flags : {&args.router_passthrough(), &args.vllm_passthrough()})
-    for (const auto& flag : *flags)
-      if ((flag.name == "--vllm-api-key" || flag.name == "--router-api-key") &&
-          !flag.values.empty())
-        o.api_key = flag.values.front();
+  o.api_key = core::engine_api_key(args);
   const std::string flag = "--opd-teacher-model " + o.model;
   if (o.model.starts_with("http://") || o.model.starts_with("https://")) {
     std::string url = o.model;

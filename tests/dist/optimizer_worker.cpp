@@ -5,6 +5,7 @@
 //   optimizer_worker --rank R --world W --port P --out FILE [--steps K] [--distributed]
 //       [--clip C] [--bucket N] [--load DIR] [--save DIR] [--offload]
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <chrono>
 #include <cstdio>

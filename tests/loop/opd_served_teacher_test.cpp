@@ -4,6 +4,7 @@
 // teacher launched from --vllm-config, replayed with the same teacher checkpoint inside the
 // trainer (--opd-type megatron): the same teacher log-probs, reverse KL and advantages.
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+#include <ATen/core/grad_mode.h>
 #include <httplib.h>
 #include <signal.h>
 

@@ -3,6 +3,7 @@
 // request's temperature, the same numbers when the prompt's prefix comes from the prefix cache, on
 // /v1/completions, /inference/v1/generate and /v1/chat/completions, and vLLM's 400s.
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+#include <ATen/core/grad_mode.h>
 #include <httplib.h>
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,7 @@
 #include "vime/model/cached_forward.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/TensorIndexing.h>
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,7 @@
 #include "vime/model/layers.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cmath>
 #include <cstdlib>

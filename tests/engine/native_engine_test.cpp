@@ -359,8 +359,20 @@ TEST_CASE("NativeEngineOptions from flags", "[engine]") {
   CHECK(paged.max_prefill_tokens == 2048);
   CHECK(paged.kv_block_size == 32);
   CHECK(paged.max_kv_cache_bytes == 1000000);
+  CHECK(paged.gpu_memory_flag == "--vllm-gpu-memory-utilization");
   const std::vector<std::string> bad{"--vllm-gpu-memory-utilization", "1.5"};
   CHECK_THROWS_AS(NativeEngineOptions::from(vime::core::parse_args(bad)), vime::UsageError);
+  // The embedded engine's own knob; unset, CUDA sizes the cache at vLLM's 0.9.
+  CHECK(defaults.gpu_memory_utilization == 0);
+  const std::vector<std::string> own{"--rollout-gpu-memory-utilization", "0.5"};
+  const auto sized = NativeEngineOptions::from(vime::core::parse_args(own));
+  CHECK(sized.gpu_memory_utilization == Approx(0.5));
+  CHECK(sized.gpu_memory_flag == "--rollout-gpu-memory-utilization");
+  for (const char* value : {"0", "1.2", "-0.1"}) {
+    const std::vector<std::string> out_of_range{"--rollout-gpu-memory-utilization", value};
+    CHECK_THROWS_WITH(NativeEngineOptions::from(vime::core::parse_args(out_of_range)),
+                      Catch::Contains("--rollout-gpu-memory-utilization must be in (0, 1]"));
+  }
 }
 
 TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engine]") {

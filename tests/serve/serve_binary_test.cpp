@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/test_support.hpp"
+#include "vime/core/runtime_info.hpp"
 #include "vime/http/client.hpp"
 #include "vime/json.hpp"
 
@@ -215,7 +216,11 @@ TEST_CASE("serve: concurrent requests all reach the engine and decode as one bat
   CHECK(rows / steps >= kRequests - 4);
   stop_serve(pid, log);
   const std::string output = vime::test::run_command("cat " + log).output;
-  CHECK_THAT(output, Catch::Contains("on cpu, float32, up to"));
+  // Where CUDA is visible vime serve takes the GPU (and its dtype); elsewhere the CPU in fp32.
+  if (vime::core::runtime_info().cuda_available)
+    CHECK_THAT(output, Catch::Contains(" on cuda"));
+  else
+    CHECK_THAT(output, Catch::Contains("on cpu, float32, up to"));
 }
 
 TEST_CASE("serve: vllm flags it cannot honour are usage errors (exit 2)", "[serve]") {

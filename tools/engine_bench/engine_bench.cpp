@@ -204,9 +204,10 @@ int main(int argc, char** argv) {
       options.cuda_graphs = false;
     else if (a == "--varlen-decode")
       options.fixed_shape_decode = false;
-    else if (a == "--gpu-memory-utilization")
+    else if (a == "--gpu-memory-utilization") {
       options.gpu_memory_utilization = std::stod(next());
-    else if (a == "--max-num-batched-tokens")
+      options.gpu_memory_flag = "--gpu-memory-utilization";
+    } else if (a == "--max-num-batched-tokens")
       options.max_prefill_tokens = std::stoll(next());
     else if (a == "--tp")
       tp = std::stoi(next());

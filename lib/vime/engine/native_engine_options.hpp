@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "vime/args.hpp"
@@ -29,9 +30,11 @@ struct NativeEngineOptions {
   // later with their output so far.
   int64_t kv_cache_blocks = 0;
   int64_t max_kv_cache_bytes = 0;
-  // vLLM's --gpu-memory-utilization (CUDA): the fraction of the device's memory the process may
-  // hold with the cache, after the weights and the activations of a profiled forward.
+  // On CUDA, without the two above: the fraction of the device's memory the process may hold with
+  // the cache, after the weights and the activations of a profiled step (0: 0.9, vLLM's default).
+  // On the CPU the cache grows on demand instead.
   double gpu_memory_utilization = 0;
+  std::string gpu_memory_flag = "--rollout-gpu-memory-utilization";  // its name, for messages
   int64_t kv_block_size = 0;  // tokens per block; 0: 256 where flash reads block tables, else 16
   bool paged_kv = true;       // false: the contiguous per-row cache (kept to compare against)
   PagedAttentionPath attention_path = PagedAttentionPath::kAuto;
@@ -45,7 +48,8 @@ struct NativeEngineOptions {
   PagedDecodeKernel decode_kernel;
 
   // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len,
-  // --vllm-gpu-memory-utilization, --vllm-max-num-batched-tokens, --vllm-block-size,
+  // --rollout-gpu-memory-utilization (or --vllm-gpu-memory-utilization),
+  // --vllm-max-num-batched-tokens, --vllm-block-size,
   // --vllm-enforce-eager.
   static NativeEngineOptions from(const Args& args);
 };

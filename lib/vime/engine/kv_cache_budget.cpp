@@ -46,9 +46,9 @@ int64_t profiled_peak(Model& model, int64_t tokens, int64_t sequences, int64_t b
 }
 
 // vLLM's determine_num_available_blocks: the cache gets `fraction` of the device's memory, less
-// what the process holds (the weights, a colocated trainer's state, CUDA's context; the caching
-// allocator's free blocks returned first, so they do not count), less the peak one step adds on
-// top: a profiled forward of a full token budget, the decode graphs' pool (a profiled forward of
+// what the process holds (the weights, a colocated trainer's state; the caching allocator's free
+// blocks returned first, so they do not count), less the peak one step adds on top: a profiled
+// forward of a full token budget, the decode graphs' pool (a profiled forward of
 // max_running_requests rows, which stays allocated between steps) and the sampler's rows.
 int64_t blocks_from_memory_fraction(Model& model, const NativeEngineOptions& options,
                                     double fraction, const std::string& flag, int64_t block_size,
@@ -74,19 +74,27 @@ int64_t blocks_from_memory_fraction(Model& model, const NativeEngineOptions& opt
   core::empty_cuda_cache();
   const auto memory = core::cuda_memory(index);
   if (!memory) throw Error(flag + ": cannot read the device's memory (cudaMemGetInfo)");
-  const double held = double(memory->total - memory->free);
-  const double budget = fraction * double(memory->total) - held - double(step_peak);
+  // The process's own live tensors count against its fraction; and it leaves (1 - fraction) of
+  // the device free for others, so processes sharing a GPU (other engines, tests) each get theirs
+  // rather than failing in the allocator.
+  const double total = double(memory->total);
+  const double own = double(memory->allocated);
+  const double budget =
+      std::min(fraction * total - own, double(memory->free) - (1 - fraction) * total) -
+      double(step_peak);
   const int64_t block_bytes =
       PagedKvCache::block_bytes(kv_cache_config(model), model.dtype(), block_size);
   constexpr double kMiB = 1024.0 * 1024.0;
   if (budget < double(block_bytes)) {
     char numbers[256];
     std::snprintf(numbers, sizeof numbers,
-                  "the process holds %.0f MiB of %.0f MiB and a step needs %.0f MiB more",
-                  held / kMiB, double(memory->total) / kMiB, double(step_peak) / kMiB);
-    throw UsageError(
-        flag + " " + std::to_string(fraction) + " leaves no memory for the KV cache (" + numbers +
-        "); raise it, or lower --vllm-max-num-batched-tokens or " + "--vllm-server-concurrency");
+                  "the process holds %.0f MiB, %.0f of %.0f MiB are free, and a step needs %.0f "
+                  "MiB more",
+                  own / kMiB, double(memory->free) / kMiB, total / kMiB, double(step_peak) / kMiB);
+    throw UsageError(flag + " " + std::to_string(fraction) +
+                     " leaves no memory for the KV cache (" + numbers +
+                     "); raise it, free the GPU, or lower --vllm-max-num-batched-tokens or "
+                     "--vllm-server-concurrency");
   }
   return static_cast<int64_t>(budget / double(block_bytes));
 }

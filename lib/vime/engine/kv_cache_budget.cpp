@@ -10,7 +10,7 @@
 
 #include "vime/error.hpp"
 #include "vime/model/attention.hpp"
-#include "vime/model/cached_forward.hpp"
+#include "vime/model/paged_forward.hpp"
 #include "vime/model/model.hpp"
 #include "vime/model/paged_attention.hpp"
 

@@ -14,7 +14,7 @@
 #include "vime/engine/decode_batch.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
-#include "vime/model/cached_forward.hpp"
+#include "vime/model/paged_forward.hpp"
 #include "vime/model/paged_decode.hpp"
 #include "vime/model/paged_decode_kernel.hpp"
 

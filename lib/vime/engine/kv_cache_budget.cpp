@@ -12,7 +12,7 @@
 #include "vime/core/runtime_info.hpp"
 #include "vime/error.hpp"
 #include "vime/model/attention.hpp"
-#include "vime/model/cached_forward.hpp"
+#include "vime/model/paged_forward.hpp"
 #include "vime/model/model.hpp"
 #include "vime/model/paged_attention.hpp"
 

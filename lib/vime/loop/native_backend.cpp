@@ -1,7 +1,7 @@
 // The embedded backend: the NativeEngine generates with the trainer's Model itself, so a weight
 // update is a version bump (the optimizer changed the very tensors the engine reads). Under
 // tensor parallelism the same holds at any size: the ranks of a tensor-parallel group run one
-// engine together, each on its own shards (engine/tp_step_plan.hpp); its rank 0 takes requests.
+// engine together, each on its own shards (engine/model_runner.hpp); its rank 0 takes requests.
 #include "vime/loop/native_backend.hpp"
 
 #include <ATen/core/grad_mode.h>

@@ -97,7 +97,7 @@ class Model {
   // Under tensor parallelism a collective: every rank of the group calls it and gets them whole.
   NamedTensorList hf_tensors(int64_t vocab_size = 0) const;
 
-  // For the engine's cached forward (model/cached_forward.cpp), which runs the layers itself.
+  // For the engine's paged forward (model/paged_forward.cpp), which runs the layers itself.
   const LayerWeights& layer(int64_t index) const;
   // [n] int64 -> [n, hidden]; under tensor parallelism each rank looks up its vocabulary rows and
   // the group sums them (a collective).

@@ -2,17 +2,21 @@
 
 #include <ATen/core/grad_mode.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <exception>
+#include <iostream>
 #include <mutex>
 #include <thread>
 #include <utility>
 
 #include "vime/core/elapsed.hpp"
+#include "vime/core/runtime_info.hpp"
 #include "vime/engine/engine_request.hpp"
 #include "vime/engine/model_runner.hpp"
 #include "vime/engine/scheduler.hpp"
@@ -54,6 +58,13 @@ void check_options(const NativeEngineOptions& options) {
     throw UsageError("NativeEngine: KV cache sizes must not be negative");
 }
 
+// Test-only: with VIME_TEST_OOM_AT_STEP=<n> set when an engine starts, its n-th step runs out of
+// device memory once (as a CUDA allocator failure would), so CPU tests reach out_of_memory().
+int64_t injected_out_of_memory_step() {
+  const char* env = std::getenv("VIME_TEST_OOM_AT_STEP");
+  return env != nullptr ? std::atoll(env) : 0;
+}
+
 }  // namespace
 
 // The engine's thread runs each step as schedule -> run -> postprocess; submitted requests reach
@@ -68,6 +79,7 @@ struct NativeEngine::Impl {
   bool take_submitted(std::unique_lock<std::mutex>& lock);
   void score(std::vector<std::unique_ptr<EngineRequest>>& requests);
   void step(const std::string& version);
+  void out_of_memory(const StepPlan& plan, const c10::OutOfMemoryError& e);
   void count(const StepPlan& plan, int64_t finished, double seconds);
   void abort_requests();
   void release();
@@ -91,6 +103,8 @@ struct NativeEngine::Impl {
   uint64_t made = 0;
   int64_t waiting = 0;  // the scheduler's, as of its last step
   EngineStats totals;
+  int64_t steps_run = 0;
+  const int64_t oom_at_step = injected_out_of_memory_step();
   std::thread thread;
 };
 
@@ -125,8 +139,7 @@ void NativeEngine::Impl::loop() {
     idle = true;
     changed.notify_all();
     wake.wait(lock, [&] {
-      return stopping || abort_epoch != aborted_epoch || release_pending ||
-             (!paused && has_work());
+      return stopping || abort_epoch != aborted_epoch || release_pending || (!paused && has_work());
     });
     if (stopping || abort_epoch != aborted_epoch) {
       abort_requests();
@@ -192,15 +205,52 @@ void NativeEngine::Impl::score(std::vector<std::unique_ptr<EngineRequest>>& requ
 // One step: schedule -> run -> postprocess.
 void NativeEngine::Impl::step(const std::string& version) {
   const auto start = std::chrono::steady_clock::now();
+  StepPlan plan;
   try {
-    StepPlan plan = scheduler->schedule();
+    plan = scheduler->schedule();
     if (plan.empty()) return;
+    if (++steps_run == oom_at_step)
+      throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                                  "injected by VIME_TEST_OOM_AT_STEP");
     SampledTokens sampled = runner.run(plan);
     const int64_t finished = scheduler->postprocess(plan, sampled, version);
     count(plan, finished, seconds_since(start));
+  } catch (const c10::OutOfMemoryError& e) {
+    out_of_memory(plan, e);
   } catch (...) {
-    // A failed step (out of memory, NaN logits) fails the requests in it, not the engine.
+    // A failed step (NaN logits, a bad plan) fails the requests in it, not the engine.
     scheduler->fail_running(std::current_exception());
+  }
+}
+
+// The device ran out of memory in a step (its activations did not fit beside the KV cache, or
+// another process took the GPU): every running request is preempted and at most half as many run
+// together from then on, so the step runs again smaller. A step of one request that does not fit
+// fails it. Said once per engine, with the numbers; counted in stats().out_of_memory_steps.
+void NativeEngine::Impl::out_of_memory(const StepPlan& plan, const c10::OutOfMemoryError& e) {
+  core::empty_cuda_cache();
+  const int64_t running = scheduler->running();
+  const auto memory = core::cuda_memory(model.device().index() < 0 ? 0 : model.device().index());
+  const std::string numbers = std::to_string(running) + " running requests, a step of " +
+                              std::to_string(plan.decode_rows) + " decode rows and " +
+                              std::to_string(plan.prefill_tokens) + " prefill tokens, KV cache " +
+                              std::to_string(runner.kv_cache_bytes() >> 20) + " MiB" +
+                              (memory ? "; device: " + core::describe(*memory) : "");
+  if (running <= 1) {
+    scheduler->fail_running(std::make_exception_ptr(Error(
+        "engine: out of device memory in a step of one request (" + numbers +
+        "); lower --rollout-gpu-memory-utilization (more room for activations) or the context")));
+    return;
+  }
+  scheduler->preempt_all(running / 2);
+  std::lock_guard lock(mu);
+  if (totals.out_of_memory_steps++ == 0) {
+    const std::string what = e.what();
+    std::cerr << "engine: out of device memory (" << numbers << "): all " << running
+              << " requests preempted, at most " << running / 2
+              << " run together from now on; lower --rollout-gpu-memory-utilization to leave "
+                 "more room for activations. ("
+              << what.substr(0, what.find('\n')) << ")" << std::endl;
   }
 }
 

@@ -177,6 +177,17 @@ void Scheduler::fail_running(std::exception_ptr error) {
   running_.clear();
 }
 
+void Scheduler::preempt_all(int64_t most) {
+  // Newest first, so the queue keeps the running order ahead of the requests that never ran.
+  while (!running_.empty()) {
+    if (running_.back()->finished)
+      running_.pop_back();
+    else
+      preempt_last();
+  }
+  max_running_ = std::max<int64_t>(1, std::min(max_running_, most));
+}
+
 void Scheduler::abort_all(const std::string& version) {
   for (auto& r : running_) {
     if (r->finished) continue;

@@ -44,6 +44,10 @@ class Scheduler {
   int64_t postprocess(const StepPlan& plan, SampledTokens& sampled, const std::string& version);
   // A failed step: every running request gets `error` (the waiting ones stay).
   void fail_running(std::exception_ptr error);
+  // A step that ran out of device memory: every running request goes back to wait (recomputed
+  // later, as a preemption), and from now on at most `most` run together.
+  void preempt_all(int64_t most);
+  int64_t running() const { return static_cast<int64_t>(running_.size()); }
   void abort_all(const std::string& version);  // every request ends with "abort"
   // The KV cache was freed: every block is free, running requests are prefilled again.
   void release();
@@ -66,7 +70,8 @@ class Scheduler {
   void mark_computed();
   bool take_token(EngineRequest& r, SampledTokens& sampled, size_t k, const std::string& version);
 
-  const int64_t max_running_, max_tokens_;
+  int64_t max_running_;  // lowered by preempt_all
+  const int64_t max_tokens_;
   const KvCacheBudget budget_;
   std::unique_ptr<BlockManager> blocks_;
   std::deque<std::unique_ptr<EngineRequest>> waiting_;

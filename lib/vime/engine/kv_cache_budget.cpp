@@ -12,9 +12,9 @@
 #include "vime/core/runtime_info.hpp"
 #include "vime/error.hpp"
 #include "vime/model/attention.hpp"
-#include "vime/model/paged_forward.hpp"
 #include "vime/model/model.hpp"
 #include "vime/model/paged_attention.hpp"
+#include "vime/model/paged_forward.hpp"
 
 namespace vime::engine {
 namespace {

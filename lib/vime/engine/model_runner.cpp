@@ -99,8 +99,7 @@ SampledTokens ModelRunner::run(StepPlan& plan) {
   const auto sampling = Clock::now();
   SampledTokens sampled = sample(logits, plan);
   times_.post_seconds += seconds_between(posting, forwarding);
-  times_.forward_seconds +=
-      seconds_between(start, posting) + seconds_between(forwarding, sampling);
+  times_.forward_seconds += seconds_between(start, posting) + seconds_between(forwarding, sampling);
   times_.sample_seconds += seconds_between(sampling, Clock::now());
   ++times_.steps;
   return sampled;
@@ -116,7 +115,8 @@ void ModelRunner::route(StepPlan& plan) const {
 }
 
 at::Tensor ModelRunner::forward(const StepPlan& plan) {
-  if (!plan.fixed_shape_decode) return paged_forward(model_, *cache_, paged_batch(plan), attention_path_);
+  if (!plan.fixed_shape_decode)
+    return paged_forward(model_, *cache_, paged_batch(plan), attention_path_);
   const auto rows = decode_rows(plan);
   if (!decode_runner_ || !decode_runner_->accepts(rows))
     unexpected_plan("a fixed-shape decode step this rank's engine cannot run");

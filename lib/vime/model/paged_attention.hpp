@@ -24,8 +24,8 @@ struct PagedAttentionInfo {
 };
 
 enum class PagedAttentionPath {
-  kAuto,    // flash over the block table where the LibTorch takes one (CUDA, blocks of 256n),
-            // else kGather
+  kAuto,  // flash over the block table where the LibTorch takes one (CUDA, blocks of 256n),
+          // else kGather
   // The CPU path, and the reference on CUDA: gather each sequence's K/V out of the blocks, then
   // math attention (CPU) or flash varlen (CUDA).
   kGather,

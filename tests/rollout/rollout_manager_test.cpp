@@ -7,6 +7,7 @@
 #include "rollout/rollout_test_support.hpp"
 #include "vime/rollout/debug_rollout_data.hpp"
 #include "vime/rollout/default_generate.hpp"
+#include "vime/rollout/failed_samples.hpp"
 #include "vime/rollout/group_generator.hpp"
 #include "vime/rollout/train_data.hpp"
 
@@ -289,6 +290,18 @@ TEST_CASE("a throwing engine or generate plugin fails its samples, not the rollo
     CHECK(out.data.loss_masks[i] == std::vector<int32_t>(out.data.response_lengths[i], 0));
   }
   CHECK(out.metrics.at("rollout/error_cat/generate") == 4);
+  // The one line a run stops with (the train loop's rollout driver).
+  using vime::rollout::describe_failed_samples;
+  CHECK(describe_failed_samples(out.samples) ==
+        "4 of 6 samples failed to generate; first error: generate plugin failed on purpose");
+  CHECK_THROWS_WITH(vime::rollout::stop_on_failed_samples(2, out.samples),
+                    "rollout 2: 4 of 6 samples failed to generate; first error: generate plugin "
+                    "failed on purpose");
+  out.samples[5].metadata["error_cat"] = "reward";
+  CHECK(describe_failed_samples(out.samples) ==
+        "4 of 6 samples failed (generate 3, reward 1); first error (generate): generate plugin "
+        "failed on purpose");
+  CHECK_FALSE(describe_failed_samples({out.samples[0], out.samples[1]}).has_value());
 }
 
 TEST_CASE("reward dispatch: a plugin's own reward, then --custom-rm-path over --rm-type",

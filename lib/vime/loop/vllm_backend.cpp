@@ -96,7 +96,8 @@ class VllmBackend final : public RolloutBackend {
     if (weight_targets().empty()) {
       console_ << "vime train: no engine takes the trainer's weights (no --vllm-config model has "
                   "update_weights: true); rollouts generate with "
-               << rollout_model_ << "'s own weights throughout\n";
+               << (rollout_model_.empty() ? "the engines' own" : rollout_model_ + "'s own")
+               << " weights throughout\n";
     }
     // slime updates the engines before the first rollout: they start from --hf-checkpoint, the
     // trainer may have loaded other weights (--load, --ref-load).

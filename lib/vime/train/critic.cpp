@@ -6,6 +6,7 @@
 
 #include "vime/error.hpp"
 #include "vime/train/advantages.hpp"
+#include "vime/train/device_metrics.hpp"
 #include "vime/train/dp_schedule.hpp"
 #include "vime/train/loss.hpp"
 #include "vime/train/train_context.hpp"
@@ -118,7 +119,7 @@ StepResult Critic::train_step(const TrainBatch& batch, const RolloutTensors& dat
   optimizer_->zero_grad();
   const auto dp = static_cast<double>(reducer_.world_size());
   const double scale = dp / static_cast<double>(plan.samples.size());
-  Metrics sums{{"value_loss", 0.0}, {"value_clipfrac", 0.0}};
+  DeviceMetrics loss_metrics;
   for (const auto& mb : plan.per_rank[reducer_.rank()]) {
     auto lb = LossBatch::of(batch, data, mb, trunk_.device());
     auto values = response_values_of(lb.packed, lb.total_lengths, lb.response_lengths);
@@ -126,10 +127,12 @@ StepResult Critic::train_step(const TrainBatch& batch, const RolloutTensors& dat
                                    sum_of_sample_mean(lb, options_.calculate_per_token_loss));
     (out.loss * scale).backward();
     optimizer_->accumulate_grads();
-    for (const auto& [name, value] : out.metrics) sums[name] += value.item<double>() * scale / dp;
+    loss_metrics.add(out.metrics, scale, dp);
   }
   auto result = optimizer_->step(lr_scheduler_->lr());
   lr_scheduler_->step();
+  Metrics sums{{"value_loss", 0.0}, {"value_clipfrac", 0.0}};
+  loss_metrics.add_to(sums);
   for (const auto& [name, value] : sums) totals["critic/" + name] += reducer_.all_reduce_sum(value);
   return result;
 }

@@ -57,6 +57,11 @@ TEST_CASE("vime train: GRPO with --ci-test, eval, metrics, save and resume", "[t
                           "perf/actor_train_time", "perf/step_time", "train/grad_norm"}) {
     CHECK(m.count(key) == 1);
   }
+  // The embedded engine's own counts per rollout: a cache was used, nothing ran out.
+  REQUIRE(m["rollout/engine_kv_cache_gib"].size() == 2);
+  CHECK(m["rollout/engine_kv_cache_gib"][0] > 0);
+  for (double n : m["rollout/engine_preemptions"]) CHECK(n >= 0);
+  for (double n : m["rollout/engine_out_of_memory_steps"]) CHECK(n == 0);
   CHECK(fs::exists(save / "iter_0000001" / "model" / "model.safetensors"));
   CHECK(vime::read_text_file(save / "latest_checkpointed_iteration.txt").find('1') !=
         std::string::npos);
@@ -190,8 +195,9 @@ TEST_CASE("vime train / eval: bad input gives one clear error", "[train_cli]") {
 TEST_CASE("vime train: samples that fail to generate stop the run, saying how many and why",
           "[train_cli]") {
   // A real engine error: a 4-token context holds none of the task's prompts (let through by a
-  // larger --rollout-max-prompt-len), so the embedded engine refuses every request. The run stops after rollout 0 with the count and the engine's
-  // own words, not with a complaint about the batch size the failures left.
+  // larger --rollout-max-prompt-len), so the embedded engine refuses every request. The run stops
+  // after rollout 0 with the count and the engine's own words, not with a complaint about the batch
+  // size the failures left.
   vime::test::TempDir run;
   const auto dump = run.path() / "rollout_{rollout_id}.json";
   const auto t0 = std::chrono::steady_clock::now();

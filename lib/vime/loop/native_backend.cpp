@@ -48,8 +48,11 @@ class EmbeddedEngine {
   }
   void before_train() {
     engine_.pause();
+    count_rollout(engine_.stats());  // before the release: the cache's size is still there
     engine_.release_memory();
   }
+  // What the engine counted over the rollout that just ended.
+  const Metrics& rollout_metrics() const { return rollout_metrics_; }
   void update_weights(int64_t version) {
     engine_.set_weight_version(std::to_string(version));
     engine_.resume();
@@ -59,8 +62,19 @@ class EmbeddedEngine {
   const Model& model() const { return model_; }
 
  private:
+  void count_rollout(const engine::EngineStats& now) {
+    rollout_metrics_ = {
+        {"rollout/engine_preemptions", double(now.preempted - counted_.preempted)},
+        {"rollout/engine_out_of_memory_steps",
+         double(now.out_of_memory_steps - counted_.out_of_memory_steps)},
+        {"rollout/engine_kv_cache_gib", double(now.kv_cache_bytes) / double(1ll << 30)}};
+    counted_ = now;
+  }
+
   Model& model_;
   engine::NativeEngine engine_;
+  engine::EngineStats counted_;
+  Metrics rollout_metrics_;
 };
 
 class NativeBackend final : public RolloutBackend {
@@ -71,6 +85,7 @@ class NativeBackend final : public RolloutBackend {
   void before_train() override { local_.before_train(); }
   void update_weights(Model&, int64_t version) override { local_.update_weights(version); }
   std::string describe() const override { return "embedded engine" + sharded(local_.model()); }
+  Metrics engine_metrics() const override { return local_.rollout_metrics(); }
 
  private:
   EmbeddedEngine local_;
@@ -127,6 +142,7 @@ class FleetBackend final : public RolloutBackend {
     for (auto* remote : remotes_) remote->set_weight_version(std::to_string(version));
     local_.update_weights(version);
   }
+  Metrics engine_metrics() const override { return local_.rollout_metrics(); }  // rank 0's
   std::string describe() const override {
     const bool tp = local_.model().tensor_parallel().is_parallel();
     return "embedded engines on " + std::to_string(ranks_) +

@@ -91,6 +91,7 @@ void StepMetrics::generated(int64_t rollout_id, double step_start,
 void StepMetrics::training_starts() {
   train_start_ = now_s();
   tokens_at_train_start_ = backend_.generated_tokens();
+  engine_metrics_ = backend_.engine_metrics();
 }
 
 void StepMetrics::trained(const rollout::TrainRollout& rollout, const train::TrainBatch& batch,
@@ -121,6 +122,7 @@ void StepMetrics::weights_updated() {
 
 void StepMetrics::finish(const metrics::PhaseTimer& timer, const train::TrainBatch& batch) {
   for (const auto& [k, v] : perf_metrics(timer, now_s() - step_start_, batch)) per_rollout_[k] = v;
+  for (const auto& [k, v] : engine_metrics_) per_rollout_[k] = v;
   if (perf_of_disaggregation_) {
     for (const auto& [k, v] : driver_.step_metrics(train_start_, train_end_)) per_rollout_[k] = v;
     // How much the engines generated while the trainer trained (0 in turn).

@@ -51,6 +51,7 @@ class StepMetrics {
   double step_start_ = 0, train_start_ = 0, train_end_ = 0;
   std::optional<int64_t> tokens_at_train_start_;
   Metrics per_rollout_;
+  Metrics engine_metrics_;  // the embedded engine's counts over the rollout
 };
 
 }  // namespace vime::loop

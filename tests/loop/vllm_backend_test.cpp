@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -42,11 +43,15 @@ std::string grpo_flags(int rollout_batch_size = 4, int max_len = 8) {
 }
 
 // The engines go after the default 8 actor GPUs (GPU 8, 9): listed, so the plan holds on any
-// machine, and beyond the GPUs a test machine has, so they serve on the CPU.
+// machine, and beyond the GPUs a test machine has, so they serve on the CPU. Where this process
+// runs its ranks on the CPU (support/rank_devices.cpp emptied CUDA_VISIBLE_DEVICES: too few GPUs),
+// the listed ids name no device at all.
 std::string engine_command() {
-  return std::string(
-             "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 VIME_VLLM_COMMAND='") +
-         VIME_BIN + " serve' ";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const bool hidden = visible != nullptr && *visible == '\0';
+  std::string ids;
+  for (int i = 0; i < 16; ++i) ids += (i ? "," : "") + std::to_string(hidden ? 100 + i : i);
+  return "CUDA_VISIBLE_DEVICES=" + ids + " VIME_VLLM_COMMAND='" + VIME_BIN + " serve' ";
 }
 
 // Pids of processes whose command line holds every one of `parts`.

@@ -65,6 +65,24 @@ int64_t injected_out_of_memory_step() {
   return env != nullptr ? std::atoll(env) : 0;
 }
 
+void want_top_log_probs(EngineRequest& r, TopLogProbs& top, int64_t vocab_size) {
+  if (top.count < 0)
+    throw Error("generate: top log-probs per position must be >= 0, got " +
+                std::to_string(top.count));
+  r.top_logprobs = std::min(top.count, vocab_size);
+  r.top_out = &top;
+}
+
+void want_prompt_log_probs(EngineRequest& r, PromptLogProbs& prompt, bool tensor_parallel) {
+  if (tensor_parallel)
+    throw Error("generate: prompt log-probs are not supported under tensor parallelism");
+  if (prompt.count < 0)
+    throw Error("generate: prompt log-prob alternatives per position must be >= 0, got " +
+                std::to_string(prompt.count));
+  prompt.positions.clear();
+  r.prompt_out = &prompt;
+}
+
 }  // namespace
 
 // The engine's thread runs each step as schedule -> run -> postprocess; submitted requests reach
@@ -336,22 +354,8 @@ std::future<GenerateResponse> NativeEngine::submit(const GenerateRequest& reques
     throw Error("generate: this engine follows tensor-parallel rank 0, which takes the requests");
   auto r = impl_->make_request(request);
   r->on_token = std::move(on_token);
-  if (top) {
-    if (top->count < 0)
-      throw Error("generate: top log-probs per position must be >= 0, got " +
-                  std::to_string(top->count));
-    r->top_logprobs = std::min(top->count, impl_->limits.vocab_size);
-    r->top_out = top;
-  }
-  if (prompt) {
-    if (impl_->model.tensor_parallel().is_parallel())
-      throw Error("generate: prompt log-probs are not supported under tensor parallelism");
-    if (prompt->count < 0)
-      throw Error("generate: prompt log-prob alternatives per position must be >= 0, got " +
-                  std::to_string(prompt->count));
-    prompt->positions.clear();
-    r->prompt_out = prompt;
-  }
+  if (top) want_top_log_probs(*r, *top, impl_->limits.vocab_size);
+  if (prompt) want_prompt_log_probs(*r, *prompt, impl_->model.tensor_parallel().is_parallel());
   auto result = r->promise.get_future();
   {
     std::lock_guard lock(impl_->mu);

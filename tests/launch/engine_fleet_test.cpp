@@ -337,8 +337,9 @@ TEST_CASE(
   // No `vllm` on PATH (PATH is /usr/bin:/bin here) and no VIME_VLLM_COMMAND.
   env.set("VIME_VLLM_COMMAND", std::nullopt);
   EngineFleet plain(one_engine, quick_options(dir));
-  CHECK_THROWS_WITH(plain.start(), Catch::Contains("cannot start engine 0: 'vllm' is not on PATH") &&
-                                       Catch::Contains("VIME_VLLM_COMMAND"));
+  CHECK_THROWS_WITH(plain.start(),
+                    Catch::Contains("cannot start engine 0: 'vllm' is not on PATH") &&
+                        Catch::Contains("VIME_VLLM_COMMAND"));
   CHECK(plain.process(0) == nullptr);
   env.set("VIME_VLLM_COMMAND", "/nonexistent/vllm serve");
   EngineFleet pointed(one_engine, quick_options(dir));

@@ -165,8 +165,8 @@ TEST_CASE("async options: modes, interval and staleness rules; replica placement
                   .engine_replicas.has_value());
   CHECK(RolloutBackendOptions::from(parse({"--async"})).engine_replicas == 1);
   CHECK(RolloutBackendOptions::from(parse({"--rollout-num-gpus", "2"})).engine_replicas == 2);
-  CHECK_FALSE(RolloutBackendOptions::from(parse({"--async", "--rollout-backend", "vllm",
-                                                 "--rollout-num-gpus", "1"}))
+  CHECK_FALSE(RolloutBackendOptions::from(
+                  parse({"--async", "--rollout-backend", "vllm", "--rollout-num-gpus", "1"}))
                   .engine_replicas.has_value());
 
   using vime::loop::replica_devices;

@@ -112,8 +112,8 @@ TEST_CASE("rollout backend options: which backend, and the vLLM backend's flags"
         RolloutBackendKind::kVllm);
   CHECK(RolloutBackendOptions::from(parse({"--rollout-external-engine-addrs", "h:1"})).kind ==
         RolloutBackendKind::kVllm);
-  CHECK(RolloutBackendOptions::from(parse({"--vllm-router-ip", "h", "--vllm-router-port", "1",
-                                           "--rollout-num-gpus", "1"}))
+  CHECK(RolloutBackendOptions::from(
+            parse({"--vllm-router-ip", "h", "--vllm-router-port", "1", "--rollout-num-gpus", "1"}))
             .kind == RolloutBackendKind::kVllm);
   // A --vllm-* engine flag alone chooses vLLM too, and the options say which flag did.
   const auto by_flag =
@@ -128,7 +128,8 @@ TEST_CASE("rollout backend options: which backend, and the vLLM backend's flags"
                   vime::UsageError);
   CHECK_THROWS_WITH(
       RolloutBackendOptions::from(parse({"--vllm-gpu-memory-utilization", "0.5"})),
-      Catch::StartsWith("the vLLM backend (chosen by --vllm-gpu-memory-utilization) has no engine") &&
+      Catch::StartsWith(
+          "the vLLM backend (chosen by --vllm-gpu-memory-utilization) has no engine") &&
           Catch::Contains("--rollout-gpu-memory-utilization"));
   CHECK_THROWS_WITH(
       RolloutBackendOptions::from(parse({"--vllm-router-ip", "h", "--vllm-router-port", "1"})),

@@ -467,12 +467,12 @@ TEST_CASE("vime train on vLLM: requests an engine refuses stop the run in the en
   // rollout 0 with the count and the engine's message (not a batch-size complaint).
   vime::test::TempDir run;
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = run_command(engine_command() + "timeout -k 5 120 " + VIME_BIN + " train " +
-                       grpo_flags() +
-                       "--num-rollout 2 --rollout-backend vllm --rollout-num-gpus 1"
-                       " --rollout-max-context-len 4 --rollout-max-prompt-len 100"
-                       " --update-weight-transport disk --update-weight-disk-dir " +
-                       (run.path() / "weights").string() + " 2>&1");
+  auto r =
+      run_command(engine_command() + "timeout -k 5 120 " + VIME_BIN + " train " + grpo_flags() +
+                  "--num-rollout 2 --rollout-backend vllm --rollout-num-gpus 1"
+                  " --rollout-max-context-len 4 --rollout-max-prompt-len 100"
+                  " --update-weight-transport disk --update-weight-disk-dir " +
+                  (run.path() / "weights").string() + " 2>&1");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(r.output);

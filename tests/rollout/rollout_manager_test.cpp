@@ -125,6 +125,27 @@ TEST_CASE("over-sampling with the dynamic filter keeps rollout_batch_size groups
   CHECK(out.metrics.at("rollout/prefix_cache_hit_rate") == Approx(0.5).margin(0.05));
 }
 
+TEST_CASE("the dynamic filter never drops a group with a failed sample", "[rollout_manager]") {
+  // Failed samples score 0, so a group of them has zero reward std: dropped, the rollout would
+  // sample on for as long as the engine fails. Kept, it reaches the run's failed-samples check.
+  vime::test::TempDir dir;
+  auto args = rollout_args({"--prompt-data", math_prompts(dir, {"THROW", "MIXED", "THROW"}),
+                            "--rollout-batch-size", "2", "--over-sampling-batch-size", "3",
+                            "--n-samples-per-prompt", "2", "--rm-type", "math",
+                            "--dynamic-sampling-filter-path", "check_reward_nonzero_std"});
+  auto source = RolloutDataSource::from_args(args);
+  ScriptedEngine engine(qwen3());
+  RolloutManager manager(args, engine, qwen3(), *source);
+  auto out = manager.generate(0);
+  REQUIRE(out.samples.size() == 4);
+  CHECK(source->sample_offset() == 3);  // one round: no group was dropped
+  const auto failed = vime::rollout::describe_failed_samples(out.samples);
+  REQUIRE(failed.has_value());
+  CHECK_THAT(*failed, Catch::StartsWith("2 of 4 samples failed to generate") ||
+                          Catch::StartsWith("4 of 4 samples failed to generate"));
+  CHECK_THAT(*failed, Catch::EndsWith("first error: scripted engine: THROW in prompt"));
+}
+
 TEST_CASE("partial rollout returns aborted groups to the buffer and they resume",
           "[rollout_manager]") {
   vime::test::TempDir dir;

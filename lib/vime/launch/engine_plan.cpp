@@ -299,13 +299,14 @@ void check_engine_command(const EnginePlan& plan) {
   const std::string& program = engine.command.front();
   if (find_program(program)) return;
   const bool path = program.find('/') != std::string::npos;
-  const std::string missing = "'" + program + "' is not " + (path ? "an executable file" : "on PATH");
+  const std::string missing =
+      "'" + program + "' is not " + (path ? "an executable file" : "on PATH");
   if (plan.command_from_env) {
     std::string command;
     for (size_t i = 0; i + 1 < engine.command.size(); ++i)  // the last word is the model
       command += (i ? " " : "") + engine.command[i];
-    throw Error("cannot start " + engine.name + ": VIME_VLLM_COMMAND=\"" + command + "\": " +
-                missing + "; point it at a command that serves like `vllm serve` (e.g. " +
+    throw Error("cannot start " + engine.name + ": VIME_VLLM_COMMAND=\"" + command +
+                "\": " + missing + "; point it at a command that serves like `vllm serve` (e.g. " +
                 "\"/path/to/vime serve\") or unset it to run vLLM's `vllm serve`");
   }
   throw Error("cannot start " + engine.name + ": " + missing +

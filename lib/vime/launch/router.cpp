@@ -83,8 +83,7 @@ std::optional<std::vector<std::string>> router_command() {
     if (!find_program(argv.front())) {
       throw Error("VIME_VLLM_ROUTER_COMMAND=\"" + std::string(command) + "\": '" + argv.front() +
                   "' is not " +
-                  (argv.front().find('/') != std::string::npos ? "an executable file"
-                                                               : "on PATH") +
+                  (argv.front().find('/') != std::string::npos ? "an executable file" : "on PATH") +
                   "; point it at vllm-router or unset it");
     }
     return argv;

@@ -35,10 +35,10 @@ RolloutBackendOptions RolloutBackendOptions::from(const Args& args) {
   if (vllm && !o.vllm_flags.empty() && chosen_by == o.vllm_flags.front().name)
     o.vllm_chosen_by_flag = chosen_by;
   if (vllm && !launch::gives_engines(launch::EnginePlanOptions::from(args))) {
-    throw UsageError("the vLLM backend (chosen by " + chosen_by +
-                     ") has no engine to start or use: give " + launch::kEngineFlagsHint +
-                     (o.vllm_chosen_by_flag.empty() ? std::string()
-                                                    : "; " + embedded_engine_hint()));
+    throw UsageError(
+        "the vLLM backend (chosen by " + chosen_by + ") has no engine to start or use: give " +
+        launch::kEngineFlagsHint +
+        (o.vllm_chosen_by_flag.empty() ? std::string() : "; " + embedded_engine_hint()));
   }
   if (o.kind == RolloutBackendKind::kNative && !core::flag_on(args, "colocate") &&
       (args.is_set("rollout_num_gpus") || AsyncOptions::from(args).on())) {

@@ -87,8 +87,8 @@ TEST_CASE("a step's loss metrics sum its micro-batches' sample means, as slime r
   for (const bool per_token : {false, true}) {
     CAPTURE(per_token);
     vime::Model model(tiny_config(), at::kFloat, at::kCPU, 7);
-    std::vector<std::string> flags{"--loss-type", "sft_loss", "--global-batch-size", "4",
-                                   "--micro-batch-size", "3"};
+    std::vector<std::string> flags{"--loss-type", "sft_loss", "--global-batch-size", "4"};
+    flags.insert(flags.end(), {"--micro-batch-size", "3"});
     if (per_token) flags.push_back("--calculate-per-token-loss");
     vime::train::SingleRank rank;
     vime::train::Actor actor(args_of(flags), model, nullptr, rank);

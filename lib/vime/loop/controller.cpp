@@ -40,18 +40,18 @@ int64_t resolve_num_rollout(const TrainLoopOptions& options, int64_t prompts_per
 }  // namespace
 
 Controller::Controller(const Args& args, const TrainLoopOptions& options, const AsyncOptions& async,
-                       const RunModelsOptions& models, const RunRanks& ranks, Trainer& trainer,
-                       const Tokenizer& tokenizer, metrics::MetricsLogger& logger,
+                       const RunModelsOptions& models, const dist::ParallelGroups& groups,
+                       Trainer& trainer, const Tokenizer& tokenizer, metrics::MetricsLogger& logger,
                        std::ostream& console)
     : args_(args),
       options_(options),
       models_(models),
-      ranks_(ranks),
+      groups_(groups),
       trainer_(trainer),
       logger_(logger),
       console_(console),
       rollout_args_(args) {
-  if (ranks.world) channel_.emplace(*ranks.world);
+  if (groups.world) channel_.emplace(*groups.world);
   data_source_ = data::make_data_source(args, data::chat_template_renderer(tokenizer),
                                         data::token_counter(tokenizer));
   start_rollout_id_ = options.start_rollout_id.value_or(
@@ -64,16 +64,16 @@ Controller::Controller(const Args& args, const TrainLoopOptions& options, const 
   if (channel_) channel_->publish_range({start_rollout_id_, num_rollout_});
 
   backend_ = make_rollout_backend(args, *trainer.actor_model, &tokenizer, start_rollout_id_,
-                                  console, ranks.world.get());
+                                  console, groups.world);
   // What the rollout side sees: args plus the engines the backend started, by model (slime's
   // args.sglang_model_routers), so plugins can reach a judge or teacher model of --vllm-config.
   if (Json urls = backend_->model_urls(); !urls.is_null())
     rollout_args_.set("vllm_model_urls", std::move(urls), ArgSource::kDerived);
   // The embedded backend has one engine per data-parallel group (per rank without tensor
   // parallelism): the rollout keeps that many engines busy.
-  if (ranks.world && !args.is_set("rollout_num_gpus") && backend_->model_urls().is_null()) {
+  if (groups.world && !args.is_set("rollout_num_gpus") && backend_->model_urls().is_null()) {
     rollout_args_.set("rollout_num_gpus",
-                      Json(static_cast<int64_t>(ranks.world->size() / ranks.groups.tp_size)),
+                      Json(static_cast<int64_t>(groups.world->size() / groups.tp_size)),
                       ArgSource::kDerived);
   }
   if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kNative)
@@ -95,9 +95,9 @@ std::string Controller::describe() const {
   std::ostringstream out;
   out << "rollouts " << start_rollout_id_ << ".." << num_rollout_ - 1 << " on "
       << (actor.device().is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(models_.dtype);
-  if (ranks_.world) {
-    const int tp = ranks_.groups.tp_size;
-    out << ", " << ranks_.world->size() / tp << " data-parallel ranks";
+  if (groups_.world) {
+    const int tp = groups_.tp_size;
+    out << ", " << groups_.world->size() / tp << " data-parallel ranks";
     if (tp > 1) out << " x " << tp << " tensor-parallel";
   }
   out << "; generating with " << backend_->describe();

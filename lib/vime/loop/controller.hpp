@@ -11,13 +11,13 @@
 #include <string>
 
 #include "vime/args.hpp"
+#include "vime/dist/parallel_groups.hpp"
 #include "vime/loop/async_options.hpp"
 #include "vime/loop/rank_channel.hpp"
 #include "vime/loop/rollout_backend.hpp"
 #include "vime/loop/rollout_driver.hpp"
 #include "vime/loop/rollout_step.hpp"
 #include "vime/loop/run_models_options.hpp"
-#include "vime/loop/run_ranks.hpp"
 #include "vime/loop/step_metrics.hpp"
 #include "vime/loop/train_loop_options.hpp"
 #include "vime/loop/trainer.hpp"
@@ -32,7 +32,7 @@ class Controller final : public StepRole {
   // Starts the data source (at the resumed position) and the rollout backend; every argument must
   // outlive it.
   Controller(const Args& args, const TrainLoopOptions& options, const AsyncOptions& async,
-             const RunModelsOptions& models, const RunRanks& ranks, Trainer& trainer,
+             const RunModelsOptions& models, const dist::ParallelGroups& groups, Trainer& trainer,
              const Tokenizer& tokenizer, metrics::MetricsLogger& logger, std::ostream& console);
   ~Controller() override;
 
@@ -68,7 +68,7 @@ class Controller final : public StepRole {
   const Args& args_;
   const TrainLoopOptions& options_;
   const RunModelsOptions& models_;
-  const RunRanks& ranks_;
+  const dist::ParallelGroups& groups_;  // groups_.world: null alone
   Trainer& trainer_;
   metrics::MetricsLogger& logger_;
   std::ostream& console_;

@@ -89,7 +89,7 @@ TEST_CASE("over-sampling with the dynamic filter keeps rollout_batch_size groups
        math_prompts(dir, {"ALL_RIGHT", "MIXED", "ALL_WRONG", "MIXED", "MIXED", "MIXED"}),
        "--rollout-batch-size", "2", "--over-sampling-batch-size", "3", "--n-samples-per-prompt",
        "2", "--rm-type", "math", "--dynamic-sampling-filter-path", "check_reward_nonzero_std"});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -133,7 +133,7 @@ TEST_CASE("the dynamic filter never drops a group with a failed sample", "[rollo
                             "--rollout-batch-size", "2", "--over-sampling-batch-size", "3",
                             "--n-samples-per-prompt", "2", "--rm-type", "math",
                             "--dynamic-sampling-filter-path", "check_reward_nonzero_std"});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -166,7 +166,7 @@ TEST_CASE("partial rollout returns aborted groups to the buffer and they resume"
     return rollout_args(flags);
   };
   auto args = with("4");
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   {
     RolloutManager manager(args, engine, qwen3(), *source);
@@ -213,7 +213,7 @@ TEST_CASE("eval runs every dataset with its overrides and logs pass@k", "[rollou
       rollout_args({"--eval-config", dir.write("eval.yaml", yaml).string(), "--rm-type", "math",
                     "--log-passrate", "--prompt-data", easy, "--save-debug-rollout-data",
                     (dir.path() / "d_{rollout_id}.json").string()});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.eval(5);
@@ -260,7 +260,7 @@ TEST_CASE("debug rollout data round-trips through --save/--load-debug-rollout-da
   auto args =
       rollout_args({"--prompt-data", prompts, "--rollout-batch-size", "2", "--n-samples-per-prompt",
                     "2", "--rm-type", "math", "--save-debug-rollout-data", path});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager saver(args, engine, qwen3(), *source);
   auto saved = saver.generate(3);
@@ -289,7 +289,7 @@ TEST_CASE("a throwing engine or generate plugin fails its samples, not the rollo
        "--custom-generate-function-path", vime::test::manager_plugin("scripted_generate"),
        "--rollout-sample-hook-path", vime::test::manager_plugin("tag_hook"),
        "--rollout-sample-hook-path", vime::test::manager_plugin("second_hook")});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(2);
@@ -334,7 +334,7 @@ TEST_CASE("reward dispatch: a plugin's own reward, then --custom-rm-path over --
                             "--custom-generate-function-path",
                             vime::test::manager_plugin("scripted_generate"),
                             "--advantage-estimator", "reinforce_plus_plus"});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -351,7 +351,7 @@ TEST_CASE("--group-rm grades each finished group once", "[rollout_manager]") {
       rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "MIXED"}), "--rollout-batch-size",
                     "2", "--n-samples-per-prompt", "3", "--group-rm", "--custom-rm-path",
                     vime::test::manager_plugin("group_rank")});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -365,7 +365,7 @@ TEST_CASE("the example best-of-n rollout plugin runs through the manager", "[rol
   auto args = rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "MIXED", "ALL_WRONG"}),
                             "--rollout-batch-size", "3", "--n-samples-per-prompt", "2", "--rm-type",
                             "math", "--rollout-function-path", plugin});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -386,7 +386,7 @@ TEST_CASE("abort() from another thread ends the rollout with what is in flight",
   auto args =
       rollout_args({"--prompt-data", math_prompts(dir, {"SLOW", "SLOW"}), "--rollout-batch-size",
                     "2", "--n-samples-per-prompt", "2", "--rm-type", "math"});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   engine.slow_ms = 20000;
   RolloutManager manager(args, engine, qwen3(), *source);

@@ -10,7 +10,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "vime/dist/process_group.hpp"
-#include "vime/engine/fleet_engine.hpp"
+#include "vime/engine/engine_balancer.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/engine/vllm_engine.hpp"
 #include "vime/error.hpp"
@@ -151,7 +151,7 @@ class FleetBackend final : public RolloutBackend {
 
  private:
   EmbeddedEngine local_;
-  engine::FleetEngine fleet_;  // after local_: it borrows its engine
+  engine::EngineBalancer fleet_;  // after local_: it borrows its engine
   std::vector<engine::VllmEngine*> remotes_;
   int ranks_;
 };

@@ -30,7 +30,7 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   const auto source = actor_source(models);
   t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
                                            device, static_cast<uint64_t>(options.seed), tp);
-  t->actor_model->set_recompute(RecomputeOptions::from_args(args));
+  t->actor_model->set_recompute(RecomputeOptions::from(args));
   if (options.needs_reference_model && !options.rollout_only) {
     if (auto ref = reference_source(models)) {
       t->ref_model = ckpt::load_model(*ref, models.dtype, device, tp);

@@ -17,13 +17,13 @@
 #include "vime/model/model.hpp"
 #include "vime/train/actor.hpp"
 #include "vime/train/critic.hpp"
-#include "vime/train/grad_reducer.hpp"
+#include "vime/train/rank_reducer.hpp"
 
 namespace vime::loop {
 
 struct Trainer {
   std::unique_ptr<Model> actor_model, ref_model, critic_trunk, teacher_model;
-  std::unique_ptr<train::GradReducer> reducer;  // SingleRank, or the data-parallel c10d group
+  std::unique_ptr<train::RankReducer> reducer;  // SingleRank, or the data-parallel c10d group
   dist::ProcessGroup* world = nullptr;          // every rank (checkpoints); null alone
   metrics::PhaseTimer timer;
   std::unique_ptr<train::Actor> actor;

@@ -41,7 +41,7 @@ struct RecomputeOptions {
   // --recompute-granularity full [--recompute-method block --recompute-num-layers N]; uniform
   // recomputes every layer (vime recomputes whole layers, so any chunk size covers all of them).
   // selective is refused: vime has no per-submodule recompute.
-  static RecomputeOptions from_args(const Args& args);
+  static RecomputeOptions from(const Args& args);
 };
 
 struct LayerWeights;

@@ -62,13 +62,13 @@ void add_masked_mean(DeviceMetrics& metrics, const char* name,
 
 }  // namespace
 
-Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
+Actor::Actor(const Args& args, Model& model, Model* ref_model, RankReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
-  optimizer_ = std::make_unique<Optimizer>(trainable_parameters(model, args),
-                                           OptimizerConfig::from_args(args),
-                                           reducer.process_group(), TensorParallelNorm::of(model));
-  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
+  optimizer_ =
+      std::make_unique<Optimizer>(trainable_parameters(model, args), OptimizerConfig::from(args),
+                                  reducer.process_group(), TensorParallelNorm::of(model));
+  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from(args));
 }
 
 Actor::~Actor() = default;

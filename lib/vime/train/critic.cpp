@@ -13,7 +13,7 @@
 
 namespace vime::train {
 
-Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed)
+Critic::Critic(const Args& args, Model& trunk, RankReducer& reducer, uint64_t seed)
     : args_(args), options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
   options_.batching.flops_linear_coeff = 6.0 * static_cast<double>(trunk.config().hidden_size);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
@@ -27,9 +27,9 @@ Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t se
   // gradient from the replicated hidden states): counted once in the grad norm.
   auto tp_norm = TensorParallelNorm::of(trunk);
   if (trunk.tensor_parallel().rank != 0) tp_norm.duplicates.insert("value_head.weight");
-  optimizer_ = std::make_unique<Optimizer>(params, OptimizerConfig::from_args(args),
+  optimizer_ = std::make_unique<Optimizer>(params, OptimizerConfig::from(args),
                                            reducer.process_group(), std::move(tp_norm));
-  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
+  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from(args));
 }
 
 Critic::~Critic() = default;

@@ -34,7 +34,7 @@ constexpr Command kCommands[] = {
      vime::app::run_reward},
     {"convert-hf", "HF <-> vime checkpoints (--hf-checkpoint/--save, or --input-dir/--output-dir)",
      vime::app::run_convert_hf},
-    {"convert", "the same as convert-hf (the design card's spelling), with the same flags",
+    {"convert", "the same as convert-hf (a short spelling), with the same flags",
      vime::app::run_convert_hf},
     {"logprobs", "score {tokens, response_length} JSONL under a model: log_probs and entropy",
      vime::app::run_logprobs},

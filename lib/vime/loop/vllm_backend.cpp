@@ -23,7 +23,8 @@
 namespace vime::loop {
 namespace {
 
-// Control-plane POSTs go to every engine itself, never through a router (vllm_api.md §6.2).
+// Control-plane POSTs go to every engine itself, never through a router (vllm-router forwards only
+// generation routes).
 void post_all(const std::vector<std::string>& urls, const std::string& path, double timeout_s,
               const std::string& api_key) {
   for (const auto& url : urls) {

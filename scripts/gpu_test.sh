@@ -17,7 +17,7 @@ ninja -C build-gpu > "$out/build.log" 2>&1 || { grep -A12 FAILED "$out/build.log
 rc=$?
 grep -E "tests passed|\*\*\*" "$out/ctest.log"
 # Two GPUs: the trainer on GPU 0 and one launched `vime serve` engine on GPU 1, weights over NCCL
-# (issue 22 (a): the engine once came up on the CPU and the TCPStore rendezvous then hung). Bounded:
+# (the engine once came up on the CPU and the TCPStore rendezvous then hung). Bounded:
 # every wait of the vLLM backend has a deadline, and the whole run gets 10 minutes.
 if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
   w=$(mktemp -d)

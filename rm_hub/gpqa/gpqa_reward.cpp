@@ -3,7 +3,7 @@
 // integer label (an index) or the label text found among metadata.choices; without a letter, the
 // correct answer's text appearing in the response scores 1.
 //
-// That text match is slime's as the spec states it (--rm-type gpqa): any substring of the
+// That text match is slime's gpqa rule as documented (--rm-type gpqa): any substring of the
 // normalised response, the label text included. Built with VIME_GPQA_WHOLE_WORD (--rm-type
 // gpqa_whole_word) it is the stricter rule of slime's gpqa.py at 643f912 (the committed goldens):
 // whole words only, a single-letter label skipped. rm_hub/README.md compares the two.

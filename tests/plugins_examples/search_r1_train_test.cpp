@@ -1,4 +1,4 @@
-// Search-R1 end to end, as the design card spells it: `vime train --rollout-plugin
+// Search-R1 end to end, as a user runs it: `vime train --rollout-plugin
 // build/plugins/search_r1.so` on the synthetic search task (make_search_task, a tag-biased tiny
 // Qwen3 that searches without training) against a real retrieval server; then every sample's
 // masks, retrieval calls and reward are checked. Also `vime retrieve serve` as a process.

@@ -1,4 +1,4 @@
-// serve_load: the full load-and-abuse run of `vime serve` (issue 22, item 7): 2,000 requests at 64
+// serve_load: the full load-and-abuse run of `vime serve`: 2,000 requests at 64
 // concurrent with client aborts and malformed bodies against a tiny make_arith_task model.
 //   serve_load --vime build/bin/vime --model DIR [--requests 2000] [--concurrency 64] [--seed 1]
 //              [--fuzz 2000] [--rss-growth-mib 128]

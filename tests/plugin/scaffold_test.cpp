@@ -14,6 +14,7 @@
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
+#include "vime/json.hpp"
 #include "vime/plugin.hpp"
 
 using vime::test::run_command;

@@ -250,6 +250,7 @@ int run_serve(const Arguments& argv) {
   if (o.enforce_eager) engine_options.cuda_graphs = false;
   if (o.gpu_memory_utilization && device.is_cuda())
     engine_options.gpu_memory_utilization = *o.gpu_memory_utilization;
+  engine_options.gpu_memory_flag = "--gpu-memory-utilization";
   engine::NativeEngine engine(*model, tokenizer.get(), engine_options);
   serve::ServeOptions options = o.server;
   options.model_dir = source.is_hf ? source.dir.string() : o.hf_checkpoint;

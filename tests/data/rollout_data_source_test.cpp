@@ -251,13 +251,13 @@ TEST_CASE("edge cases: empty dataset, no global dataset, no --save", "[data]") {
   CHECK(no_dataset.size() == 0);
 }
 
-TEST_CASE("from_args wires the flags and --num-epoch derives --num-rollout", "[data]") {
+TEST_CASE("from wires the flags and --num-epoch derives --num-rollout", "[data]") {
   Fixture f(10);
   auto args = vime::core::parse_args(std::vector<std::string>{
       "--prompt-data", f.data.string() + "@[1:]", "--input-key", "text", "--n-samples-per-prompt",
       "4", "--rollout-shuffle", "--rollout-seed", "7", "--rollout-batch-size", "4", "--num-epoch",
       "3", "--save", (f.dir.path() / "s").string()});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   CHECK(source->size() == 9);
   auto groups = source->get_samples(2);
   REQUIRE(groups[0].size() == 4);

@@ -11,9 +11,9 @@
 #include "engine/engine_fixtures.hpp"
 #include "vime/engine/decode_graph.hpp"
 #include "vime/engine/native_engine.hpp"
-#include "vime/model/cached_forward.hpp"
 #include "vime/model/paged_attention.hpp"
 #include "vime/model/paged_decode.hpp"
+#include "vime/model/paged_forward.hpp"
 
 namespace {
 

@@ -14,9 +14,9 @@
 #include "vime/engine/decode_batch.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
-#include "vime/model/cached_forward.hpp"
 #include "vime/model/paged_decode.hpp"
 #include "vime/model/paged_decode_kernel.hpp"
+#include "vime/model/paged_forward.hpp"
 
 using vime::engine::DecodeRow;
 using vime::engine::DecodeStaging;

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <thread>
 
@@ -359,8 +360,20 @@ TEST_CASE("NativeEngineOptions from flags", "[engine]") {
   CHECK(paged.max_prefill_tokens == 2048);
   CHECK(paged.kv_block_size == 32);
   CHECK(paged.max_kv_cache_bytes == 1000000);
+  CHECK(paged.gpu_memory_flag == "--vllm-gpu-memory-utilization");
   const std::vector<std::string> bad{"--vllm-gpu-memory-utilization", "1.5"};
   CHECK_THROWS_AS(NativeEngineOptions::from(vime::core::parse_args(bad)), vime::UsageError);
+  // The embedded engine's own knob; unset, CUDA sizes the cache at vLLM's 0.9.
+  CHECK(defaults.gpu_memory_utilization == 0);
+  const std::vector<std::string> own{"--rollout-gpu-memory-utilization", "0.5"};
+  const auto sized = NativeEngineOptions::from(vime::core::parse_args(own));
+  CHECK(sized.gpu_memory_utilization == Approx(0.5));
+  CHECK(sized.gpu_memory_flag == "--rollout-gpu-memory-utilization");
+  for (const char* value : {"0", "1.2", "-0.1"}) {
+    const std::vector<std::string> out_of_range{"--rollout-gpu-memory-utilization", value};
+    CHECK_THROWS_WITH(NativeEngineOptions::from(vime::core::parse_args(out_of_range)),
+                      Catch::Contains("--rollout-gpu-memory-utilization must be in (0, 1]"));
+  }
 }
 
 TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engine]") {
@@ -388,4 +401,35 @@ TEST_CASE("a KV cache limit preempts requests and recomputes them later", "[engi
   }
   CHECK(engine.stats().preempted >= 2);
   CHECK(engine.stats().kv_cache_bytes == (24 << 13));
+}
+
+TEST_CASE("a step that runs out of device memory preempts its requests, which finish the same",
+          "[engine]") {
+  auto& model = shared_model();
+  std::vector<GenerateRequest> requests;
+  for (int i = 0; i < 4; ++i) requests.push_back(make_request(prompt_of(kTexts[i]), 24, 0.9, i));
+  auto run = [&](const char* oom_at_step) {
+    if (oom_at_step != nullptr) ::setenv("VIME_TEST_OOM_AT_STEP", oom_at_step, 1);
+    NativeEngine engine(model, nullptr, {});
+    ::unsetenv("VIME_TEST_OOM_AT_STEP");
+    std::vector<std::future<GenerateResponse>> futures;
+    for (const auto& r : requests) futures.push_back(engine.submit(r, {}));
+    std::vector<std::vector<int32_t>> out;
+    for (auto& f : futures) out.push_back(f.get().output_ids);
+    return std::make_pair(out, engine.stats());
+  };
+  const auto [expected, clean] = run(nullptr);
+  CHECK(clean.out_of_memory_steps == 0);
+  // Step 5 decodes all four: they go back to wait, and two at a time run on.
+  const auto [out, stats] = run("5");
+  CHECK(out == expected);  // per-request seeds: the batch a token is drawn in does not matter
+  CHECK(stats.out_of_memory_steps == 1);
+  CHECK(stats.preempted >= 4);
+  // One request alone that does not fit fails with the numbers, the engine stays up.
+  ::setenv("VIME_TEST_OOM_AT_STEP", "2", 1);
+  NativeEngine engine(model, nullptr, {});
+  ::unsetenv("VIME_TEST_OOM_AT_STEP");
+  CHECK_THROWS_WITH(engine.generate(requests[0]),
+                    Catch::Contains("out of device memory in a step of one request"));
+  CHECK(engine.generate(requests[1]).output_ids == expected[1]);
 }

@@ -324,6 +324,42 @@ TEST_CASE("engine_fleet: an engine that exits fails start at once with its log",
   CHECK(std::chrono::steady_clock::now() - t0 < 5s);
 }
 
+TEST_CASE(
+    "engine_fleet: a missing engine or router command, or no engine at all, fails at once naming "
+    "what to set",
+    "[launch]") {
+  EnvGuard env;
+  stand_in_env(env);
+  vime::test::TempDir dir;
+  const auto one_engine =
+      parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "1", "--actor-num-gpus-per-node", "1"});
+  const auto t0 = std::chrono::steady_clock::now();
+  // No `vllm` on PATH (PATH is /usr/bin:/bin here) and no VIME_VLLM_COMMAND.
+  env.set("VIME_VLLM_COMMAND", std::nullopt);
+  EngineFleet plain(one_engine, quick_options(dir));
+  CHECK_THROWS_WITH(plain.start(),
+                    Catch::Contains("cannot start engine 0: 'vllm' is not on PATH") &&
+                        Catch::Contains("VIME_VLLM_COMMAND"));
+  CHECK(plain.process(0) == nullptr);
+  env.set("VIME_VLLM_COMMAND", "/nonexistent/vllm serve");
+  EngineFleet pointed(one_engine, quick_options(dir));
+  CHECK_THROWS_WITH(pointed.start(),
+                    Catch::Contains("VIME_VLLM_COMMAND=\"/nonexistent/vllm serve\": "
+                                    "'/nonexistent/vllm' is not an executable file"));
+  env.set("VIME_VLLM_COMMAND", std::string(VIME_LAUNCH_TEST_HELPER) + " engine");
+  env.set("VIME_VLLM_ROUTER_COMMAND", "/nonexistent/vllm-router");
+  EngineFleet routed(one_engine, quick_options(dir));
+  CHECK_THROWS_WITH(routed.start(),
+                    Catch::Contains("VIME_VLLM_ROUTER_COMMAND=\"/nonexistent/vllm-router\""));
+  CHECK(routed.process(0) == nullptr);  // refused before any engine started
+  // Nothing to start or use: a UsageError naming the flags, not a wait for engines.
+  EngineFleet empty(parse({"--hf-checkpoint", "/m"}), quick_options(dir));
+  CHECK_THROWS_AS(empty.start(), vime::UsageError);
+  CHECK_THROWS_WITH(empty.start(), Catch::Contains("--rollout-num-gpus N") &&
+                                       Catch::Contains("--rollout-external-engine-addrs"));
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+}
+
 TEST_CASE("engine_fleet: a start timeout names the engines and stops them", "[launch]") {
   EnvGuard env;
   stand_in_env(env);

@@ -210,6 +210,15 @@ TEST_CASE("engine_plan: external engines, router only, and bad layouts", "[launc
   CHECK(plan.external_urls == Strings{"http://10.0.0.5:8000", "http://h:9000"});
   CHECK(plan_engines(parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "0"}), bare_env())
             .engines.empty());
+  // Which flags give the vLLM backend engines at all (without one it would wait for none).
+  using vime::launch::gives_engines;
+  CHECK_FALSE(gives_engines(parse({"--hf-checkpoint", "/m"})));
+  CHECK_FALSE(gives_engines(parse({"--hf-checkpoint", "/m", "--rollout-num-gpus", "0"})));
+  CHECK_FALSE(gives_engines(parse({"--vllm-router-ip", "h", "--vllm-router-port", "1"})));
+  CHECK(gives_engines(parse({"--rollout-num-gpus", "1"})));
+  CHECK(gives_engines(parse({"--colocate"})));
+  CHECK(gives_engines(parse({"--vllm-config", "x.yaml"})));
+  CHECK(gives_engines(parse({"--rollout-external-engine-addrs", "h:1"})));
   CHECK(plan_error({"--rollout-external-engine-addrs", "nohost"}) ==
         "--rollout-external-engine-addrs: 'nohost' is not host:port (e.g. 10.0.0.5:8000 or "
         "http://10.0.0.5:8000)");

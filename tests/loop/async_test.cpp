@@ -73,7 +73,8 @@ std::map<std::string, std::vector<double>> results_of(const fs::path& metrics) {
     if (k.rfind("perf/", 0) != 0 && k != "_timestamp" &&
         k.find("train_rollout_logprob_abs_diff") == std::string::npos &&
         k != "rollout/avg_cached_tokens_per_sample" && k != "rollout/prefix_cache_hit_rate" &&
-        k != "rollout/rollout_log_probs")
+        k != "rollout/rollout_log_probs" &&
+        k.rfind("rollout/engine_", 0) != 0)  // the embedded engine's own counts
       out[k] = v;
   return out;
 }
@@ -164,7 +165,8 @@ TEST_CASE("async options: modes, interval and staleness rules; replica placement
                   .engine_replicas.has_value());
   CHECK(RolloutBackendOptions::from(parse({"--async"})).engine_replicas == 1);
   CHECK(RolloutBackendOptions::from(parse({"--rollout-num-gpus", "2"})).engine_replicas == 2);
-  CHECK_FALSE(RolloutBackendOptions::from(parse({"--async", "--rollout-backend", "vllm"}))
+  CHECK_FALSE(RolloutBackendOptions::from(
+                  parse({"--async", "--rollout-backend", "vllm", "--rollout-num-gpus", "1"}))
                   .engine_replicas.has_value());
 
   using vime::loop::replica_devices;

@@ -19,7 +19,7 @@
 #include "tokenizer/tokenizer_fixtures.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/dist/process_group.hpp"
-#include "vime/engine/fleet_engine.hpp"
+#include "vime/engine/engine_balancer.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/engine/vllm_engine.hpp"
 #include "vime/error.hpp"
@@ -123,7 +123,7 @@ bool wait_until(const std::function<bool()>& done, double seconds = 60) {
   return done();
 }
 
-vime::engine::FleetMemberStats member(vime::engine::FleetEngine& fleet, size_t i) {
+vime::engine::BalancerMemberStats member(vime::engine::EngineBalancer& fleet, size_t i) {
   return fleet.stats().at(i);
 }
 
@@ -142,7 +142,7 @@ TEST_CASE("dist rollout: two ranks give one engine's samples, groups whole on on
   CHECK_THAT(backend1->describe(), Catch::Contains("embedded engine of rank 1, serving rank 0 at "
                                                    "http://127.0.0.1:"));
   CHECK_THROWS_WITH(backend1->engine(), Catch::Contains("only rank 0 generates rollouts"));
-  auto* fleet = dynamic_cast<vime::engine::FleetEngine*>(&backend0->engine());
+  auto* fleet = dynamic_cast<vime::engine::EngineBalancer*>(&backend0->engine());
   REQUIRE(fleet != nullptr);
 
   // Rank 1 runs a newer version for a moment, so each response says which rank generated it.
@@ -188,7 +188,7 @@ TEST_CASE("dist rollout: abort_all reaches every rank", "[dist_rollout]") {
   StoreOnlyGroup rank1(stores.client, 1, 2);
   auto backend1 = vime::loop::make_native_backend(args, rank_model(1), &qwen(), 1, &rank1);
   auto backend0 = vime::loop::make_native_backend(args, rank_model(0), &qwen(), 1, &rank0);
-  auto& fleet = dynamic_cast<vime::engine::FleetEngine&>(backend0->engine());
+  auto& fleet = dynamic_cast<vime::engine::EngineBalancer&>(backend0->engine());
 
   std::vector<GenerateRequest> requests;
   for (int g = 0; g < 8; ++g) {
@@ -230,7 +230,7 @@ TEST_CASE("dist rollout: a rank whose server dies mid-rollout loses no sample", 
   o.retry_backoff_s = 0.01;
   o.retry_backoff_max_s = 0.1;
   o.retry_deadline_s = 1;
-  vime::engine::FleetEngine fleet;
+  vime::engine::EngineBalancer fleet;
   fleet.add("rank 0", local);
   fleet.add("rank 1", std::make_unique<vime::engine::VllmEngine>(o));
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vime/core/arg_parser.hpp"
+#include "vime/error.hpp"
 #include "vime/loop/eval_run_options.hpp"
 #include "vime/loop/rollout_backend_options.hpp"
 #include "vime/loop/run_models_options.hpp"
@@ -111,10 +112,29 @@ TEST_CASE("rollout backend options: which backend, and the vLLM backend's flags"
         RolloutBackendKind::kVllm);
   CHECK(RolloutBackendOptions::from(parse({"--rollout-external-engine-addrs", "h:1"})).kind ==
         RolloutBackendKind::kVllm);
-  CHECK(RolloutBackendOptions::from(parse({"--vllm-router-ip", "h", "--vllm-router-port", "1"}))
+  CHECK(RolloutBackendOptions::from(
+            parse({"--vllm-router-ip", "h", "--vllm-router-port", "1", "--rollout-num-gpus", "1"}))
             .kind == RolloutBackendKind::kVllm);
-  CHECK(RolloutBackendOptions::from(parse({"--vllm-gpu-memory-utilization", "0.5"})).kind ==
-        RolloutBackendKind::kVllm);
+  // A --vllm-* engine flag alone chooses vLLM too, and the options say which flag did.
+  const auto by_flag =
+      RolloutBackendOptions::from(parse({"--vllm-gpu-memory-utilization", "0.5", "--colocate"}));
+  CHECK(by_flag.kind == RolloutBackendKind::kVllm);
+  CHECK(by_flag.vllm_chosen_by_flag == "--vllm-gpu-memory-utilization");
+  CHECK(RolloutBackendOptions::from(parse({"--vllm-gpu-memory-utilization", "0.5", "--colocate",
+                                           "--rollout-backend", "vllm"}))
+            .vllm_chosen_by_flag.empty());
+  // The vLLM backend with no engine to start or use is refused, naming the flag that chose it.
+  CHECK_THROWS_AS(RolloutBackendOptions::from(parse({"--vllm-gpu-memory-utilization", "0.5"})),
+                  vime::UsageError);
+  CHECK_THROWS_WITH(
+      RolloutBackendOptions::from(parse({"--vllm-gpu-memory-utilization", "0.5"})),
+      Catch::StartsWith(
+          "the vLLM backend (chosen by --vllm-gpu-memory-utilization) has no engine") &&
+          Catch::Contains("--rollout-gpu-memory-utilization"));
+  CHECK_THROWS_WITH(
+      RolloutBackendOptions::from(parse({"--vllm-router-ip", "h", "--vllm-router-port", "1"})),
+      Catch::Contains("chosen by --vllm-router-ip") &&
+          !Catch::Contains("--rollout-gpu-memory-utilization"));
   CHECK(RolloutBackendOptions::from(parse({"--rollout-backend", "native", "--vllm-config", "x"}))
             .kind == RolloutBackendKind::kNative);
 

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -56,6 +57,11 @@ TEST_CASE("vime train: GRPO with --ci-test, eval, metrics, save and resume", "[t
                           "perf/actor_train_time", "perf/step_time", "train/grad_norm"}) {
     CHECK(m.count(key) == 1);
   }
+  // The embedded engine's own counts per rollout: a cache was used, nothing ran out.
+  REQUIRE(m["rollout/engine_kv_cache_gib"].size() == 2);
+  CHECK(m["rollout/engine_kv_cache_gib"][0] > 0);
+  for (double n : m["rollout/engine_preemptions"]) CHECK(n >= 0);
+  for (double n : m["rollout/engine_out_of_memory_steps"]) CHECK(n == 0);
   CHECK(fs::exists(save / "iter_0000001" / "model" / "model.safetensors"));
   CHECK(vime::read_text_file(save / "latest_checkpointed_iteration.txt").find('1') !=
         std::string::npos);
@@ -166,7 +172,9 @@ TEST_CASE("vime train / eval: bad input gives one clear error", "[train_cli]") {
   CHECK_THAT(no_model.output, Catch::Contains("--hf-checkpoint"));
   // The vLLM backend on a CPU trainer: NCCL weight sync cannot work, and says what to use. (A
   // CUDA trainer gets past that and stops at the router flag that lacks its port.)
-  auto vllm = run_vime("train " + grpo_flags() + "--num-rollout 1 --vllm-router-ip 127.0.0.1");
+  auto vllm = run_vime("train " + grpo_flags() +
+                       "--num-rollout 1 --vllm-router-ip 127.0.0.1"
+                       " --rollout-external-engine-addrs 127.0.0.1:1");
   CHECK(vllm.exit_code == 2);
   CHECK_THAT(vllm.output, Catch::Contains(at::hasCUDA() ? "--vllm-router-port"
                                                         : "--update-weight-transport disk"));
@@ -182,4 +190,34 @@ TEST_CASE("vime train / eval: bad input gives one clear error", "[train_cli]") {
                "--num-rollout 1 --load-debug-rollout-data /nonexistent/{rollout_id}.json");
   CHECK(no_debug_data.exit_code != 0);
   CHECK_THAT(no_debug_data.output, Catch::Contains("/nonexistent/0.json"));
+}
+
+TEST_CASE("vime train: samples that fail to generate stop the run, saying how many and why",
+          "[train_cli]") {
+  // A real engine error: a 4-token context holds none of the task's prompts (let through by a
+  // larger --rollout-max-prompt-len), so the embedded engine refuses every request. The run stops
+  // after rollout 0 with the count and the engine's own words, not with a complaint about the batch
+  // size the failures left.
+  vime::test::TempDir run;
+  const auto dump = run.path() / "rollout_{rollout_id}.json";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_command("timeout -k 5 120 " + std::string(VIME_BIN) + " train " + grpo_flags() +
+                       "--num-rollout 2 --rollout-max-context-len 4 --rollout-max-prompt-len 100"
+                       " --save-debug-rollout-data " +
+                       dump.string() + " 2>&1");
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(seconds < 30);
+  CHECK_THAT(r.output,
+             Catch::Contains("vime train: error: rollout 0: 16 of 16 samples failed to generate; "
+                             "first error: generate: the prompt has ") &&
+                 Catch::Contains("--rollout-max-context-len") &&
+                 !Catch::Contains("--global-batch-size") && !Catch::Contains("rollout 1"));
+  // Every sample's own error is in the debug data.
+  const auto doc = vime::Json::parse(vime::read_text_file(run.path() / "rollout_0.json"));
+  for (const auto& s : doc.at("samples").as_array()) {
+    CHECK(s.at("status").as_string() == "failed");
+    CHECK(s.at("metadata").at("error_cat").as_string() == "generate");
+  }
 }

@@ -23,7 +23,7 @@
 #include "vime/json.hpp"
 #include "vime/loop/critic_checkpoint.hpp"
 #include "vime/loop/trainer_schedule.hpp"
-#include "vime/train/grad_reducer.hpp"
+#include "vime/train/rank_reducer.hpp"
 
 namespace fs = std::filesystem;
 using vime::test::run_vime;

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -42,11 +43,15 @@ std::string grpo_flags(int rollout_batch_size = 4, int max_len = 8) {
 }
 
 // The engines go after the default 8 actor GPUs (GPU 8, 9): listed, so the plan holds on any
-// machine, and beyond the GPUs a test machine has, so they serve on the CPU.
+// machine, and beyond the GPUs a test machine has, so they serve on the CPU. Where this process
+// runs its ranks on the CPU (support/rank_devices.cpp emptied CUDA_VISIBLE_DEVICES: too few GPUs),
+// the listed ids name no device at all.
 std::string engine_command() {
-  return std::string(
-             "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 VIME_VLLM_COMMAND='") +
-         VIME_BIN + " serve' ";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const bool hidden = visible != nullptr && *visible == '\0';
+  std::string ids;
+  for (int i = 0; i < 16; ++i) ids += (i ? "," : "") + std::to_string(hidden ? 100 + i : i);
+  return "CUDA_VISIBLE_DEVICES=" + ids + " VIME_VLLM_COMMAND='" + VIME_BIN + " serve' ";
 }
 
 // Pids of processes whose command line holds every one of `parts`.
@@ -402,4 +407,84 @@ TEST_CASE(
       CHECK(s.at("reward").as_double() < 0);
     }
   }
+}
+
+TEST_CASE(
+    "vime train on vLLM: no engine, no vllm, or VIME_VLLM_COMMAND pointing nowhere fails in "
+    "seconds, naming what to set",
+    "[vllm_backend]") {
+  vime::test::TempDir run;
+  const auto empty_path = run.path() / "bin";  // PATH for vime: no `vllm` anywhere
+  fs::create_directories(empty_path);
+  const std::string disk = " --update-weight-transport disk --update-weight-disk-dir " +
+                           (run.path() / "weights").string();
+  struct Case {
+    std::string env;    // before the vime binary
+    std::string flags;  // after grpo_flags()
+    int exit_code;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      // A user sizing the embedded engine with vLLM's flag: it chooses the vLLM backend, which
+      // then has no engine to start (this once waited with "generating with vLLM engines").
+      {"",
+       "--vllm-gpu-memory-utilization 0.6",
+       2,
+       {"the vLLM backend (chosen by --vllm-gpu-memory-utilization) has no engine",
+        "--rollout-num-gpus N", "--rollout-gpu-memory-utilization"}},
+      // An engine to start, but no vllm installed.
+      {"env -u VIME_VLLM_COMMAND PATH=" + empty_path.string() + " ",
+       "--vllm-gpu-memory-utilization 0.6 --rollout-num-gpus 1",
+       1,
+       {"--vllm-gpu-memory-utilization selects the vLLM backend",
+        "--rollout-gpu-memory-utilization", "cannot start engine 0: 'vllm' is not on PATH",
+        "VIME_VLLM_COMMAND"}},
+      {"env VIME_VLLM_COMMAND='/nonexistent/vllm serve' ",
+       "--rollout-backend vllm --rollout-num-gpus 1",
+       1,
+       {"VIME_VLLM_COMMAND=\"/nonexistent/vllm serve\": '/nonexistent/vllm' is not an "
+        "executable file"}},
+  };
+  for (const auto& c : cases) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = run_command("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9 timeout -k 5 120 " + c.env +
+                         VIME_BIN + " train " + grpo_flags() + "--num-rollout 1 " + c.flags + disk +
+                         " 2>&1");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(c.flags << " -> " << r.output);
+    CHECK(r.exit_code == c.exit_code);
+    CHECK(seconds < 30);
+    for (const auto& e : c.expected) CHECK_THAT(r.output, Catch::Contains(e));
+    CHECK_THAT(r.output, !Catch::Contains("generating with"));
+  }
+}
+
+TEST_CASE("vime train on vLLM: requests an engine refuses stop the run in the engine's words",
+          "[vllm_backend]") {
+  // The launched engine's context (--max-model-len 4 from --rollout-max-context-len) holds none of
+  // the prompts: every request answers HTTP 400, each sample fails, and the run stops after
+  // rollout 0 with the count and the engine's message (not a batch-size complaint).
+  vime::test::TempDir run;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r =
+      run_command(engine_command() + "timeout -k 5 120 " + VIME_BIN + " train " + grpo_flags() +
+                  "--num-rollout 2 --rollout-backend vllm --rollout-num-gpus 1"
+                  " --rollout-max-context-len 4 --rollout-max-prompt-len 100"
+                  " --update-weight-transport disk --update-weight-disk-dir " +
+                  (run.path() / "weights").string() + " 2>&1");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(seconds < 30);
+  CHECK_THAT(r.output,
+             Catch::Contains("vime train: error: rollout 0: 16 of 16 samples failed to generate; "
+                             "first error: VllmEngine: POST http://127.0.0.1:") &&
+                 Catch::Contains("HTTP 400: generate: the prompt has ") &&
+                 !Catch::Contains("--global-batch-size"));
+  std::smatch logs;  // a failed run keeps its engine logs
+  if (std::regex_search(r.output, logs, std::regex(R"(engine logs kept in (\S+))")))
+    fs::remove_all(logs[1].str());
+  CHECK(find_processes({VIME_BIN, " serve ", task_dir().string()}).empty());
 }

@@ -117,7 +117,7 @@ TEST_CASE("Megatron flags build the same config as config.json, and disagreement
                                  "--rotary-base",
                                  "1000000"};
   auto args = vime::core::parse_args(flags);
-  auto from_flags = vime::ModelConfig::from_args(args);
+  auto from_flags = vime::ModelConfig::from(args);
   CHECK(from_flags.model_type == "qwen3");
   CHECK(from_flags.head_dim == hf.head_dim);
   CHECK(from_flags.num_key_value_heads == hf.num_key_value_heads);
@@ -128,20 +128,20 @@ TEST_CASE("Megatron flags build the same config as config.json, and disagreement
   flags.insert(flags.end(), {"--num-query-groups", "4"});  // the last value wins
   CHECK_THROWS_WITH(hf.check_agrees_with_args(vime::core::parse_args(flags)),
                     Catch::Contains("--num-query-groups 4 disagrees"));
-  CHECK_THROWS_WITH(vime::ModelConfig::from_args(vime::core::parse_args({})),
+  CHECK_THROWS_WITH(vime::ModelConfig::from(vime::core::parse_args({})),
                     Catch::Contains("--num-layers is required"));
 }
 
 TEST_CASE("recompute flags", "[model]") {
   using vime::core::parse_args;
-  auto none = vime::RecomputeOptions::from_args(parse_args({}));
+  auto none = vime::RecomputeOptions::from(parse_args({}));
   CHECK_FALSE(none.enabled);
   std::vector<std::string> block{"--recompute-granularity", "full", "--recompute-method", "block",
                                  "--recompute-num-layers",  "3"};
-  auto b = vime::RecomputeOptions::from_args(parse_args(block));
+  auto b = vime::RecomputeOptions::from(parse_args(block));
   CHECK(b.enabled);
   CHECK(b.num_layers == 3);
   std::vector<std::string> selective{"--recompute-granularity", "selective"};
-  CHECK_THROWS_WITH(vime::RecomputeOptions::from_args(parse_args(selective)),
+  CHECK_THROWS_WITH(vime::RecomputeOptions::from(parse_args(selective)),
                     Catch::Contains("selective"));
 }

@@ -7,6 +7,7 @@
 #include "rollout/rollout_test_support.hpp"
 #include "vime/rollout/debug_rollout_data.hpp"
 #include "vime/rollout/default_generate.hpp"
+#include "vime/rollout/failed_samples.hpp"
 #include "vime/rollout/group_generator.hpp"
 #include "vime/rollout/train_data.hpp"
 
@@ -88,7 +89,7 @@ TEST_CASE("over-sampling with the dynamic filter keeps rollout_batch_size groups
        math_prompts(dir, {"ALL_RIGHT", "MIXED", "ALL_WRONG", "MIXED", "MIXED", "MIXED"}),
        "--rollout-batch-size", "2", "--over-sampling-batch-size", "3", "--n-samples-per-prompt",
        "2", "--rm-type", "math", "--dynamic-sampling-filter-path", "check_reward_nonzero_std"});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -124,6 +125,27 @@ TEST_CASE("over-sampling with the dynamic filter keeps rollout_batch_size groups
   CHECK(out.metrics.at("rollout/prefix_cache_hit_rate") == Approx(0.5).margin(0.05));
 }
 
+TEST_CASE("the dynamic filter never drops a group with a failed sample", "[rollout_manager]") {
+  // Failed samples score 0, so a group of them has zero reward std: dropped, the rollout would
+  // sample on for as long as the engine fails. Kept, it reaches the run's failed-samples check.
+  vime::test::TempDir dir;
+  auto args = rollout_args({"--prompt-data", math_prompts(dir, {"THROW", "MIXED", "THROW"}),
+                            "--rollout-batch-size", "2", "--over-sampling-batch-size", "3",
+                            "--n-samples-per-prompt", "2", "--rm-type", "math",
+                            "--dynamic-sampling-filter-path", "check_reward_nonzero_std"});
+  auto source = RolloutDataSource::from(args);
+  ScriptedEngine engine(qwen3());
+  RolloutManager manager(args, engine, qwen3(), *source);
+  auto out = manager.generate(0);
+  REQUIRE(out.samples.size() == 4);
+  CHECK(source->sample_offset() == 3);  // one round: no group was dropped
+  const auto failed = vime::rollout::describe_failed_samples(out.samples);
+  REQUIRE(failed.has_value());
+  CHECK_THAT(*failed, Catch::StartsWith("2 of 4 samples failed to generate") ||
+                          Catch::StartsWith("4 of 4 samples failed to generate"));
+  CHECK_THAT(*failed, Catch::EndsWith("first error: scripted engine: THROW in prompt"));
+}
+
 TEST_CASE("partial rollout returns aborted groups to the buffer and they resume",
           "[rollout_manager]") {
   vime::test::TempDir dir;
@@ -144,7 +166,7 @@ TEST_CASE("partial rollout returns aborted groups to the buffer and they resume"
     return rollout_args(flags);
   };
   auto args = with("4");
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   {
     RolloutManager manager(args, engine, qwen3(), *source);
@@ -191,7 +213,7 @@ TEST_CASE("eval runs every dataset with its overrides and logs pass@k", "[rollou
       rollout_args({"--eval-config", dir.write("eval.yaml", yaml).string(), "--rm-type", "math",
                     "--log-passrate", "--prompt-data", easy, "--save-debug-rollout-data",
                     (dir.path() / "d_{rollout_id}.json").string()});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.eval(5);
@@ -238,7 +260,7 @@ TEST_CASE("debug rollout data round-trips through --save/--load-debug-rollout-da
   auto args =
       rollout_args({"--prompt-data", prompts, "--rollout-batch-size", "2", "--n-samples-per-prompt",
                     "2", "--rm-type", "math", "--save-debug-rollout-data", path});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager saver(args, engine, qwen3(), *source);
   auto saved = saver.generate(3);
@@ -267,7 +289,7 @@ TEST_CASE("a throwing engine or generate plugin fails its samples, not the rollo
        "--custom-generate-function-path", vime::test::manager_plugin("scripted_generate"),
        "--rollout-sample-hook-path", vime::test::manager_plugin("tag_hook"),
        "--rollout-sample-hook-path", vime::test::manager_plugin("second_hook")});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(2);
@@ -289,6 +311,18 @@ TEST_CASE("a throwing engine or generate plugin fails its samples, not the rollo
     CHECK(out.data.loss_masks[i] == std::vector<int32_t>(out.data.response_lengths[i], 0));
   }
   CHECK(out.metrics.at("rollout/error_cat/generate") == 4);
+  // The one line a run stops with (the train loop's rollout driver).
+  using vime::rollout::describe_failed_samples;
+  CHECK(describe_failed_samples(out.samples) ==
+        "4 of 6 samples failed to generate; first error: generate plugin failed on purpose");
+  CHECK_THROWS_WITH(vime::rollout::stop_on_failed_samples(2, out.samples),
+                    "rollout 2: 4 of 6 samples failed to generate; first error: generate plugin "
+                    "failed on purpose");
+  out.samples[5].metadata["error_cat"] = "reward";
+  CHECK(describe_failed_samples(out.samples) ==
+        "4 of 6 samples failed (generate 3, reward 1); first error (generate): generate plugin "
+        "failed on purpose");
+  CHECK_FALSE(describe_failed_samples({out.samples[0], out.samples[1]}).has_value());
 }
 
 TEST_CASE("reward dispatch: a plugin's own reward, then --custom-rm-path over --rm-type",
@@ -300,7 +334,7 @@ TEST_CASE("reward dispatch: a plugin's own reward, then --custom-rm-path over --
                             "--custom-generate-function-path",
                             vime::test::manager_plugin("scripted_generate"),
                             "--advantage-estimator", "reinforce_plus_plus"});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -317,7 +351,7 @@ TEST_CASE("--group-rm grades each finished group once", "[rollout_manager]") {
       rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "MIXED"}), "--rollout-batch-size",
                     "2", "--n-samples-per-prompt", "3", "--group-rm", "--custom-rm-path",
                     vime::test::manager_plugin("group_rank")});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -331,7 +365,7 @@ TEST_CASE("the example best-of-n rollout plugin runs through the manager", "[rol
   auto args = rollout_args({"--prompt-data", math_prompts(dir, {"MIXED", "MIXED", "ALL_WRONG"}),
                             "--rollout-batch-size", "3", "--n-samples-per-prompt", "2", "--rm-type",
                             "math", "--rollout-function-path", plugin});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);
@@ -352,7 +386,7 @@ TEST_CASE("abort() from another thread ends the rollout with what is in flight",
   auto args =
       rollout_args({"--prompt-data", math_prompts(dir, {"SLOW", "SLOW"}), "--rollout-batch-size",
                     "2", "--n-samples-per-prompt", "2", "--rm-type", "math"});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   engine.slow_ms = 20000;
   RolloutManager manager(args, engine, qwen3(), *source);

@@ -88,7 +88,7 @@ TEST_CASE("SFT rollout through the manager: --rollout-function-path sft", "[sft_
                                         "--rollout-function-path",
                                         "slime.rollout.sft_rollout.generate_rollout", "--loss-type",
                                         "sft_loss", "--disable-compute-advantages-and-returns"});
-  auto source = vime::data::RolloutDataSource::from_args(args);
+  auto source = vime::data::RolloutDataSource::from(args);
   vime::test::ScriptedEngine engine(qwen3());
   vime::rollout::RolloutManager manager(args, engine, qwen3(), *source);
   auto out = manager.generate(0);

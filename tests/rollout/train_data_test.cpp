@@ -30,7 +30,7 @@ TEST_CASE("sample filter, all-samples hook, convert plugin and rollout-log hook"
       {"--prompt-data", prompts, "--rollout-batch-size", "2", "--n-samples-per-prompt", "2",
        "--rm-type", "math", "--rollout-sample-filter-path", vime::test::manager_plugin("drop_odd"),
        "--rollout-all-samples-process-path", vime::test::manager_plugin("count_all")});
-  auto source = RolloutDataSource::from_args(args);
+  auto source = RolloutDataSource::from(args);
   ScriptedEngine engine(qwen3());
   {
     RolloutManager manager(args, engine, qwen3(), *source);

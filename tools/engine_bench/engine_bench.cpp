@@ -2,14 +2,14 @@
 // M new tokens each (no EOS, so every request runs M steps), all submitted at once.
 //   engine_bench --model qwen3-0.6b|qwen3-4b|tiny --prompts 256 --prompt-len 128 --new-tokens 512
 //                [--n 1] [--max-running 256] [--device cuda] [--temperature 1.0]
-//                [--contiguous-kv] [--block-size B] [--gather-attention]
+//                [--block-size B] [--gather-attention]
 //                [--enforce-eager] [--varlen-decode] [--breakdown]
 //                [--gpu-memory-utilization F] [--max-num-batched-tokens T]
 //                [--tp T] [--fp32] [--dump-ids FILE] [--reference-sampler] [--kv-splits S]
 //                [--decode-lanes 32|16]
 // --n samples each prompt n times (a GRPO group: the samples share the prompt's cached blocks);
-// --contiguous-kv runs the engine's old per-row cache, to compare against; decode-only steps run
-// vime's paged decode kernel replayed as CUDA graphs, --enforce-eager without graphs,
+// --gather-attention runs the CPU path of the paged attention (the reference on CUDA); decode-only
+// steps run vime's paged decode kernel replayed as CUDA graphs, --enforce-eager without graphs,
 // --varlen-decode through the varlen gather path of mixed steps.
 // --tp T: T local ranks (vime's launcher) run one tensor-parallel engine, each on its own shards;
 // rank 0 takes the requests. --fp32 runs in fp32 (bf16 on CUDA otherwise); --dump-ids writes each
@@ -192,8 +192,6 @@ int main(int argc, char** argv) {
       temperature = std::stod(next());
     else if (a == "--n")
       n = std::stoll(next());
-    else if (a == "--contiguous-kv")
-      options.paged_kv = false;
     else if (a == "--block-size")
       options.kv_block_size = std::stoll(next());
     else if (a == "--gather-attention")
@@ -204,9 +202,10 @@ int main(int argc, char** argv) {
       options.cuda_graphs = false;
     else if (a == "--varlen-decode")
       options.fixed_shape_decode = false;
-    else if (a == "--gpu-memory-utilization")
+    else if (a == "--gpu-memory-utilization") {
       options.gpu_memory_utilization = std::stod(next());
-    else if (a == "--max-num-batched-tokens")
+      options.gpu_memory_flag = "--gpu-memory-utilization";
+    } else if (a == "--max-num-batched-tokens")
       options.max_prefill_tokens = std::stoll(next());
     else if (a == "--tp")
       tp = std::stoi(next());
@@ -311,7 +310,7 @@ int main(int argc, char** argv) {
       "\"prompts\": %lld, \"prompt_len\": %lld, \"new_tokens\": %lld, \"max_running\": %lld, "
       "\"seconds\": %.3f, \"generated_tokens\": %.0f, \"tokens_per_s\": %.1f, "
       "\"decode_tokens_per_s\": %.1f, \"prefill_tokens_per_s\": %.1f, \"decode_steps\": %lld, "
-      "\"kv_cache_gib\": %.3f, \"n\": %lld, \"kv\": \"%s\", \"prefill_tokens\": %lld, "
+      "\"kv_cache_gib\": %.3f, \"n\": %lld, \"prefill_tokens\": %lld, "
       "\"prefix_cached_tokens\": %lld, \"preempted\": %lld, \"kv_blocks\": %lld, "
       "\"decode\": \"%s\", \"cuda_graphs\": %lld, \"tp\": %d, \"forward_s\": %.3f, "
       "\"sample_s\": %.3f, \"tp_plan_s\": %.3f, \"sampler\": \"%s\", \"kv_splits\": %lld, "
@@ -323,15 +322,13 @@ int main(int argc, char** argv) {
       double(s.prefill_tokens - warm.prefill_tokens) / prefill_s,
       static_cast<long long>(s.decode_steps - warm.decode_steps),
       double(s.kv_cache_bytes) / (1024.0 * 1024.0 * 1024.0), static_cast<long long>(n),
-      options.paged_kv ? "paged" : "contiguous",
       static_cast<long long>(s.prefill_tokens - warm.prefill_tokens),
       static_cast<long long>(s.prefix_cached_tokens - warm.prefix_cached_tokens),
       static_cast<long long>(s.preempted - warm.preempted),
       static_cast<long long>(s.kv_blocks_total),
-      !options.paged_kv                                        ? "contiguous"
-      : !options.fixed_shape_decode.value_or(device.is_cuda()) ? "varlen"
-      : options.cuda_graphs                                    ? "graph"
-                                                               : "eager",
+      !options.fixed_shape_decode.value_or(device.is_cuda()) ? "varlen"
+      : options.cuda_graphs                                  ? "graph"
+                                                             : "eager",
       static_cast<long long>(s.cuda_graphs), tp, s.forward_seconds - warm.forward_seconds,
       s.sample_seconds - warm.sample_seconds, s.tp_plan_seconds - warm.tp_plan_seconds,
       options.sampler_path == vime::engine::SamplerPath::kReference ? "reference" : "auto",

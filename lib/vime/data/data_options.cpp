@@ -2,7 +2,7 @@
 
 namespace vime::data {
 
-DatasetOptions DatasetOptions::from_args(const Args& args) {
+DatasetOptions DatasetOptions::from(const Args& args) {
   DatasetOptions o;
   o.input_key = args.get_string("input_key");
   o.label_key = args.get_optional_string("label_key");
@@ -21,7 +21,7 @@ DataOptions DataOptions::from(const Args& args) {
   o.data_source_path = args.get_optional_string("data_source_path");
   if (args.get_bool("rollout_global_dataset"))
     o.prompt_data = args.get_optional_string("prompt_data");
-  o.dataset = DatasetOptions::from_args(args);
+  o.dataset = DatasetOptions::from(args);
   o.n_samples_per_prompt = args.get_int("n_samples_per_prompt");
   o.shuffle = args.get_bool("rollout_shuffle");
   o.save = args.get_optional_string("save");

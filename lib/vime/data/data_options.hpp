@@ -15,7 +15,7 @@ struct DataOptions {
   std::optional<std::string> data_source_path;  // --data-source-path: a plugin replaces the source
   // --prompt-data; unset under --disable-rollout-global-dataset.
   std::optional<std::string> prompt_data;
-  DatasetOptions dataset;                         // DatasetOptions::from_args
+  DatasetOptions dataset;                         // DatasetOptions::from
   int64_t n_samples_per_prompt = 1;               // --n-samples-per-prompt
   bool shuffle = false;                           // --rollout-shuffle
   std::optional<std::string> save;                // --save

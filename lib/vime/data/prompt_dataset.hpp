@@ -44,7 +44,7 @@ struct DatasetOptions {
 
   // --input-key, --label-key, --metadata-key, --tool-key, --apply-chat-template(-kwargs),
   // --rollout-max-prompt-len, --rollout-seed.
-  static DatasetOptions from_args(const Args& args);
+  static DatasetOptions from(const Args& args);
 };
 
 // What loading skipped, for the one warning line and for tests.

@@ -80,9 +80,9 @@ RolloutDataSource::RolloutDataSource(std::shared_ptr<PromptDataset> dataset,
   if (dataset_ && options_.shuffle) dataset_->shuffle(epoch_id_);
 }
 
-std::unique_ptr<RolloutDataSource> RolloutDataSource::from_args(const Args& args,
-                                                                PromptRenderer renderer,
-                                                                TokenCounter count_tokens) {
+std::unique_ptr<RolloutDataSource> RolloutDataSource::from(const Args& args,
+                                                           PromptRenderer renderer,
+                                                           TokenCounter count_tokens) {
   return from_options(args, DataOptions::from(args), std::move(renderer), std::move(count_tokens));
 }
 

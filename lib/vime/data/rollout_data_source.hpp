@@ -44,9 +44,8 @@ class RolloutDataSource : public DataSource {
   // The dataset of --prompt-data (unless --disable-rollout-global-dataset) and the options of
   // --n-samples-per-prompt, --rollout-shuffle, --save, --load, --buffer-filter-path,
   // --buffer-sort-by-staleness.
-  static std::unique_ptr<RolloutDataSource> from_args(const Args& args,
-                                                      PromptRenderer renderer = {},
-                                                      TokenCounter count_tokens = {});
+  static std::unique_ptr<RolloutDataSource> from(const Args& args, PromptRenderer renderer = {},
+                                                 TokenCounter count_tokens = {});
   // The same from options already read; `args` goes to the --buffer-filter-path plugin.
   static std::unique_ptr<RolloutDataSource> from_options(const Args& args, const DataOptions& data,
                                                          PromptRenderer renderer = {},

@@ -1,5 +1,6 @@
 #include "vime/engine/engine_request.hpp"
 
+#include "vime/error.hpp"
 #include "vime/tokenizer/decode_stream.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
 
@@ -49,10 +50,59 @@ std::unique_ptr<TextStream> TextStream::make(const Tokenizer& tokenizer, bool sk
   return std::make_unique<GenericTextStream>(tokenizer, skip_special_tokens);
 }
 
-std::vector<int64_t> EngineRequest::tokens() const {
-  std::vector<int64_t> out(prompt.begin(), prompt.end());
-  out.insert(out.end(), output_ids.begin(), output_ids.end());
-  return out;
+void EngineRequest::finish(const char* reason, const std::string& version) {
+  GenerateResponse response;
+  response.output_ids = std::move(output_ids);
+  if (return_logprob) response.output_log_probs = std::move(log_probs);
+  if (top_out) top_out->positions = std::move(top);
+  response.finish_reason = reason;
+  response.weight_version = version;
+  response.prompt_tokens = static_cast<int64_t>(prompt.size());
+  response.cached_tokens = cached_tokens;
+  finished = true;
+  promise.set_value(std::move(response));
+}
+
+void check_request(const GenerateRequest& request, const RequestLimits& limits) {
+  const auto& ids = request.input_ids;
+  const auto& params = request.sampling_params;
+  if (ids.empty()) throw Error("generate: the prompt is empty (input_ids has no tokens)");
+  if (static_cast<int64_t>(ids.size()) >= limits.max_context)
+    throw Error("generate: the prompt has " + std::to_string(ids.size()) +
+                " tokens but the engine's context holds " + std::to_string(limits.max_context) +
+                " (prompt + output); shorten it or raise --rollout-max-context-len");
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= limits.vocab_size)
+      throw Error("generate: input_ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                  " is outside the model's vocabulary (0.." +
+                  std::to_string(limits.vocab_size - 1) + ")");
+  if (params.repetition_penalty != 1.0)
+    throw Error(
+        "sampling_params.repetition_penalty is not supported by the native engine; "
+        "leave it at 1");
+  if (!params.stop.empty() && limits.tokenizer == nullptr)
+    throw Error("sampling_params.stop needs a tokenizer; the engine was built without one");
+}
+
+std::unique_ptr<EngineRequest> make_engine_request(const GenerateRequest& request,
+                                                   const RequestLimits& limits,
+                                                   uint64_t fallback_seed) {
+  const auto& ids = request.input_ids;
+  const auto& params = request.sampling_params;
+  auto r = std::make_unique<EngineRequest>();
+  r->prompt = ids;
+  r->sequence = ids;
+  r->return_logprob = request.return_logprob;
+  r->sampling = make_row_sampling(params, limits.eos, fallback_seed);
+  TokenTextFn decode;
+  if (!params.stop.empty()) {
+    r->text = TextStream::make(*limits.tokenizer, params.skip_special_tokens);
+    decode = [text = r->text.get()](int32_t id) { return text->step(id); };
+  }
+  r->checker =
+      std::make_unique<StopChecker>(r->sampling, static_cast<int64_t>(ids.size()),
+                                    limits.max_context, std::move(decode), params.no_stop_trim);
+  return r;
 }
 
 }  // namespace vime::engine

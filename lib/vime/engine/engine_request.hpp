@@ -1,5 +1,6 @@
 // One request inside the NativeEngine: its resolved sampling settings, stop checker, incremental
-// detokenizer, the output so far and the promise its caller waits on.
+// detokenizer, the output so far and the promise its caller waits on; made from a GenerateRequest
+// (checked against the model) and ended with a response or an error.
 #pragma once
 
 #include <cstdint>
@@ -45,13 +46,30 @@ struct EngineRequest {
   int64_t cached = 0;           // positions of this request in the KV cache (0: needs a prefill)
   std::vector<int32_t> blocks;  // paged cache: the block table (BlockManager)
   bool admitted = false;        // scheduled at least once (cached_tokens is counted then)
+  bool finished = false;        // its response is out (the scheduler drops it after the step)
   int64_t cached_tokens = 0;    // prompt positions found in the prefix cache at admission
   std::promise<GenerateResponse> promise;
   TokenCallback on_token;  // streaming requests only
 
-  // prompt + output: what a prefill runs (the output too after the cache was released).
-  std::vector<int64_t> tokens() const;
   int64_t length() const { return static_cast<int64_t>(prompt.size() + output_ids.size()); }
+  // Hands the caller its response (output so far, `reason`, weight `version`).
+  void finish(const char* reason, const std::string& version);
 };
+
+// What a request is checked against and resolved with.
+struct RequestLimits {
+  int64_t vocab_size = 0;
+  int64_t max_context = 0;  // prompt + output
+  std::vector<int32_t> eos;
+  const Tokenizer* tokenizer = nullptr;  // may be null (then no stop strings)
+};
+
+// Throws vime::Error for an invalid request (empty prompt, a prompt that fills the context, ids
+// outside the vocabulary, unsupported or bad sampling params).
+void check_request(const GenerateRequest& request, const RequestLimits& limits);
+// A request check_request accepted; `fallback_seed`: the seed of a request that has none.
+std::unique_ptr<EngineRequest> make_engine_request(const GenerateRequest& request,
+                                                   const RequestLimits& limits,
+                                                   uint64_t fallback_seed);
 
 }  // namespace vime::engine

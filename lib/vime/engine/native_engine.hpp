@@ -35,8 +35,9 @@ struct EngineStats {
   int64_t prefill_tokens = 0;  // tokens run through prefill (re-prefills after release included)
   int64_t prefill_forwards = 0;
   int64_t decode_steps = 0;
-  int64_t decode_tokens = 0;  // sum over decode steps of the batch size
-  int64_t preempted = 0;      // requests sent back to the queue when the KV cache ran out
+  int64_t decode_tokens = 0;        // sum over decode steps of the batch size
+  int64_t preempted = 0;            // requests sent back to the queue when the KV cache ran out
+  int64_t out_of_memory_steps = 0;  // steps that ran out of device memory (all preempted)
   double prefill_seconds = 0;
   double decode_seconds = 0;
   int64_t running = 0;

@@ -51,6 +51,14 @@ NativeEngineOptions NativeEngineOptions::from(const Args& args) {
   if (auto f = passthrough_number(args, "--vllm-gpu-memory-utilization")) {
     if (!(*f > 0 && *f <= 1)) throw UsageError("--vllm-gpu-memory-utilization must be in (0, 1]");
     options.gpu_memory_utilization = *f;
+    options.gpu_memory_flag = "--vllm-gpu-memory-utilization";
+  }
+  if (auto f = args.get_optional_double("rollout_gpu_memory_utilization")) {
+    if (!(*f > 0 && *f <= 1))
+      throw UsageError("--rollout-gpu-memory-utilization must be in (0, 1], got " +
+                       std::to_string(*f));
+    options.gpu_memory_utilization = *f;
+    options.gpu_memory_flag = "--rollout-gpu-memory-utilization";
   }
   if (auto n = passthrough_number(args, "--vllm-max-num-batched-tokens"))
     options.max_prefill_tokens = positive("--vllm-max-num-batched-tokens", *n);

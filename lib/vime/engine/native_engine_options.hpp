@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "vime/args.hpp"
@@ -20,23 +21,24 @@ struct NativeEngineOptions {
   // longer prompt is prefilled in chunks over several steps.
   int64_t max_prefill_tokens = 8192;
   LogProbMode logprob_mode = LogProbMode::kTemperature;
-  SamplerPath sampler_path = SamplerPath::kAuto;  // kReference: the ATen sampler (to compare)
+  SamplerPath sampler_path = SamplerPath::kAuto;  // kReference: the CPU path everywhere
   uint64_t seed = 42;                             // draws the seed of each request that has none
   std::vector<int32_t> eos_token_ids;             // empty: the tokenizer's EOS, if any
-  // The KV cache's size. Paged: the first of these that is set gives the number of blocks, and
+  // The paged KV cache's size: the first of these that is set gives the number of blocks, and
   // with none the cache grows on demand up to max_running_requests x max_context_len positions.
   // When the blocks run out, running requests are preempted (newest first) and prefilled again
   // later with their output so far.
   int64_t kv_cache_blocks = 0;
   int64_t max_kv_cache_bytes = 0;
-  // vLLM's --gpu-memory-utilization (CUDA): the fraction of the device's memory the process may
-  // hold with the cache, after the weights and the activations of a profiled forward.
+  // On CUDA, without the two above: the fraction of the device's memory the process may hold with
+  // the cache, after the weights and the activations of a profiled step (0: 0.9, vLLM's default).
+  // On the CPU the cache grows on demand instead.
   double gpu_memory_utilization = 0;
+  std::string gpu_memory_flag = "--rollout-gpu-memory-utilization";  // its name, for messages
   int64_t kv_block_size = 0;  // tokens per block; 0: 256 where flash reads block tables, else 16
-  bool paged_kv = true;       // false: the contiguous per-row cache (kept to compare against)
   PagedAttentionPath attention_path = PagedAttentionPath::kAuto;
   // Decode-only steps at fixed shapes (engine::DecodeGraphRunner: vime's paged decode kernel,
-  // static buffers padded to batch buckets); unset: on CUDA only. Needs kAuto and the paged cache.
+  // static buffers padded to batch buckets); unset: on CUDA only. Needs attention_path kAuto.
   std::optional<bool> fixed_shape_decode;
   // ... replayed as CUDA graphs, one per bucket (vLLM's --enforce-eager turns them off).
   bool cuda_graphs = true;
@@ -45,7 +47,8 @@ struct NativeEngineOptions {
   PagedDecodeKernel decode_kernel;
 
   // --rollout-seed, --vllm-server-concurrency, --rollout-max-context-len,
-  // --vllm-gpu-memory-utilization, --vllm-max-num-batched-tokens, --vllm-block-size,
+  // --rollout-gpu-memory-utilization (or --vllm-gpu-memory-utilization),
+  // --vllm-max-num-batched-tokens, --vllm-block-size,
   // --vllm-enforce-eager.
   static NativeEngineOptions from(const Args& args);
 };

@@ -9,8 +9,9 @@
 // probabilities in token-id order, so a request's tokens depend only on its own logits, seed and
 // step: never on the other rows of the batch or on the batch size.
 //
-// Two paths compute this. The reference (ATen: fp32 probabilities, a keep mask, an fp64 cumsum
-// over the vocabulary) runs on the CPU and wherever the other is missing. On a CUDA build, CUDA
+// Two paths compute this. The CPU path, also the reference on CUDA (ATen: fp32 probabilities, a
+// keep mask, an fp64 cumsum over the vocabulary), runs on the CPU and wherever the other is
+// missing. On a CUDA build, CUDA
 // logits go through vime's sampling kernel (sampling_kernel.hpp: two passes over the logits, no
 // sort, nothing of the vocabulary's size written) with the filters as a cut on the logits found
 // among top-k candidates (logits_filter.hpp's keep_threshold). Both draw with the same uniform in
@@ -61,7 +62,7 @@ struct SampledTokens {
 
 enum class SamplerPath {
   kAuto,  // vime's CUDA sampling kernel for CUDA logits where the build has it, else kReference
-  kReference,  // the ATen path everywhere
+  kReference,  // the CPU path (ATen) everywhere: the reference the kernel is compared with
 };
 
 // logits: [batch, vocab], fp32/bf16/fp16, any device; rows: one per logits row. Throws vime::Error

@@ -1,39 +1,18 @@
 #include "vime/engine/tp_follower.hpp"
 
-#include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <chrono>
 
 #include "vime/core/elapsed.hpp"
-#include "vime/dist/process_group.hpp"
-#include "vime/engine/decode_graph.hpp"
+#include "vime/engine/model_runner.hpp"
 #include "vime/error.hpp"
-#include "vime/model/cached_forward.hpp"
-#include "vime/model/model.hpp"
-#include "vime/model/paged_kv_cache.hpp"
 
 namespace vime::engine {
-namespace {
 
-using Clock = std::chrono::steady_clock;
-
-[[noreturn]] void unexpected_plan(const std::string& what) {
-  throw Error("tensor-parallel engine: TP rank 0 posted " + what +
-              "; every rank must make its engine with the same options");
-}
-
-}  // namespace
-
-TpFollower::TpFollower(Model& model, std::unique_ptr<PagedKvCache> cache,
-                       std::unique_ptr<DecodeGraphRunner> decode_runner,
-                       std::unique_ptr<TpPlanChannel> channel, PagedAttentionPath path)
-    : model_(model),
-      cache_(std::move(cache)),
-      decode_runner_(std::move(decode_runner)),
-      channel_(std::move(channel)),
-      path_(path) {
+TpFollower::TpFollower(ModelRunner& runner, dist::ProcessGroup& tp_group)
+    : runner_(runner), channel_(tp_group) {
   thread_ = std::thread([this] { follow(); });
 }
 
@@ -49,38 +28,17 @@ TpFollower::~TpFollower() {
 void TpFollower::follow() {
   at::AutoGradMode no_grad(false);  // not InferenceMode: the trainer later trains these tensors
   c10::OptionalDeviceGuard device_guard;
-  if (!model_.device().is_cpu()) device_guard.reset_device(model_.device());
-  auto stop = [&] {
-    std::lock_guard lock(mu_);
-    return stopping_;
-  };
+  if (!runner_.device().is_cpu()) device_guard.reset_device(runner_.device());
   try {
-    while (true) {
-      const auto waiting = Clock::now();
-      auto plan = channel_->next(stop);
-      {
-        std::lock_guard lock(mu_);
-        plan_wait_seconds_ += seconds_since(waiting);
-      }
-      if (!plan || plan->op == TpStepPlan::Op::kStop) break;
-      if (plan->op == TpStepPlan::Op::kStep) {
-        {
-          std::unique_lock lock(mu_);
-          changed_.wait(lock, [&] { return stopping_ || resumes_ >= parks_seen_; });
-          if (stopping_) break;
-        }
-        run_step(*plan);
+    while (auto plan = receive()) {
+      if (plan->op == StepPlan::Op::kStop) break;
+      if (plan->op != StepPlan::Op::kStep) {
+        note(*plan);
         continue;
       }
-      if (plan->op == TpStepPlan::Op::kRelease) {
-        if (decode_runner_) decode_runner_->reset();
-        cache_->release();
-      }
-      std::lock_guard lock(mu_);
-      if (plan->op == TpStepPlan::Op::kPark) parks_seen_ = plan->epoch;
-      if (plan->op == TpStepPlan::Op::kRelease) releases_seen_ = plan->epoch;
-      kv_bytes_ = cache_->bytes();
-      changed_.notify_all();
+      if (!wait_resumed()) break;
+      runner_.run(*plan);
+      ran_step();
     }
   } catch (...) {
     std::lock_guard lock(mu_);
@@ -91,30 +49,40 @@ void TpFollower::follow() {
   changed_.notify_all();
 }
 
-void TpFollower::run_step(const TpStepPlan& plan) {
-  const auto start = Clock::now();
-  cache_->resize(std::max(plan.num_blocks, cache_->num_blocks()));
-  cache_->copy_blocks(plan.copies);
-  // Rank 0 samples from the same logits.
-  if (plan.fixed_shape_decode) {
-    std::vector<DecodeRow> rows;
-    for (const auto& s : plan.sequences) {
-      if (s.end - s.begin != 1) unexpected_plan("a decode row of more than one position");
-      rows.push_back({s.tokens[0], s.begin, s.block_table});
-    }
-    if (!decode_runner_ || !decode_runner_->accepts(rows))
-      unexpected_plan("a fixed-shape decode step this rank's engine cannot run");
-    (void)decode_runner_->run(rows, plan.capture_graph);
-  } else {
-    std::vector<PagedSequence> batch;
-    for (const auto& s : plan.sequences)
-      batch.push_back({s.tokens, s.begin, s.end, &s.block_table, s.wants_logits, s.begin});
-    (void)paged_forward(model_, *cache_, batch, path_);
-  }
+// The next plan; nullopt once the follower stops.
+std::optional<StepPlan> TpFollower::receive() {
+  const auto waiting = std::chrono::steady_clock::now();
+  auto plan = channel_.next([&] {
+    std::lock_guard lock(mu_);
+    return stopping_;
+  });
   std::lock_guard lock(mu_);
-  ++steps_;
-  kv_bytes_ = cache_->bytes();
-  forward_seconds_ += seconds_since(start);
+  plan_wait_seconds_ += seconds_since(waiting);
+  return plan;
+}
+
+// Whether the shards may be read (false: the follower stops).
+bool TpFollower::wait_resumed() {
+  std::unique_lock lock(mu_);
+  changed_.wait(lock, [&] { return stopping_ || resumes_ >= parks_seen_; });
+  return !stopping_;
+}
+
+void TpFollower::ran_step() {
+  std::lock_guard lock(mu_);
+  steps_ = runner_.times().steps;
+  forward_seconds_ = runner_.times().forward_seconds;
+  kv_bytes_ = runner_.kv_cache_bytes();
+}
+
+// Rank 0 paused or freed its cache (the latter frees this rank's).
+void TpFollower::note(const StepPlan& plan) {
+  if (plan.op == StepPlan::Op::kRelease) runner_.release();
+  std::lock_guard lock(mu_);
+  if (plan.op == StepPlan::Op::kPark) parks_seen_ = plan.epoch;
+  if (plan.op == StepPlan::Op::kRelease) releases_seen_ = plan.epoch;
+  kv_bytes_ = runner_.kv_cache_bytes();
+  changed_.notify_all();
 }
 
 void TpFollower::wait_for(const int64_t& seen, int64_t wanted) {
@@ -169,14 +137,6 @@ double TpFollower::plan_wait_seconds() const {
 double TpFollower::forward_seconds() const {
   std::lock_guard lock(mu_);
   return forward_seconds_;
-}
-
-int64_t agreed_kv_blocks(const TensorParallel& tp, int64_t blocks) {
-  if (!tp.is_parallel()) return blocks;
-  std::vector<at::Tensor> t{
-      at::full({1}, blocks, at::TensorOptions().dtype(at::kLong).device(tp.group->device()))};
-  tp.group->all_reduce(t, dist::ReduceOp::kMin);
-  return t[0].item<int64_t>();
 }
 
 }  // namespace vime::engine

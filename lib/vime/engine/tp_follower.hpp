@@ -1,7 +1,8 @@
-// The engine of a tensor-parallel rank > 0 (engine/tp_step_plan.hpp): a thread that runs, on this
-// rank's shards and KV cache, each forward TP rank 0 posts, and frees the cache when it does. It
-// keeps the trainer's rules on its own rank: after rank 0 pauses (kPark), it runs no forward
-// until this rank's own resume(), so this rank's optimizer has finished changing the shards.
+// The engine of a tensor-parallel rank > 0: a thread that runs on this rank's ModelRunner (its
+// shards and KV cache) each StepPlan TP rank 0 posts (engine/tp_plan_channel.hpp), and frees the
+// cache when it does. It keeps the trainer's rules on its own rank: after rank 0 pauses (kPark),
+// it runs no forward until this rank's own resume(), so this rank's optimizer has finished
+// changing the shards.
 #pragma once
 
 #include <condition_variable>
@@ -9,28 +10,23 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
-#include "vime/engine/tp_step_plan.hpp"
-#include "vime/model/paged_attention.hpp"
+#include "vime/engine/tp_plan_channel.hpp"
 
-namespace vime {
-class Model;
-class PagedKvCache;
-struct TensorParallel;
-}  // namespace vime
+namespace vime::dist {
+class ProcessGroup;
+}
 
 namespace vime::engine {
 
-class DecodeGraphRunner;
+class ModelRunner;
 
 class TpFollower {
  public:
-  // `decode_runner` (over `cache`; may be null): the fixed-shape decode steps rank 0 runs through
-  // its own.
-  TpFollower(Model& model, std::unique_ptr<PagedKvCache> cache,
-             std::unique_ptr<DecodeGraphRunner> decode_runner,
-             std::unique_ptr<TpPlanChannel> channel, PagedAttentionPath path);
+  // `runner` must outlive the follower.
+  TpFollower(ModelRunner& runner, dist::ProcessGroup& tp_group);
   ~TpFollower();  // stops following (rank 0's engine stops too, or is gone)
   TpFollower(const TpFollower&) = delete;
   TpFollower& operator=(const TpFollower&) = delete;
@@ -49,14 +45,14 @@ class TpFollower {
 
  private:
   void follow();
-  void run_step(const TpStepPlan& plan);
+  std::optional<StepPlan> receive();
+  bool wait_resumed();
+  void ran_step();
+  void note(const StepPlan& plan);
   void wait_for(const int64_t& seen, int64_t wanted);
 
-  Model& model_;
-  std::unique_ptr<PagedKvCache> cache_;
-  std::unique_ptr<DecodeGraphRunner> decode_runner_;  // reads cache_
-  std::unique_ptr<TpPlanChannel> channel_;
-  PagedAttentionPath path_;
+  ModelRunner& runner_;
+  TpPlanChannel channel_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false, done_ = false;
@@ -66,9 +62,5 @@ class TpFollower {
   double plan_wait_seconds_ = 0, forward_seconds_ = 0;
   std::thread thread_;
 };
-
-// The number of KV-cache blocks every rank of the group can hold: the least of theirs (a
-// collective over the group).
-int64_t agreed_kv_blocks(const TensorParallel& tp, int64_t blocks);
 
 }  // namespace vime::engine

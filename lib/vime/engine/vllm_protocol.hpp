@@ -1,6 +1,6 @@
 // vLLM's generation wire format as pure functions (no I/O, no torch): a GenerateRequest as the
 // body of POST /inference/v1/generate or POST /v1/completions, and either response as a
-// GenerateResponse. Spec: shared/spec/vllm_api.md §2.1, §2.2; vime's vllm_rollout.py (§13).
+// GenerateResponse, as slime's vllm_rollout.py sends and reads them.
 #pragma once
 
 #include <string>

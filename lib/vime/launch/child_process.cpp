@@ -1,6 +1,7 @@
 #include "vime/launch/child_process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -68,6 +70,8 @@ class Spawner {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
 };
+
+constexpr std::chrono::seconds kExecDeadline{30};
 
 bool is_executable(const std::string& path) {
   struct stat st {};
@@ -132,6 +136,23 @@ pid_t spawn(const ChildSpec& spec, const ExecImage& image, int log_fd) {
   }
   ::setpgid(pid, pid);  // also here, so the group exists before anyone signals it
   ::close(error_pipe[1]);
+  // The pipe closes at exec or carries exec's errno. A child stuck before its exec must not hold
+  // vime: after kExecDeadline it is killed and the start fails.
+  const auto deadline = std::chrono::steady_clock::now() + kExecDeadline;
+  pollfd ready{error_pipe[0], POLLIN, 0};
+  int polled;
+  do {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    polled = ::poll(&ready, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+  } while (polled < 0 && errno == EINTR);
+  if (polled == 0) {
+    ::close(error_pipe[0]);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    throw Error("cannot start " + spec.name + ": " + image.path + " did not reach exec within " +
+                std::to_string(kExecDeadline.count()) + " s");
+  }
   int child_errno = 0;
   ssize_t n;
   while ((n = ::read(error_pipe[0], &child_errno, sizeof(child_errno))) < 0 && errno == EINTR) {

@@ -152,6 +152,12 @@ void EngineFleet::start_routers() {
 }
 
 void EngineFleet::start() {
+  if (engines_.empty()) {
+    throw UsageError(std::string("no vLLM engine to start or use: give ") + kEngineFlagsHint);
+  }
+  // A missing `vllm` (or router command) fails here, before anything starts.
+  check_engine_command(plan_);
+  if (!launch_.router.ip) router_command();
   try {
     for (size_t i = 0; i < plan_.engines.size(); ++i) launch(i);
     if (!plan_.engines.empty()) {

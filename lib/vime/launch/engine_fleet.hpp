@@ -47,7 +47,8 @@ class EngineFleet {
   EngineFleet& operator=(const EngineFleet&) = delete;
 
   // Starts the router and all engines at once, waits for every /health, registers them with the
-  // router. On failure everything started is stopped and vime::Error says which engine and why.
+  // router. On failure everything started is stopped and vime::Error says which engine and why;
+  // no engine in the plan is a UsageError, a missing engine command an Error naming it.
   void start();
   // Engine URLs: launched engines in rank order, then external ones.
   std::vector<std::string> urls() const;

@@ -77,6 +77,7 @@ PlanEnvironment PlanEnvironment::from_process() {
   PlanEnvironment env;
   if (const char* command = std::getenv("VIME_VLLM_COMMAND"); command != nullptr) {
     env.command = split_command_line(command);
+    env.command_from_env = true;
     if (env.command.empty()) {
       throw UsageError(
           "VIME_VLLM_COMMAND is set but empty; unset it (vllm serve) or set a command line such "
@@ -191,8 +192,19 @@ std::vector<std::string> engine_flags(const EnginePlanOptions& options, const Gr
 
 }  // namespace
 
+const char* const kEngineFlagsHint =
+    "--rollout-num-gpus N (engines on the GPUs after the actor's), --colocate (on the actor's "
+    "GPUs), --vllm-config FILE or --rollout-external-engine-addrs HOST:PORT";
+
+bool gives_engines(const EnginePlanOptions& options) {
+  if (options.external_engine_addrs || options.vllm_config) return true;
+  if (options.rollout_num_gpus) return *options.rollout_num_gpus > 0;
+  return options.colocate && options.actor_num_nodes * options.actor_num_gpus_per_node > 0;
+}
+
 EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment& environment) {
   EnginePlan plan;
+  plan.command_from_env = environment.command_from_env;
   if (options.external_engine_addrs) {
     if (options.vllm_config) {
       throw UsageError(
@@ -279,6 +291,27 @@ EnginePlan plan_engines(const EnginePlanOptions& options, const PlanEnvironment&
     plan.rollout_model = plan.engines.front().model;
   }
   return plan;
+}
+
+void check_engine_command(const EnginePlan& plan) {
+  if (plan.engines.empty()) return;
+  const EngineSpec& engine = plan.engines.front();
+  const std::string& program = engine.command.front();
+  if (find_program(program)) return;
+  const bool path = program.find('/') != std::string::npos;
+  const std::string missing =
+      "'" + program + "' is not " + (path ? "an executable file" : "on PATH");
+  if (plan.command_from_env) {
+    std::string command;
+    for (size_t i = 0; i + 1 < engine.command.size(); ++i)  // the last word is the model
+      command += (i ? " " : "") + engine.command[i];
+    throw Error("cannot start " + engine.name + ": VIME_VLLM_COMMAND=\"" + command +
+                "\": " + missing + "; point it at a command that serves like `vllm serve` (e.g. " +
+                "\"/path/to/vime serve\") or unset it to run vLLM's `vllm serve`");
+  }
+  throw Error("cannot start " + engine.name + ": " + missing +
+              " (the vLLM backend runs `vllm serve`): install vLLM, or set VIME_VLLM_COMMAND to a "
+              "command that serves like it (e.g. \"/path/to/vime serve\")");
 }
 
 }  // namespace vime::launch

@@ -37,11 +37,17 @@ struct EnginePlan {
   // weights (else the first model); "" for the default layout and external engines. The other
   // models' engines serve plugins (judges, teachers) by name.
   std::string rollout_model;
+  bool command_from_env = false;  // the engines' command is VIME_VLLM_COMMAND's
 };
+
+// Throws vime::Error when the program the engines run (argv[0] of the first engine's command) is
+// not there: "cannot start engine 0: 'vllm' is not on PATH ...", naming VIME_VLLM_COMMAND.
+void check_engine_command(const EnginePlan& plan);
 
 // What the plan reads from vime's own environment (explicit for tests).
 struct PlanEnvironment {
   std::vector<std::string> command = {"vllm", "serve"};  // VIME_VLLM_COMMAND, split on spaces
+  bool command_from_env = false;                         // VIME_VLLM_COMMAND gave `command`
   std::optional<std::string> cuda_visible_devices;       // engine GPU i is the i-th entry
   bool nccl_cumem_enable_set = false;  // NCCL_CUMEM_ENABLE is set: leave it as it is
   // The host's GPUs when CUDA_VISIBLE_DEVICES is unset (/dev/nvidia<N> device files); nullopt when
@@ -49,6 +55,13 @@ struct PlanEnvironment {
   std::optional<int> host_gpu_count;
   static PlanEnvironment from_process();
 };
+
+// Whether the flags give any engine to start or use: --rollout-external-engine-addrs,
+// --vllm-config, --rollout-num-gpus > 0 or --colocate (the actor's GPUs). Without one the vLLM
+// backend would wait for engines that never come.
+bool gives_engines(const EnginePlanOptions& options);
+// The flags that give engines, for messages that ask for one.
+extern const char* const kEngineFlagsHint;
 
 // Throws UsageError naming the flag or --vllm-config key on a layout vime cannot start.
 EnginePlan plan_engines(const EnginePlanOptions& options,

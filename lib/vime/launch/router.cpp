@@ -80,6 +80,12 @@ std::optional<std::vector<std::string>> router_command() {
           "VIME_VLLM_ROUTER_COMMAND is set but empty; unset it (vllm-router from PATH) or set a "
           "command line");
     }
+    if (!find_program(argv.front())) {
+      throw Error("VIME_VLLM_ROUTER_COMMAND=\"" + std::string(command) + "\": '" + argv.front() +
+                  "' is not " +
+                  (argv.front().find('/') != std::string::npos ? "an executable file" : "on PATH") +
+                  "; point it at vllm-router or unset it");
+    }
     return argv;
   }
   if (find_program("vllm-router")) return std::vector<std::string>{"vllm-router"};

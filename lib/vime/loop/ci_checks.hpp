@@ -1,5 +1,6 @@
-// slime's --ci-test invariants (spec §10), asserted while the run goes: they hold for any model,
-// so a failure means the trainer and the rollout disagree on the numbers.
+// slime's --ci-test invariants (slime's train.py and loss.py --ci-test asserts), asserted while the
+// run goes: they hold for any model, so a failure means the trainer and the rollout disagree on the
+// numbers.
 //   rollout 0:      |rollout/log_probs - rollout/ref_log_probs| < 1e-8 (the actor starts as the
 //   ref) each step 0:    train/ppo_kl < 1e-8 (on-policy: old and new policy are the same weights),
 //                   and at rollout 0 train/kl_loss < 1e-8 (unless --ci-disable-kl-checker)

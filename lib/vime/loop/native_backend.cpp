@@ -1,7 +1,7 @@
 // The embedded backend: the NativeEngine generates with the trainer's Model itself, so a weight
 // update is a version bump (the optimizer changed the very tensors the engine reads). Under
 // tensor parallelism the same holds at any size: the ranks of a tensor-parallel group run one
-// engine together, each on its own shards (engine/tp_step_plan.hpp); its rank 0 takes requests.
+// engine together, each on its own shards (engine/model_runner.hpp); its rank 0 takes requests.
 #include "vime/loop/native_backend.hpp"
 
 #include <ATen/core/grad_mode.h>
@@ -10,7 +10,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "vime/dist/process_group.hpp"
-#include "vime/engine/fleet_engine.hpp"
+#include "vime/engine/engine_balancer.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/engine/vllm_engine.hpp"
 #include "vime/error.hpp"
@@ -48,8 +48,11 @@ class EmbeddedEngine {
   }
   void before_train() {
     engine_.pause();
+    count_rollout(engine_.stats());  // before the release: the cache's size is still there
     engine_.release_memory();
   }
+  // What the engine counted over the rollout that just ended.
+  const Metrics& rollout_metrics() const { return rollout_metrics_; }
   void update_weights(int64_t version) {
     engine_.set_weight_version(std::to_string(version));
     engine_.resume();
@@ -59,8 +62,19 @@ class EmbeddedEngine {
   const Model& model() const { return model_; }
 
  private:
+  void count_rollout(const engine::EngineStats& now) {
+    rollout_metrics_ = {
+        {"rollout/engine_preemptions", double(now.preempted - counted_.preempted)},
+        {"rollout/engine_out_of_memory_steps",
+         double(now.out_of_memory_steps - counted_.out_of_memory_steps)},
+        {"rollout/engine_kv_cache_gib", double(now.kv_cache_bytes) / double(1ll << 30)}};
+    counted_ = now;
+  }
+
   Model& model_;
   engine::NativeEngine engine_;
+  engine::EngineStats counted_;
+  Metrics rollout_metrics_;
 };
 
 class NativeBackend final : public RolloutBackend {
@@ -71,6 +85,7 @@ class NativeBackend final : public RolloutBackend {
   void before_train() override { local_.before_train(); }
   void update_weights(Model&, int64_t version) override { local_.update_weights(version); }
   std::string describe() const override { return "embedded engine" + sharded(local_.model()); }
+  Metrics engine_metrics() const override { return local_.rollout_metrics(); }
 
  private:
   EmbeddedEngine local_;
@@ -127,6 +142,7 @@ class FleetBackend final : public RolloutBackend {
     for (auto* remote : remotes_) remote->set_weight_version(std::to_string(version));
     local_.update_weights(version);
   }
+  Metrics engine_metrics() const override { return local_.rollout_metrics(); }  // rank 0's
   std::string describe() const override {
     const bool tp = local_.model().tensor_parallel().is_parallel();
     return "embedded engines on " + std::to_string(ranks_) +
@@ -135,7 +151,7 @@ class FleetBackend final : public RolloutBackend {
 
  private:
   EmbeddedEngine local_;
-  engine::FleetEngine fleet_;  // after local_: it borrows its engine
+  engine::EngineBalancer fleet_;  // after local_: it borrows its engine
   std::vector<engine::VllmEngine*> remotes_;
   int ranks_;
 };

@@ -1,7 +1,7 @@
 // The embedded rollout backend (NativeEngine on the trainer's Model). With several ranks, every
 // rank's NativeEngine generates on its own GPU from its own parameter replica: ranks > 0 serve
 // theirs over vLLM's HTTP API (rank_engines.hpp) and rank 0's engine() spreads the rollout over
-// its own engine and theirs (engine::FleetEngine: GRPO groups whole on one rank, balanced by
+// its own engine and theirs (engine::EngineBalancer: GRPO groups whole on one rank, balanced by
 // requests in flight). A weight update stays a version bump on every rank.
 #pragma once
 

@@ -1,4 +1,4 @@
-// When the loop saves and evaluates (slime's train.py::should_run_periodic_action; spec §0).
+// When the loop saves and evaluates (slime's train.py::should_run_periodic_action).
 #pragma once
 
 #include <cstdint>

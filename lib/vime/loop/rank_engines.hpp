@@ -1,4 +1,4 @@
-// The embedded engines of a job with several ranks (DESIGN.md "Scale-out"): every rank > 0 serves
+// The embedded engines of a job with several ranks: every rank > 0 serves
 // its NativeEngine over vLLM's HTTP API (`vime serve`'s routes, in this process, on the rank's own
 // Model) and publishes its address in the job's c10d store; rank 0 reads the addresses there and
 // drives the fleet.

@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-#include "vime/engine/fleet_engine.hpp"
+#include "vime/engine/engine_balancer.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
 #include "vime/loop/run_models.hpp"
@@ -105,7 +105,7 @@ class ReplicaBackend final : public RolloutBackend {
   int64_t bucket_bytes_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<std::string> names_;
-  engine::FleetEngine fleet_;  // borrows the replicas' engines (destroyed first)
+  engine::EngineBalancer fleet_;  // borrows the replicas' engines (destroyed first)
   mutable std::mutex mutex_;
   weight_sync::DeviceCopyStats last_;
 };

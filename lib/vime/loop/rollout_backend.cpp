@@ -65,8 +65,14 @@ std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& mo
                                                      std::ostream& console,
                                                      dist::ProcessGroup* group) {
   const auto options = RolloutBackendOptions::from(args);
-  if (options.kind == RolloutBackendKind::kVllm)
+  if (options.kind == RolloutBackendKind::kVllm) {
+    if (!options.vllm_chosen_by_flag.empty()) {
+      console << "vime train: " << options.vllm_chosen_by_flag
+              << " selects the vLLM backend (rollouts from `vllm serve` engines); "
+              << embedded_engine_hint() << std::endl;
+    }
     return make_vllm_backend(args, model, version, console);
+  }
   if (!options.vllm_flags.empty()) {
     throw UsageError(options.vllm_flags.front().name +
                      ": --vllm-* engine flags need the vLLM backend, and --rollout-backend is "

@@ -37,6 +37,9 @@ class RolloutBackend {
   // What the last update_weights() measured (perf/weight_transfer_time, ...); empty when it
   // moves nothing itself.
   virtual Metrics update_metrics() const { return {}; }
+  // What the embedded engine counted over the last rollout (rollout/engine_preemptions, ...),
+  // read when training starts; empty for engines outside the process.
+  virtual Metrics engine_metrics() const { return {}; }
   // Tokens the engines generated so far, where the backend counts them in-process (the engine
   // replicas); nullopt otherwise.
   virtual std::optional<int64_t> generated_tokens() const { return std::nullopt; }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "vime/rollout/failed_samples.hpp"
+
 namespace vime::loop {
 namespace {
 
@@ -57,6 +59,7 @@ rollout::TrainRollout RolloutDriver::take(int64_t rollout_id) {
     const double t0 = now_s();
     auto out = manager_.generate(rollout_id);
     waited_s_ += now_s() - t0;
+    rollout::stop_on_failed_samples(rollout_id, out.samples);
     return out;
   }
   if (pending_id_ == rollout_id) finish_pending();
@@ -73,6 +76,8 @@ rollout::TrainRollout RolloutDriver::take(int64_t rollout_id) {
     end->store(now_s());
     waited_s_ += now_s() - t0;
   }
+  // Before the next rollout starts: a run that lost samples stops here, saying why.
+  rollout::stop_on_failed_samples(rollout_id, out->samples);
   if (options_.on() && rollout_id + 1 < num_rollout_ && !pending_id_ && !ready_)
     start(rollout_id + 1);
   return std::move(*out);

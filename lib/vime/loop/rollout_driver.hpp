@@ -34,7 +34,8 @@ class RolloutDriver {
   RolloutDriver& operator=(const RolloutDriver&) = delete;
 
   // The rollout to train on as `rollout_id` (generated now, or waited for); one step ahead, the
-  // generation of rollout_id + 1 starts before this returns.
+  // generation of rollout_id + 1 starts before this returns. A rollout with failed samples
+  // throws vime::Error saying how many and the first error (rollout/failed_samples.hpp).
   rollout::TrainRollout take(int64_t rollout_id);
   // Whether the engines take the weights after training `rollout_id`: every rollout in turn,
   // (rollout_id + 1) % --update-weights-interval == 0 one step ahead.

@@ -1,4 +1,5 @@
-// What slime's trainer does around each rollout's training, by flag (spec §0, §4, §9):
+// What slime's trainer does around each rollout's training, by flag (train.py, ppo_utils.py,
+// megatron checkpointing):
 //   --num-critic-only-steps N  with a critic (PPO), the actor trains only once rollout_id >= N;
 //   --reset-optimizer-states   each model's Adam starts afresh (zero moments, step 0) at the
 //                              start of every rollout's training, as slime's train() does;

@@ -23,7 +23,8 @@
 namespace vime::loop {
 namespace {
 
-// Control-plane POSTs go to every engine itself, never through a router (vllm_api.md §6.2).
+// Control-plane POSTs go to every engine itself, never through a router (vllm-router forwards only
+// generation routes).
 void post_all(const std::vector<std::string>& urls, const std::string& path, double timeout_s,
               const std::string& api_key) {
   for (const auto& url : urls) {
@@ -96,7 +97,8 @@ class VllmBackend final : public RolloutBackend {
     if (weight_targets().empty()) {
       console_ << "vime train: no engine takes the trainer's weights (no --vllm-config model has "
                   "update_weights: true); rollouts generate with "
-               << rollout_model_ << "'s own weights throughout\n";
+               << (rollout_model_.empty() ? "the engines' own" : rollout_model_ + "'s own")
+               << " weights throughout\n";
     }
     // slime updates the engines before the first rollout: they start from --hf-checkpoint, the
     // trainer may have loaded other weights (--load, --ref-load).

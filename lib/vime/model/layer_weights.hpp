@@ -1,6 +1,6 @@
 // One decoder layer's tensors and its math with the attention left to the caller, shared by the
-// training forward (varlen attention over packed sequences, model.cpp) and the engine's cached
-// forward (attention against the KV cache, cached_forward.cpp).
+// training forward (varlen attention over packed sequences, model.cpp) and the engine's paged
+// forward (attention against the paged KV cache, paged_forward.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>

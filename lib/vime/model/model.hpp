@@ -41,7 +41,7 @@ struct RecomputeOptions {
   // --recompute-granularity full [--recompute-method block --recompute-num-layers N]; uniform
   // recomputes every layer (vime recomputes whole layers, so any chunk size covers all of them).
   // selective is refused: vime has no per-submodule recompute.
-  static RecomputeOptions from_args(const Args& args);
+  static RecomputeOptions from(const Args& args);
 };
 
 struct LayerWeights;
@@ -97,7 +97,7 @@ class Model {
   // Under tensor parallelism a collective: every rank of the group calls it and gets them whole.
   NamedTensorList hf_tensors(int64_t vocab_size = 0) const;
 
-  // For the engine's cached forward (model/cached_forward.cpp), which runs the layers itself.
+  // For the engine's paged forward (model/paged_forward.cpp), which runs the layers itself.
   const LayerWeights& layer(int64_t index) const;
   // [n] int64 -> [n, hidden]; under tensor parallelism each rank looks up its vocabulary rows and
   // the group sums them (a collective).

@@ -42,7 +42,7 @@ struct ModelConfig {
   static ModelConfig from_hf_dir(const std::filesystem::path& dir);
   // From --num-layers, --hidden-size, ... (slime's MODEL_ARGS). Throws UsageError naming a missing
   // flag.
-  static ModelConfig from_args(const Args& args);
+  static ModelConfig from(const Args& args);
   // Throws UsageError naming the first architecture flag that is set and disagrees with this
   // config.
   void check_agrees_with_args(const Args& args) const;

@@ -6,7 +6,7 @@
 
 namespace vime {
 
-ModelConfig ModelConfig::from_args(const Args& args) {
+ModelConfig ModelConfig::from(const Args& args) {
   auto need = [&](const char* key) {
     if (!args.is_set(key)) {
       throw UsageError(args.flag_name(key) +
@@ -71,7 +71,7 @@ void ModelConfig::check_agrees_with_args(const Args& args) const {
   }
 }
 
-RecomputeOptions RecomputeOptions::from_args(const Args& args) {
+RecomputeOptions RecomputeOptions::from(const Args& args) {
   RecomputeOptions options;
   if (!args.is_set("recompute_granularity")) {
     if (args.get_bool("recompute_activations")) {

@@ -24,9 +24,11 @@ struct PagedAttentionInfo {
 };
 
 enum class PagedAttentionPath {
-  kAuto,    // flash over the block table where the LibTorch takes one (CUDA, blocks of 256n),
-            // else kGather
-  kGather,  // gather each sequence's K/V out of the blocks, then flash varlen (CUDA) or math
+  kAuto,  // flash over the block table where the LibTorch takes one (CUDA, blocks of 256n),
+          // else kGather
+  // The CPU path, and the reference on CUDA: gather each sequence's K/V out of the blocks, then
+  // math attention (CPU) or flash varlen (CUDA).
+  kGather,
 };
 
 // q: [total_new_tokens, heads, head_dim]; key_cache, value_cache: [num_blocks, block_size,

@@ -88,7 +88,12 @@ RolloutFnTrainOutput DefaultRollout::generate(int64_t rollout_id, DataSource& da
       }
       SampleGroup group = done.pop();
       --in_flight;
-      if (dynamic_filter_) {
+      // A group with a failed sample passes whatever the filter says: the run stops on it
+      // (failed_samples.hpp) instead of sampling on, unseen, for groups the filter keeps.
+      const bool failed = std::any_of(group.begin(), group.end(), [](const Sample& s) {
+        return s.status == SampleStatus::kFailed;
+      });
+      if (dynamic_filter_ && !failed) {
         const DynamicFilterOutput verdict = dynamic_filter_(group);
         if (should_drop_group(verdict, remaining, target)) {
           --remaining;

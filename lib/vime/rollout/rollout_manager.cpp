@@ -1,6 +1,7 @@
 #include "vime/rollout/rollout_manager.hpp"
 
 #include <chrono>
+#include <iostream>
 #include <variant>
 
 #include "vime/core/elapsed.hpp"
@@ -15,6 +16,7 @@
 #include "vime/rollout/default_generate.hpp"
 #include "vime/rollout/default_rollout.hpp"
 #include "vime/rollout/eval_rollout.hpp"
+#include "vime/rollout/failed_samples.hpp"
 #include "vime/rollout/fully_async_rollout.hpp"
 #include "vime/rollout/group_generator.hpp"
 #include "vime/rollout/opd_teacher.hpp"
@@ -193,6 +195,11 @@ EvalRollout RolloutManager::eval(int64_t rollout_id) {
   } else {
     out.output = m.eval_rollout->run(rollout_id);
     samples_per_prompt = m.eval_rollout->samples_per_prompt();
+  }
+  // Failed eval samples score 0: say so, or the eval just reads low.
+  for (const auto& [name, result] : out.output.data) {
+    if (auto failed = describe_failed_samples(result.samples))
+      std::cerr << "vime: warning: eval " << rollout_id << ": " << name << ": " << *failed << "\n";
   }
   if (const auto& save = m.options.save_debug_rollout_data) {
     std::vector<Sample> all;

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/securebits.h>
 #include <poll.h>
 #include <sched.h>
@@ -20,9 +19,12 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <utility>
+
+#include "vime/sandbox/raw_syscall.hpp"
 
 namespace vime::sandbox {
 namespace {
@@ -34,6 +36,10 @@ using Clock = std::chrono::steady_clock;
 // but runs its program without capabilities (SECBIT_NOROOT, no_new_privs).
 constexpr unsigned kInsideId = 0;
 constexpr size_t kStackBytes = 256 * 1024;
+// The child's setup (identity, mounts, exec) takes milliseconds; past this it is stuck.
+constexpr std::chrono::seconds kSetupTimeout{30};
+// A process sent SIGKILL ends at once unless the kernel holds it (uninterruptible sleep).
+constexpr std::chrono::seconds kReapTimeout{10};
 
 // The child's setup steps, for JailSetupError::stage.
 enum Stage : int {
@@ -78,9 +84,8 @@ struct JailMount {
   unsigned long remount_flags = 0;  // read-only remount of a bind; 0: none
 };
 
-// Everything the child needs, prepared before clone(): between clone() and exec the child of a
-// multi-threaded process may only make async-signal-safe calls (no allocation), so it only reads
-// this.
+// Everything the child needs, prepared before clone(). The child (a copy of the parent's memory,
+// no CLONE_VM) only reads this and makes raw system calls (raw_syscall.hpp says why) until exec.
 struct ChildPlan {
   int go_fd = -1, go_write_fd = -1, report_fd = -1;
   std::array<int, 3> stdio{-1, -1, -1};
@@ -92,126 +97,130 @@ struct ChildPlan {
   std::string cwd;
   struct Limit {
     int resource;
-    rlim_t soft, hard;
+    raw::Rlimit64 value;
   };
   std::vector<Limit> limits;
   std::string program;
   std::vector<char*> argv, envp;  // null-terminated, pointing into JailSpec's strings
 };
 
-[[noreturn]] void report(int fd, int stage, int index) {
-  const int message[3] = {stage, errno, index};
-  [[maybe_unused]] ssize_t n = ::write(fd, message, sizeof message);
-  ::_exit(127);
+// `result` is a raw:: call's: a negative one is reported (its errno) and ends the child.
+void check(long result, int fd, int stage, int index = -1) {
+  if (result >= 0) return;
+  const int message[3] = {stage, static_cast<int>(-result), index};
+  raw::write(fd, message, sizeof message);
+  raw::exit_group(127);
 }
 
 void set_up_jail(const ChildPlan& p) {
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0) {
-    report(p.report_fd, kMakePrivate, -1);
-  }
-  if (::mount("tmpfs", p.root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
-    report(p.report_fd, kRootTmpfs, -1);
-  }
+  const int fd = p.report_fd;
+  check(raw::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), fd, kMakePrivate);
+  check(raw::mount("tmpfs", p.root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"), fd,
+        kRootTmpfs);
+  auto make_dir = [](const char* path) {
+    const long r = raw::mkdir(path, 0755);
+    return r == -EEXIST ? 0 : r;
+  };
   for (size_t i = 0; i < p.mounts.size(); ++i) {
     const JailMount& m = p.mounts[i];
     const char* target = m.target.c_str();
     const int index = static_cast<int>(i);
     switch (m.kind) {
       case JailMount::kMkdir:
-        if (::mkdir(target, 0755) < 0 && errno != EEXIST) report(p.report_fd, kMountpoint, index);
+        check(make_dir(target), fd, kMountpoint, index);
         continue;
       case JailMount::kSymlink:
-        if (::symlink(m.source.c_str(), target) < 0) report(p.report_fd, kMountpoint, index);
+        check(raw::symlink(m.source.c_str(), target), fd, kMountpoint, index);
         continue;
       case JailMount::kTmpfs:
-        if (::mkdir(target, 0755) < 0 && errno != EEXIST) report(p.report_fd, kMountpoint, index);
-        if (::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") < 0) {
-          report(p.report_fd, kBind, index);
-        }
+        check(make_dir(target), fd, kMountpoint, index);
+        check(raw::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k"), fd,
+              kBind, index);
         continue;
       case JailMount::kReadOnly:
-        if (::mount(nullptr, target, nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC,
-                    nullptr) < 0) {
-          report(p.report_fd, kRemount, index);
-        }
+        check(raw::mount(nullptr, target, nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC,
+                         nullptr),
+              fd, kRemount, index);
         continue;
       case JailMount::kBindDir:
-        if (::mkdir(target, 0755) < 0 && errno != EEXIST) report(p.report_fd, kMountpoint, index);
+        check(make_dir(target), fd, kMountpoint, index);
         break;
       case JailMount::kBindFile: {
-        const int fd = ::open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) report(p.report_fd, kMountpoint, index);
-        ::close(fd);
+        const long file = raw::open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        check(file, fd, kMountpoint, index);
+        raw::close(static_cast<int>(file));
         break;
       }
     }
-    if (::mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr) < 0) {
-      report(p.report_fd, kBind, index);
-    }
-    if (m.remount_flags != 0 &&
-        ::mount(nullptr, target, nullptr, MS_BIND | MS_REMOUNT | m.remount_flags, nullptr) < 0) {
-      report(p.report_fd, kRemount, index);
+    check(raw::mount(m.source.c_str(), target, nullptr, MS_BIND | MS_REC, nullptr), fd, kBind,
+          index);
+    if (m.remount_flags != 0) {
+      check(raw::mount(nullptr, target, nullptr, MS_BIND | MS_REMOUNT | m.remount_flags, nullptr),
+            fd, kRemount, index);
     }
   }
   // pivot_root(".", "."): the old root ends up stacked on the new one and is detached at once, so
   // nothing of the host's tree stays reachable (chroot could be escaped by a process with caps).
-  if (::chdir(p.root.c_str()) < 0 || ::syscall(SYS_pivot_root, ".", ".") < 0 ||
-      ::umount2(".", MNT_DETACH) < 0 || ::chdir("/") < 0) {
-    report(p.report_fd, kPivotRoot, -1);
-  }
-  if (::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) < 0) {
-    report(p.report_fd, kRootReadOnly, -1);
-  }
+  check(raw::chdir(p.root.c_str()), fd, kPivotRoot);
+  check(raw::pivot_root(".", "."), fd, kPivotRoot);
+  check(raw::umount2(".", MNT_DETACH), fd, kPivotRoot);
+  check(raw::chdir("/"), fd, kPivotRoot);
+  check(raw::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr),
+        fd, kRootReadOnly);
 }
 
 int child_main(void* arg) {
-  ChildPlan& p = *static_cast<ChildPlan*>(arg);  // the child's own copy of the parent's memory
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  ::close(p.go_write_fd);  // so a parent that died leaves EOF, not a read that never returns
+  const ChildPlan& p = *static_cast<const ChildPlan*>(arg);  // the child's own copy
+  // The parent blocked every signal around clone(): none of its handlers (copied, and free to take
+  // its locks) may run here. The program starts with default dispositions and nothing blocked.
+  for (int signal = 1; signal < 65; ++signal) raw::reset_signal(signal);  // SIGKILL/STOP: EINVAL
+  raw::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  raw::close(p.go_write_fd);  // so a parent that died leaves EOF, not a read that never returns
   char go = 0;
-  if (::read(p.go_fd, &go, 1) != 1 || go != 'g') ::_exit(127);  // the parent gave up or died
-  if (p.setsid && ::setsid() < 0) report(p.report_fd, kSetsid, -1);
+  if (raw::read(p.go_fd, &go, 1) != 1 || go != 'g') raw::exit_group(127);  // the parent gave up
+  int fd = p.report_fd;
+  if (p.setsid) check(raw::setsid(), fd, kSetsid);
   // Become the namespace's mapped uid/gid: files the jail creates need an owner it can name.
-  if (p.namespaces && (::setresgid(kInsideId, kInsideId, kInsideId) < 0 ||
-                       ::setresuid(kInsideId, kInsideId, kInsideId) < 0 ||
-                       (p.drop_groups && ::setgroups(0, nullptr) < 0))) {
-    report(p.report_fd, kIdentity, -1);
+  if (p.namespaces) {
+    check(raw::setresgid(kInsideId), fd, kIdentity);
+    check(raw::setresuid(kInsideId), fd, kIdentity);
+    if (p.drop_groups) check(raw::drop_groups(), fd, kIdentity);
   }
-  if (p.drop_root && (::setgroups(0, nullptr) < 0 || ::setresgid(p.gid, p.gid, p.gid) < 0 ||
-                      ::setresuid(p.uid, p.uid, p.uid) < 0)) {
-    report(p.report_fd, kIdentity, -1);
+  if (p.drop_root) {
+    check(raw::drop_groups(), fd, kIdentity);
+    check(raw::setresgid(p.gid), fd, kIdentity);
+    check(raw::setresuid(p.uid), fd, kIdentity);
   }
   if (p.jail) set_up_jail(p);
-  // Raise the kept fds above 10 first, so no dup2 below clobbers one not yet moved.
-  std::array<int, 4> keep{p.stdio[0], p.stdio[1], p.stdio[2], p.report_fd};
-  for (int& fd : keep) {
-    fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    if (fd < 0) report(p.report_fd, kStdio, -1);
+  // Raise the kept fds above 10 first, so no dup3 below clobbers one not yet moved.
+  std::array<int, 4> keep{p.stdio[0], p.stdio[1], p.stdio[2], fd};
+  for (int& kept : keep) {
+    const long moved = raw::fcntl(kept, F_DUPFD_CLOEXEC, 10);
+    check(moved, fd, kStdio);
+    kept = static_cast<int>(moved);
   }
-  for (int i = 0; i < 3; ++i) {
-    if (::dup2(keep[i], i) < 0) report(keep[3], kStdio, -1);
-  }
-  if (::dup2(keep[3], 3) < 0 || ::fcntl(3, F_SETFD, FD_CLOEXEC) < 0) report(keep[3], kStdio, -1);
-  p.report_fd = 3;
+  fd = keep[3];
+  for (int i = 0; i < 3; ++i) check(raw::dup3(keep[i], i, 0), fd, kStdio);
+  check(raw::dup3(keep[3], 3, O_CLOEXEC), fd, kStdio);
+  fd = 3;
   // Nothing of the parent's (the trainer's sockets, files) reaches the sandboxed program.
-  if (::syscall(SYS_close_range, 4U, ~0U, 0U) < 0) {
-    for (int fd = 4; fd < 65536; ++fd) ::close(fd);
+  if (raw::close_range(4U, ~0U) < 0) {
+    for (int open_fd = 4; open_fd < 65536; ++open_fd) raw::close(open_fd);
   }
-  if (::chdir(p.cwd.c_str()) < 0) report(p.report_fd, kChdir, -1);
+  check(raw::chdir(p.cwd.c_str()), fd, kChdir);
   for (size_t i = 0; i < p.limits.size(); ++i) {
-    const rlimit value{p.limits[i].soft, p.limits[i].hard};
-    if (::setrlimit(p.limits[i].resource, &value) < 0) {
-      report(p.report_fd, kRlimit, static_cast<int>(i));
-    }
+    check(raw::set_rlimit(p.limits[i].resource, p.limits[i].value), fd, kRlimit,
+          static_cast<int>(i));
   }
   // uid 0 of the namespace gets no capabilities at exec (SECBIT_NOROOT), and nothing it runs can
   // gain any (no_new_privs: setuid bits and file capabilities are ignored).
-  if ((p.namespaces && ::prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED) < 0) ||
-      ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-    report(p.report_fd, kNoNewPrivs, -1);
+  if (p.namespaces) {
+    check(raw::prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED), fd, kNoNewPrivs);
   }
-  ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
-  report(p.report_fd, kExec, -1);
+  check(raw::prctl(PR_SET_NO_NEW_PRIVS, 1), fd, kNoNewPrivs);
+  raw::unblock_all_signals();
+  check(raw::execve(p.program.c_str(), p.argv.data(), p.envp.data()), fd, kExec);
+  raw::exit_group(127);  // execve returned without an error: never
 }
 
 struct Fd {
@@ -324,6 +333,43 @@ void write_proc_file(pid_t pid, const char* name, const std::string& text) {
   }
 }
 
+// Whether `fd` has input (or EOF) before `deadline`.
+bool wait_readable(int fd, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return true;  // let the read say what is wrong
+  }
+}
+
+// Waits for the child `pid` (sent SIGKILL) to end, until `deadline`: whether it was reaped.
+bool reap(pid_t pid, int pidfd, int& status, Clock::time_point deadline) {
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return true;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    } else {
+      ::usleep(10000);
+    }
+  }
+}
+
+// " (blocked in the kernel at futex_do_wait)": where a child that does not move is waiting.
+std::string kernel_wait_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/wchan");
+  std::string where;
+  std::getline(in, where);
+  if (where.empty() || where == "0") return "";
+  return " (blocked in the kernel at " + where + ")";
+}
+
 std::string setup_failure_message(const JailSpec& spec, const ChildPlan& plan, int stage, int error,
                                   int index) {
   std::string what = kStageNames.at(static_cast<size_t>(stage));
@@ -355,13 +401,13 @@ JailResult run_in_jail(const JailSpec& spec) {
   if (plan.jail) plan.mounts = jail_mounts(spec);
   plan.cwd = plan.jail ? "/tmp" : spec.work_dir.string();
   const SandboxLimits& l = spec.limits;
-  auto lim = [](int64_t v) { return static_cast<rlim_t>(v < 0 ? 0 : v); };
-  plan.limits = {{RLIMIT_CPU, lim(l.cpu_seconds), lim(l.cpu_seconds + 1)},
-                 {RLIMIT_AS, lim(l.memory_bytes), lim(l.memory_bytes)},
-                 {RLIMIT_FSIZE, lim(l.file_size_bytes), lim(l.file_size_bytes)},
-                 {RLIMIT_NOFILE, lim(l.open_files), lim(l.open_files)},
-                 {RLIMIT_NPROC, lim(l.processes), lim(l.processes)},
-                 {RLIMIT_CORE, 0, 0}};
+  auto lim = [](int64_t v) { return static_cast<uint64_t>(v < 0 ? 0 : v); };
+  plan.limits = {{RLIMIT_CPU, {lim(l.cpu_seconds), lim(l.cpu_seconds + 1)}},
+                 {RLIMIT_AS, {lim(l.memory_bytes), lim(l.memory_bytes)}},
+                 {RLIMIT_FSIZE, {lim(l.file_size_bytes), lim(l.file_size_bytes)}},
+                 {RLIMIT_NOFILE, {lim(l.open_files), lim(l.open_files)}},
+                 {RLIMIT_NPROC, {lim(l.processes), lim(l.processes)}},
+                 {RLIMIT_CORE, {0, 0}}};
   plan.program = spec.program;
   for (const auto& a : spec.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);
@@ -381,24 +427,31 @@ JailResult run_in_jail(const JailSpec& spec) {
     flags |= CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
   }
   if (plan.jail) flags |= CLONE_NEWNS;
+  // No CLONE_VM: the child writes only its own copy (of this stack, errno, the plan).
   auto stack = std::make_unique<char[]>(kStackBytes);
+  sigset_t all_signals, caller_signals;
+  ::sigfillset(&all_signals);
+  ::pthread_sigmask(SIG_SETMASK, &all_signals, &caller_signals);
   const pid_t pid = ::clone(child_main, stack.get() + kStackBytes, flags, &plan);
+  const int clone_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &caller_signals, nullptr);
   if (pid < 0) {
-    const int e = errno;
-    throw JailSetupError(namespaces ? "namespaces" : "fork", e,
+    throw JailSetupError(namespaces ? "namespaces" : "fork", clone_error,
                          std::string("code sandbox: clone(") +
                              (namespaces ? "new user, pid, network namespaces" : "") +
-                             ") failed: " + ::strerror(e));
+                             ") failed: " + ::strerror(clone_error));
   }
   go.read.reset();
   report_pipe.write.reset();
   out.write.reset();
   err.write.reset();
   null_in.reset();
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  int status = 0;
+  // On the way out with an error: the child cannot be left running (or unreaped, when it ends).
   auto kill_and_reap = [&] {
     ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    reap(pid, pidfd.fd, status, Clock::now() + kReapTimeout);
   };
   try {
     if (namespaces) {
@@ -413,6 +466,14 @@ JailResult run_in_jail(const JailSpec& spec) {
   }
   [[maybe_unused]] ssize_t w = ::write(go.write.fd, "g", 1);
   go.write.reset();
+  // The report pipe ends (EOF) at the child's exec, or brings the step that failed.
+  if (!wait_readable(report_pipe.read.fd, Clock::now() + kSetupTimeout)) {
+    const std::string where = kernel_wait_of(pid);
+    kill_and_reap();
+    throw JailSetupError("setup", ETIMEDOUT,
+                         "code sandbox: the sandboxed child did not reach its exec within " +
+                             std::to_string(kSetupTimeout.count()) + " s" + where + "; killed it");
+  }
   int message[3] = {0, 0, 0};
   ssize_t got;
   do {
@@ -425,9 +486,7 @@ JailResult run_in_jail(const JailSpec& spec) {
   }
 
   JailResult result;
-  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   bool out_open = true, err_open = true, exited = false, group_killed = false;
-  int status = 0;
   auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(l.wall_timeout_s));
   auto kill_all = [&] {
@@ -482,7 +541,11 @@ JailResult run_in_jail(const JailSpec& spec) {
   }
   if (!exited) {
     kill_all();
-    ::waitpid(pid, &status, 0);
+    if (!reap(pid, pidfd.fd, status, Clock::now() + kReapTimeout)) {
+      throw Error("code sandbox: the sandboxed run (pid " + std::to_string(pid) +
+                  ") did not end within " + std::to_string(kReapTimeout.count()) + " s of SIGKILL" +
+                  kernel_wait_of(pid));
+    }
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);

@@ -6,6 +6,7 @@
 #include "vime/core/crash_point.hpp"
 #include "vime/error.hpp"
 #include "vime/train/advantages.hpp"
+#include "vime/train/device_metrics.hpp"
 #include "vime/train/linear_log_probs.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/loss.hpp"
@@ -44,9 +45,10 @@ ForwardOutput forward_response(Model& model, const PackedBatch& packed,
   return out;
 }
 
-// rollout/<name>: the masked mean of each sample, averaged over the samples that have one.
-void add_masked_mean(Metrics& metrics, const char* name, const std::vector<at::Tensor>& per_sample,
-                     const RolloutTensors& data) {
+// rollout/<name>: the masked mean of each sample, averaged over the samples that have one (read
+// with the others when `metrics` goes to the host).
+void add_masked_mean(DeviceMetrics& metrics, const char* name,
+                     const std::vector<at::Tensor>& per_sample, const RolloutTensors& data) {
   if (per_sample.size() != data.size()) return;
   std::vector<at::Tensor> means;
   for (size_t i = 0; i < data.size(); ++i) {
@@ -55,19 +57,18 @@ void add_masked_mean(Metrics& metrics, const char* name, const std::vector<at::T
                     std::max(data.mask_sums[i], 1.0));
   }
   if (means.empty()) return;
-  // One host sync per metric.
-  metrics[std::string("rollout/") + name] = at::stack(means).mean().item<double>();
+  metrics.add(std::string("rollout/") + name, at::stack(means).mean());
 }
 
 }  // namespace
 
-Actor::Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer)
+Actor::Actor(const Args& args, Model& model, Model* ref_model, RankReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
-  optimizer_ = std::make_unique<Optimizer>(trainable_parameters(model, args),
-                                           OptimizerConfig::from_args(args),
-                                           reducer.process_group(), TensorParallelNorm::of(model));
-  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
+  optimizer_ =
+      std::make_unique<Optimizer>(trainable_parameters(model, args), OptimizerConfig::from(args),
+                                  reducer.process_group(), TensorParallelNorm::of(model));
+  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from(args));
 }
 
 Actor::~Actor() = default;
@@ -193,14 +194,16 @@ void Actor::run_rollout_data_postprocess(int64_t rollout_id, RolloutTensors& dat
 }
 
 void Actor::log_rollout_data(const RolloutTensors& data) {
+  DeviceMetrics means;
+  add_masked_mean(means, "log_probs", data.log_probs, data);
+  add_masked_mean(means, "ref_log_probs", data.ref_log_probs, data);
+  add_masked_mean(means, "rollout_log_probs", data.rollout_log_probs, data);
+  add_masked_mean(means, "advantages", data.advantages, data);
+  add_masked_mean(means, "returns", data.returns, data);
+  add_masked_mean(means, "teacher_log_probs", data.teacher_log_probs, data);
+  add_masked_mean(means, "opd_reverse_kl", data.opd_reverse_kl, data);
   rollout_data_metrics_.clear();
-  add_masked_mean(rollout_data_metrics_, "log_probs", data.log_probs, data);
-  add_masked_mean(rollout_data_metrics_, "ref_log_probs", data.ref_log_probs, data);
-  add_masked_mean(rollout_data_metrics_, "rollout_log_probs", data.rollout_log_probs, data);
-  add_masked_mean(rollout_data_metrics_, "advantages", data.advantages, data);
-  add_masked_mean(rollout_data_metrics_, "returns", data.returns, data);
-  add_masked_mean(rollout_data_metrics_, "teacher_log_probs", data.teacher_log_probs, data);
-  add_masked_mean(rollout_data_metrics_, "opd_reverse_kl", data.opd_reverse_kl, data);
+  means.add_to(rollout_data_metrics_);
 }
 
 Metrics Actor::train_steps(int64_t rollout_id, const TrainBatch& batch, const RolloutTensors& data,
@@ -226,7 +229,10 @@ Metrics Actor::train_steps(int64_t rollout_id, const TrainBatch& batch, const Ro
   if (!first_step_log_probs.empty()) {
     reducer_.share_samples(first_step_log_probs, sample_owners(plans, data.size()),
                            data.response_lengths);
-    add_masked_mean(rollout_data_metrics_, "log_probs", first_step_log_probs, data);
+    DeviceMetrics mean;
+    add_masked_mean(mean, "log_probs", first_step_log_probs, data);
+    rollout_data_metrics_.erase("rollout/log_probs");
+    mean.add_to(rollout_data_metrics_);
   }
   Metrics metrics;
   for (auto& [name, value] : totals) metrics[name] = value / static_cast<double>(num_steps);
@@ -251,7 +257,7 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
   const double scale = options.calculate_per_token_loss
                            ? dp / std::max(step_tokens, 1.0)
                            : dp / static_cast<double>(plan.samples.size());
-  Metrics sums;
+  DeviceMetrics loss_metrics;
   for (const auto& mb : plan.per_rank[reducer_.rank()]) {
     auto lb = LossBatch::of(batch, data, mb, model_.device());
     auto forward = forward_response(model_, lb.packed, lb.total_lengths, lb.response_lengths,
@@ -265,14 +271,14 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
         loss_function(ctx_, lb, forward, sum_of_sample_mean(lb, options.calculate_per_token_loss));
     (out.loss * scale).backward();
     optimizer_->accumulate_grads();
-    for (const auto& [name, value] : out.metrics) {
-      sums[name] += value.detach().item<double>() * scale / dp;
-    }
+    loss_metrics.add(out.metrics, scale, dp);
   }
   const double lr = lr_scheduler_->lr();
   crash_point("train_step");           // gradients accumulated, parameters not yet stepped
   auto result = optimizer_->step(lr);  // reduces the grads over the ranks itself
   lr_scheduler_->step();
+  Metrics sums;
+  loss_metrics.add_to(sums);
   // Every rank has the same metric names (the same loss options): one collective for all.
   std::vector<double> values;
   for (const auto& [name, value] : sums) values.push_back(value);

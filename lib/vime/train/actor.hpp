@@ -2,7 +2,7 @@
 // device, log-probs of the reference model and the old policy, compute_advantages_and_returns, the
 // rollout-data postprocess hook, then the optimizer steps of the rollout, each over this rank's
 // micro-batches through loss_function. Runs on one data-parallel rank of N; gradients meet in the
-// GradReducer.
+// RankReducer.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -17,21 +17,22 @@
 #include "vime/args.hpp"
 #include "vime/metrics/phase_timer.hpp"
 #include "vime/model/model.hpp"
+#include "vime/rollout_types.hpp"
 #include "vime/train/dp_schedule.hpp"
-#include "vime/train/grad_reducer.hpp"
 #include "vime/train/optimizer.hpp"
+#include "vime/train/rank_reducer.hpp"
 #include "vime/train/rollout_tensors.hpp"
 #include "vime/train/train_context.hpp"
 
 namespace vime::train {
 
-using Metrics = std::map<std::string, double>;
+using vime::Metrics;  // the public one (vime/rollout_types.hpp): name -> value
 
 class Actor {
  public:
   // `ref_model` may be null (no KL to a reference). The actor keeps references to `args` (its
   // plugins receive them) and to both models.
-  Actor(const Args& args, Model& model, Model* ref_model, GradReducer& reducer);
+  Actor(const Args& args, Model& model, Model* ref_model, RankReducer& reducer);
   ~Actor();
 
   // Trains on one rollout; returns slime-named metrics (train/loss, train/pg_loss, ...), averaged
@@ -96,7 +97,7 @@ class Actor {
   Model& model_;
   Model* ref_model_;
   Model* teacher_model_ = nullptr;
-  GradReducer& reducer_;
+  RankReducer& reducer_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrScheduler> lr_scheduler_;
   std::vector<Metrics> step_metrics_;

@@ -96,7 +96,7 @@ struct MisConfig {
 
 constexpr double kSafetyBound = 20.0;  // keeps exp() finite, as the example does
 
-using Metrics = std::map<std::string, std::vector<at::Tensor>>;
+using TensorMetrics = std::map<std::string, std::vector<at::Tensor>>;
 
 at::Tensor masked_sum(const at::Tensor& x, const at::Tensor& m) { return (x * m).sum(); }
 at::Tensor masked_mean(const at::Tensor& x, const at::Tensor& m) {
@@ -112,7 +112,7 @@ at::Tensor masked_extreme(const at::Tensor& x, const at::Tensor& m, bool is_min)
   return is_min ? selected.min() : selected.max();
 }
 
-void append(Metrics& metrics, const std::string& key, const at::Tensor& value) {
+void append(TensorMetrics& metrics, const std::string& key, const at::Tensor& value) {
   metrics[key].push_back(value.detach().to(at::kFloat));
 }
 
@@ -123,7 +123,7 @@ at::Tensor log_ratio_at(const at::Tensor& raw, const at::Tensor& m, const std::s
 }
 
 void add_ppl_metrics(const at::Tensor& train, const at::Tensor& rollout, const at::Tensor& m,
-                     Metrics& metrics) {
+                     TensorMetrics& metrics) {
   auto mean_train = expand(masked_mean(train, m), train);
   auto mean_rollout = expand(masked_mean(rollout, m), train);
   append(metrics, "training_log_ppl", -mean_train);
@@ -145,7 +145,7 @@ void add_ppl_metrics(const at::Tensor& train, const at::Tensor& rollout, const a
 
 // The example's mask(): records the fractions out of [lower, upper]; returns the narrowed mask.
 at::Tensor reject_outside(const at::Tensor& weights, const at::Tensor& mask, double lower,
-                          double upper, const std::string& prefix, Metrics& metrics) {
+                          double upper, const std::string& prefix, TensorMetrics& metrics) {
   append(metrics, prefix + "mask_fraction_low", weights < lower);
   append(metrics, prefix + "mask_fraction_high", weights > upper);
   return mask * at::logical_and(weights >= lower, weights <= upper).to(at::kFloat);
@@ -176,7 +176,7 @@ TisOutput icepop_function(const Args& args, const TisInputs& in) {
 
 TisOutput mis_function(const Args& args, const TisInputs& in) {
   const MisConfig c = MisConfig::from(args);
-  Metrics metrics;
+  TensorMetrics metrics;
   const size_t n = in.loss_masks.size();
   std::vector<at::Tensor> train(n), rollout(n), masks(n);
   for (size_t i = 0; i < n; ++i) {

@@ -1,12 +1,12 @@
-// GradReducer over the c10d process group of `vime train`'s data-parallel ranks.
+// RankReducer over the c10d process group of `vime train`'s data-parallel ranks.
 #pragma once
 
 #include "vime/dist/process_group.hpp"
-#include "vime/train/grad_reducer.hpp"
+#include "vime/train/rank_reducer.hpp"
 
 namespace vime::train {
 
-class C10dReducer final : public GradReducer {
+class C10dReducer final : public RankReducer {
  public:
   explicit C10dReducer(dist::ProcessGroup& group) : group_(group) {}
   int64_t rank() const override { return group_.rank(); }

@@ -6,13 +6,14 @@
 
 #include "vime/error.hpp"
 #include "vime/train/advantages.hpp"
+#include "vime/train/device_metrics.hpp"
 #include "vime/train/dp_schedule.hpp"
 #include "vime/train/loss.hpp"
 #include "vime/train/train_context.hpp"
 
 namespace vime::train {
 
-Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed)
+Critic::Critic(const Args& args, Model& trunk, RankReducer& reducer, uint64_t seed)
     : args_(args), options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
   options_.batching.flops_linear_coeff = 6.0 * static_cast<double>(trunk.config().hidden_size);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
@@ -26,9 +27,9 @@ Critic::Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t se
   // gradient from the replicated hidden states): counted once in the grad norm.
   auto tp_norm = TensorParallelNorm::of(trunk);
   if (trunk.tensor_parallel().rank != 0) tp_norm.duplicates.insert("value_head.weight");
-  optimizer_ = std::make_unique<Optimizer>(params, OptimizerConfig::from_args(args),
+  optimizer_ = std::make_unique<Optimizer>(params, OptimizerConfig::from(args),
                                            reducer.process_group(), std::move(tp_norm));
-  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from_args(args));
+  lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from(args));
 }
 
 Critic::~Critic() = default;
@@ -118,7 +119,7 @@ StepResult Critic::train_step(const TrainBatch& batch, const RolloutTensors& dat
   optimizer_->zero_grad();
   const auto dp = static_cast<double>(reducer_.world_size());
   const double scale = dp / static_cast<double>(plan.samples.size());
-  Metrics sums{{"value_loss", 0.0}, {"value_clipfrac", 0.0}};
+  DeviceMetrics loss_metrics;
   for (const auto& mb : plan.per_rank[reducer_.rank()]) {
     auto lb = LossBatch::of(batch, data, mb, trunk_.device());
     auto values = response_values_of(lb.packed, lb.total_lengths, lb.response_lengths);
@@ -126,10 +127,12 @@ StepResult Critic::train_step(const TrainBatch& batch, const RolloutTensors& dat
                                    sum_of_sample_mean(lb, options_.calculate_per_token_loss));
     (out.loss * scale).backward();
     optimizer_->accumulate_grads();
-    for (const auto& [name, value] : out.metrics) sums[name] += value.item<double>() * scale / dp;
+    loss_metrics.add(out.metrics, scale, dp);
   }
   auto result = optimizer_->step(lr_scheduler_->lr());
   lr_scheduler_->step();
+  Metrics sums{{"value_loss", 0.0}, {"value_clipfrac", 0.0}};
+  loss_metrics.add_to(sums);
   for (const auto& [name, value] : sums) totals["critic/" + name] += reducer_.all_reduce_sum(value);
   return result;
 }

@@ -12,9 +12,9 @@
 #include "vime/args.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/actor.hpp"
-#include "vime/train/grad_reducer.hpp"
 #include "vime/train/loss_batch.hpp"
 #include "vime/train/optimizer.hpp"
+#include "vime/train/rank_reducer.hpp"
 #include "vime/train/train_options.hpp"
 
 namespace vime::train {
@@ -22,7 +22,7 @@ namespace vime::train {
 class Critic {
  public:
   // Keeps a reference to `args`.
-  Critic(const Args& args, Model& trunk, GradReducer& reducer, uint64_t seed = 4321);
+  Critic(const Args& args, Model& trunk, RankReducer& reducer, uint64_t seed = 4321);
   ~Critic();
 
   // Values of each sample's response tokens, [response_length] fp32 each on the trunk's device, no
@@ -55,7 +55,7 @@ class Critic {
   const Args& args_;
   TrainOptions options_;
   Model& trunk_;
-  GradReducer& reducer_;
+  RankReducer& reducer_;
   at::Tensor value_head_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrScheduler> lr_scheduler_;

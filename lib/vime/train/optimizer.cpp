@@ -17,7 +17,7 @@
 
 namespace vime {
 
-OptimizerConfig OptimizerConfig::from_args(const Args& args) {
+OptimizerConfig OptimizerConfig::from(const Args& args) {
   if (args.has("optimizer") && args.get_string("optimizer") != "adam") {
     throw UsageError("--optimizer " + args.get_string("optimizer") +
                      ": vime trains with adam (AdamW) only");
@@ -402,7 +402,7 @@ LrScheduler::LrScheduler(Config config) : config_(std::move(config)) {
   }
 }
 
-LrScheduler LrScheduler::from_args(const Args& args) {
+LrScheduler LrScheduler::from(const Args& args) {
   Config c;
   c.max_lr = args.get_double("lr");
   c.min_lr = args.get_double("min_lr");

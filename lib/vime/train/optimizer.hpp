@@ -39,7 +39,7 @@ struct OptimizerConfig {
   bool distributed = false;  // --use-distributed-optimizer: ZeRO-1 over the group's ranks
   // Main-grad bucket size in fp32 elements (40 MiB), as Megatron's DDP buckets its grad buffer.
   int64_t bucket_elements = int64_t{10} << 20;
-  static OptimizerConfig from_args(const Args& args);  // --adam-beta1/2, --adam-eps, ...
+  static OptimizerConfig from(const Args& args);  // --adam-beta1/2, --adam-eps, ...
 };
 
 // Tensor parallelism in the global grad norm (Megatron's model-parallel norm): the squares of each
@@ -178,7 +178,7 @@ class LrScheduler {
     std::string decay_style = "constant";  // constant | linear | cosine
   };
   explicit LrScheduler(Config config);
-  static LrScheduler from_args(const Args& args);
+  static LrScheduler from(const Args& args);
 
   double lr() const { return lr_at(num_steps_); }
   double lr_at(int64_t step) const;

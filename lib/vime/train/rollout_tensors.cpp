@@ -39,10 +39,10 @@ RolloutTensors RolloutTensors::from(const TrainBatch& batch, const at::Device& d
   RolloutTensors data;
   data.response_lengths = batch.response_lengths;
   data.rewards = batch.rewards;
-  std::map<int64_t, double> mask_sum_by_rollout;
   auto rollout_of = [&](size_t i) {
     return batch.rollout_ids.empty() ? static_cast<int64_t>(i) : batch.rollout_ids[i];
   };
+  std::vector<at::Tensor> mask_sums;
   for (size_t i = 0; i < n; ++i) {
     const auto total = static_cast<int64_t>(batch.tokens[i].size());
     const int64_t response = batch.response_lengths[i];
@@ -52,8 +52,16 @@ RolloutTensors RolloutTensors::from(const TrainBatch& batch, const at::Device& d
     }
     data.total_lengths.push_back(total);
     data.loss_masks.push_back(loss_mask_of(batch, i, device));
-    data.mask_sums.push_back(data.loss_masks.back().sum().item<double>());
-    mask_sum_by_rollout[rollout_of(i)] += data.mask_sums.back();
+    mask_sums.push_back(data.loss_masks.back().sum());
+  }
+  // One host copy for every sample's mask sum.
+  std::map<int64_t, double> mask_sum_by_rollout;
+  if (n > 0) {
+    const auto host = at::stack(mask_sums).to(at::kCPU).to(at::kDouble).contiguous();
+    for (size_t i = 0; i < n; ++i) {
+      data.mask_sums.push_back(host.data_ptr<double>()[i]);
+      mask_sum_by_rollout[rollout_of(i)] += data.mask_sums.back();
+    }
   }
   for (size_t i = 0; i < n; ++i)
     data.rollout_mask_sums.push_back(mask_sum_by_rollout[rollout_of(i)]);

@@ -1,6 +1,6 @@
 // Every flag the trainer reads, read once (TrainOptions::from): the advantage estimator and the
 // loss type as enums, the policy loss's clip / KL / TIS settings, the micro-batching. The optimizer
-// and the LR schedule read theirs in OptimizerConfig::from_args and LrScheduler::from_args. Plugins
+// and the LR schedule read theirs in OptimizerConfig::from and LrScheduler::from. Plugins
 // still receive the Args.
 #pragma once
 

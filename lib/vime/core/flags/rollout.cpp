@@ -32,7 +32,13 @@ constexpr FlagSpec kFlags[] = {
      "Engine context limit in tokens, prompt plus response (unset: the model's)."},
     {"--rollout-kv-cache-blocks", kInt, nullptr,
      "Native engine: KV cache blocks (of --vllm-block-size tokens); unset: "
-     "--rollout-kv-cache-bytes, else --vllm-gpu-memory-utilization, else grown on demand."},
+     "--rollout-kv-cache-bytes, else --rollout-gpu-memory-utilization on CUDA, else grown on "
+     "demand (CPU)."},
+    {"--rollout-gpu-memory-utilization", kFloat, nullptr,
+     "Native engine on CUDA: the fraction of the GPU's memory the process may hold while it "
+     "generates (weights and a colocated trainer's state included); the KV cache gets what a "
+     "profiled step leaves (unset: 0.9, vLLM's default). vLLM engines take "
+     "--vllm-gpu-memory-utilization."},
     {"--rollout-kv-cache-bytes", kInt, nullptr,
      "Native engine: KV cache size in bytes (any device); unset: see --rollout-kv-cache-blocks."},
     {"--rollout-max-prompt-len", kInt, nullptr,

@@ -1,6 +1,6 @@
-// The cached forward against the full uncached forward, at the logits: a packed prefill of
-// sequences of different lengths, decode steps of a ragged batch, and a row moved by compaction.
-#include "vime/model/cached_forward.hpp"
+// The paged forward against the full uncached forward, at the logits: prefill chunks, decode rows,
+// shared prefixes, and the attention paths.
+#include "vime/model/paged_forward.hpp"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
@@ -16,43 +16,6 @@ at::Tensor full_last_logits(vime::Model& model, const std::vector<int64_t>& sequ
 }
 
 }  // namespace
-
-TEST_CASE("cached prefill and decode give the full forward's logits", "[engine]") {
-  auto model = vime::test::tiny_engine_model(at::kFloat, at::kCPU, 256, 3);
-  at::NoGradGuard no_grad;
-  std::vector<std::vector<int64_t>> sequences{
-      {11, 12, 13, 14, 15, 16, 17}, {21, 22}, {31, 32, 33, 34}};
-  vime::KvCache cache(model->config(), at::kFloat, at::kCPU, 4, 64);
-  cache.reserve(3, 7);
-  auto logits = vime::prefill_forward(*model, cache, sequences, {0, 1, 2});
-  REQUIRE(logits.size(0) == 3);
-  for (size_t i = 0; i < sequences.size(); ++i)
-    CHECK((logits[i] - full_last_logits(*model, sequences[i])).abs().max().item<double>() < 1e-4);
-
-  for (int step = 0; step < 4; ++step) {
-    std::vector<int64_t> tokens, positions;
-    for (auto& s : sequences) {
-      positions.push_back(static_cast<int64_t>(s.size()));
-      s.push_back(100 + 7 * step + static_cast<int64_t>(s.size()));
-      tokens.push_back(s.back());
-    }
-    cache.reserve(3, positions[0] + 1);
-    auto step_logits = vime::decode_forward(*model, cache, tokens, positions);
-    for (size_t i = 0; i < sequences.size(); ++i) {
-      CAPTURE(step, i);
-      CHECK((step_logits[i] - full_last_logits(*model, sequences[i])).abs().max().item<double>() <
-            1e-4);
-    }
-  }
-  // Row 2 takes row 0's place (what the engine does when row 0 finishes) and decodes alone.
-  cache.move_row(2, 0, static_cast<int64_t>(sequences[2].size()));
-  const int64_t position = static_cast<int64_t>(sequences[2].size());
-  sequences[2].push_back(5);
-  auto moved = vime::decode_forward(*model, cache, {5}, {position});
-  CHECK((moved[0] - full_last_logits(*model, sequences[2])).abs().max().item<double>() < 1e-4);
-  cache.release();
-  CHECK(cache.bytes() == 0);
-}
 
 TEST_CASE("paged forward: chunks, decode rows and a shared prefix give the full forward's logits",
           "[engine]") {

@@ -15,9 +15,9 @@ class ProcessGroup;
 
 namespace vime::train {
 
-class GradReducer {
+class RankReducer {
  public:
-  virtual ~GradReducer() = default;
+  virtual ~RankReducer() = default;
   virtual int64_t rank() const = 0;
   virtual int64_t world_size() const = 0;
   // The ranks' c10d group, over which the optimizers reduce their gradients and shard their
@@ -33,7 +33,7 @@ class GradReducer {
                              const std::vector<int64_t>& lengths) = 0;
 };
 
-class SingleRank final : public GradReducer {
+class SingleRank final : public RankReducer {
  public:
   int64_t rank() const override { return 0; }
   int64_t world_size() const override { return 1; }

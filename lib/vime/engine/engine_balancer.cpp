@@ -1,4 +1,4 @@
-#include "vime/engine/fleet_engine.hpp"
+#include "vime/engine/engine_balancer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -40,15 +40,15 @@ const std::string& affinity_key(const GenerateRequest& request) {
 
 }  // namespace
 
-struct FleetEngine::Impl {
-  explicit Impl(FleetEngineOptions o) : options(o) {}
+struct EngineBalancer::Impl {
+  explicit Impl(EngineBalancerOptions o) : options(o) {}
 
   // The engine of `key`'s group while it is usable; else the least loaded usable one (recorded as
   // the group's). Skips `tried` (engines that failed this request). Null when all were tried.
   Member* pick(const std::string& key, const std::set<Member*>& tried);
   void remember(const std::string& key, Member* member);
 
-  FleetEngineOptions options;
+  EngineBalancerOptions options;
   mutable std::mutex mutex;
   std::vector<std::unique_ptr<Member>> members;
   // Group -> engine, most recent first (bounded by options.remembered_groups).
@@ -57,7 +57,7 @@ struct FleetEngine::Impl {
   uint64_t epoch = 0;  // bumped by abort_all()
 };
 
-Member* FleetEngine::Impl::pick(const std::string& key, const std::set<Member*>& tried) {
+Member* EngineBalancer::Impl::pick(const std::string& key, const std::set<Member*>& tried) {
   const auto now = Clock::now();
   auto usable = [&](Member* m) { return !tried.count(m) && m->avoid_until <= now; };
   if (!key.empty()) {
@@ -82,7 +82,7 @@ Member* FleetEngine::Impl::pick(const std::string& key, const std::set<Member*>&
   return best;
 }
 
-void FleetEngine::Impl::remember(const std::string& key, Member* member) {
+void EngineBalancer::Impl::remember(const std::string& key, Member* member) {
   ++member->groups;
   if (auto it = groups.find(key); it != groups.end()) {
     it->second->second = member;
@@ -96,11 +96,12 @@ void FleetEngine::Impl::remember(const std::string& key, Member* member) {
   }
 }
 
-FleetEngine::FleetEngine(FleetEngineOptions options) : impl_(std::make_unique<Impl>(options)) {}
+EngineBalancer::EngineBalancer(EngineBalancerOptions options)
+    : impl_(std::make_unique<Impl>(options)) {}
 
-FleetEngine::~FleetEngine() = default;
+EngineBalancer::~EngineBalancer() = default;
 
-void FleetEngine::add(std::string name, EngineClient& engine) {
+void EngineBalancer::add(std::string name, EngineClient& engine) {
   auto m = std::make_unique<Member>();
   m->name = std::move(name);
   m->engine = &engine;
@@ -108,19 +109,19 @@ void FleetEngine::add(std::string name, EngineClient& engine) {
   impl_->members.push_back(std::move(m));
 }
 
-void FleetEngine::add(std::string name, std::unique_ptr<EngineClient> engine) {
+void EngineBalancer::add(std::string name, std::unique_ptr<EngineClient> engine) {
   EngineClient& e = *engine;
   add(std::move(name), e);
   std::lock_guard lock(impl_->mutex);
   impl_->members.back()->owned = std::move(engine);
 }
 
-GenerateResponse FleetEngine::generate(const GenerateRequest& request) {
+GenerateResponse EngineBalancer::generate(const GenerateRequest& request) {
   Impl& s = *impl_;
   const std::string& key = affinity_key(request);
   std::set<Member*> tried;
   std::unique_lock lock(s.mutex);
-  if (s.members.empty()) throw Error("FleetEngine: generate with no engines added");
+  if (s.members.empty()) throw Error("EngineBalancer: generate with no engines added");
   const uint64_t epoch = s.epoch;
   for (;;) {
     Member* m = s.pick(key, tried);
@@ -150,7 +151,7 @@ GenerateResponse FleetEngine::generate(const GenerateRequest& request) {
   }
 }
 
-void FleetEngine::abort_all() {
+void EngineBalancer::abort_all() {
   std::vector<EngineClient*> engines;
   {
     std::lock_guard lock(impl_->mutex);
@@ -172,11 +173,11 @@ void FleetEngine::abort_all() {
   if (first) std::rethrow_exception(first);
 }
 
-std::vector<FleetMemberStats> FleetEngine::stats() const {
+std::vector<BalancerMemberStats> EngineBalancer::stats() const {
   std::lock_guard lock(impl_->mutex);
-  std::vector<FleetMemberStats> out;
+  std::vector<BalancerMemberStats> out;
   for (const auto& m : impl_->members) {
-    out.push_back(FleetMemberStats{m->name, m->in_flight, m->served, m->groups, m->failures});
+    out.push_back(BalancerMemberStats{m->name, m->in_flight, m->served, m->groups, m->failures});
   }
   return out;
 }

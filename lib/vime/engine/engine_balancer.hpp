@@ -16,12 +16,12 @@
 
 namespace vime::engine {
 
-struct FleetEngineOptions {
+struct EngineBalancerOptions {
   double avoid_failed_s = 60;          // an unreachable engine gets no new groups this long
   size_t remembered_groups = 1 << 16;  // group -> engine assignments kept (least recent dropped)
 };
 
-struct FleetMemberStats {
+struct BalancerMemberStats {
   std::string name;
   int64_t in_flight = 0;
   int64_t served = 0;    // requests answered (any finish reason)
@@ -29,12 +29,12 @@ struct FleetMemberStats {
   int64_t failures = 0;  // requests it could not serve and that went elsewhere
 };
 
-class FleetEngine final : public EngineClient {
+class EngineBalancer final : public EngineClient {
  public:
-  explicit FleetEngine(FleetEngineOptions options = {});
-  ~FleetEngine() override;
-  FleetEngine(const FleetEngine&) = delete;
-  FleetEngine& operator=(const FleetEngine&) = delete;
+  explicit EngineBalancer(EngineBalancerOptions options = {});
+  ~EngineBalancer() override;
+  EngineBalancer(const EngineBalancer&) = delete;
+  EngineBalancer& operator=(const EngineBalancer&) = delete;
 
   // Adds an engine (before the first generate()). A borrowed one must outlive the fleet.
   void add(std::string name, EngineClient& engine);
@@ -47,7 +47,7 @@ class FleetEngine final : public EngineClient {
   // abort_all() of every engine at once; returns when all have.
   void abort_all() override;
 
-  std::vector<FleetMemberStats> stats() const;  // in the order added
+  std::vector<BalancerMemberStats> stats() const;  // in the order added
 
  private:
   struct Impl;

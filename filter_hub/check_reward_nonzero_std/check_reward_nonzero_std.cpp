@@ -3,13 +3,13 @@
 //   --dynamic-sampling-filter-path check_reward_nonzero_std
 #include <vime/hooks.hpp>
 
-#include "vime/rollout/reward_std_filter.hpp"
+#include "common/reward_std.hpp"
 
 namespace {
 
 vime::DynamicFilterOutput check_reward_nonzero_std(const vime::Args& args,
                                                    const std::vector<vime::Sample>& group) {
-  return vime::rollout::check_reward_nonzero_std(args, group);
+  return vime::filters::check_reward_nonzero_std(args, group);
 }
 
 }  // namespace

@@ -3,13 +3,15 @@
 //   --dynamic-sampling-filter-path check_reward_nonzero_std_with_fallback
 #include <vime/hooks.hpp>
 
-#include "vime/rollout/reward_std_filter.hpp"
+#include "common/reward_std.hpp"
 
 namespace {
 
 vime::DynamicFilterOutput check_reward_nonzero_std_with_fallback(
     const vime::Args& args, const std::vector<vime::Sample>& group) {
-  return vime::rollout::check_reward_nonzero_std_with_fallback(args, group);
+  vime::DynamicFilterOutput out = vime::filters::check_reward_nonzero_std(args, group);
+  out.keep_when_insufficient = true;
+  return out;
 }
 
 }  // namespace

@@ -8,21 +8,21 @@
 
 #include "common/py_value.hpp"
 #include "retool_text.hpp"
+#include "vime/code_sandbox.hpp"
 #include "vime/error.hpp"
-#include "vime/sandbox/sandbox.hpp"
 
 namespace retool {
 namespace {
 
-const vime::sandbox::Sandbox& sandbox_for(const RetoolConfig& config) {
+const vime::CodeSandbox& sandbox_for(const RetoolConfig& config) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<vime::sandbox::Sandbox>> sandboxes;
+  static std::map<std::string, std::unique_ptr<vime::CodeSandbox>> sandboxes;
   std::lock_guard lock(mutex);
   auto& slot = sandboxes[config.sandbox_key()];
   if (!slot) {
-    slot = std::make_unique<vime::sandbox::Sandbox>(config.sandbox);
+    slot = std::make_unique<vime::CodeSandbox>(config.sandbox);
     std::fprintf(stderr, "retool: code sandbox %s, isolation %s\n", slot->python().c_str(),
-                 vime::sandbox::isolation_name(slot->isolation()));
+                 slot->isolation_name());
   }
   return *slot;
 }
@@ -83,7 +83,7 @@ CodeRun execute_code(const RetoolConfig& config, const std::string& code) {
     }
   }
   const auto& sandbox = sandbox_for(config);
-  vime::sandbox::JailResult r;
+  vime::CodeSandboxRun r;
   try {
     r = sandbox.run_python(wrap_code(code));
   } catch (const vime::Error& e) {

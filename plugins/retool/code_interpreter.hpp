@@ -1,5 +1,5 @@
-// slime's PythonSandbox.execute_code on vime's sandbox (lib/vime/sandbox): the safety check, the
-// wrapper script, and the interpreter's text for each way a run can end.
+// slime's PythonSandbox.execute_code on vime's sandbox (<vime/code_sandbox.hpp>): the safety check,
+// the wrapper script, and the interpreter's text for each way a run can end.
 #pragma once
 
 #include <string>

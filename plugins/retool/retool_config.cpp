@@ -3,8 +3,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "vime/code_sandbox.hpp"
 #include "vime/error.hpp"
-#include "vime/sandbox/sandbox.hpp"
 
 namespace retool {
 namespace {
@@ -81,12 +81,12 @@ RetoolConfig RetoolConfig::from(const vime::Args& args) {
     if (!v->is_string()) bad("python_path", "a string", *v);
     s.python = v->as_string();
   }
-  s.allow_network = flag(args, vime::sandbox::kAllowNetworkKey, false);
-  s.host_filesystem = flag(args, vime::sandbox::kHostFilesystemKey, false);
-  if (const vime::Json* v = find(args, vime::sandbox::kReadOnlyPathsKey)) {
-    if (!v->is_array()) bad(vime::sandbox::kReadOnlyPathsKey, "a list of paths", *v);
+  s.allow_network = flag(args, vime::kSandboxAllowNetworkKey, false);
+  s.host_filesystem = flag(args, vime::kSandboxHostFilesystemKey, false);
+  if (const vime::Json* v = find(args, vime::kSandboxReadOnlyPathsKey)) {
+    if (!v->is_array()) bad(vime::kSandboxReadOnlyPathsKey, "a list of paths", *v);
     for (const auto& p : v->as_array()) {
-      if (!p.is_string()) bad(vime::sandbox::kReadOnlyPathsKey, "a list of paths", *v);
+      if (!p.is_string()) bad(vime::kSandboxReadOnlyPathsKey, "a list of paths", *v);
       s.read_only_paths.push_back(p.as_string());
     }
   }

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "vime/args.hpp"
+#include "vime/code_sandbox.hpp"
 #include "vime/json.hpp"
-#include "vime/sandbox/sandbox_options.hpp"
 
 namespace retool {
 
@@ -16,7 +16,7 @@ struct RetoolConfig {
   int64_t max_tool_calls = 16;      // code runs per sample
   bool python_safety_check = true;  // slime's _check_code_safety before running the code
   vime::Json python_timeout = vime::Json(120);  // seconds, as given: it is printed in a message
-  vime::sandbox::SandboxOptions sandbox;        // tool_concurrency, python_* limits, sandbox_*
+  vime::CodeSandboxOptions sandbox;             // tool_concurrency, python_* limits, sandbox_*
 
   // Throws vime::UsageError naming the key on a bad value.
   static RetoolConfig from(const vime::Args& args);

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "common/py_text.hpp"
-#include "vime/core/regex.hpp"
 #include "vime/json.hpp"
+#include "vime/regex.hpp"
 
 namespace retool {
 namespace {
 
-using vime::core::Regex;
+using vime::Regex;
 
 constexpr std::string_view kSystemPrompt =
     "You are a helpful assistant that can use Python tools to solve mathematical problems. When "
@@ -201,7 +201,7 @@ Action postprocess_predictions(std::string_view prediction) {
 std::optional<std::string> unsafe_code_reason(std::string_view code) {
   static const std::vector<Regex> dangerous = [] {
     std::vector<Regex> out;
-    for (auto p : kDangerousPatterns) out.emplace_back(p, vime::core::RegexOptions{true});
+    for (auto p : kDangerousPatterns) out.emplace_back(p, vime::RegexOptions{true});
     return out;
   }();
   for (size_t i = 0; i < dangerous.size(); ++i) {

@@ -4,8 +4,8 @@
 
 #include "common/py_text.hpp"
 #include "f1/f1_score.hpp"
-#include "vime/core/regex.hpp"
 #include "vime/error.hpp"
+#include "vime/regex.hpp"
 
 namespace search_r1 {
 namespace {
@@ -31,7 +31,7 @@ constexpr std::array<std::string_view, 4> kTags = {"think", "search", "informati
 
 // re.split(r"(</?(?:think|search|information|answer)>)", content): text and tags alternating.
 std::vector<std::string> split_keeping_tags(std::string_view content) {
-  static const vime::core::Regex tag("</?(?:think|search|information|answer)>");
+  static const vime::Regex tag("</?(?:think|search|information|answer)>");
   std::vector<std::string> parts;
   size_t last = 0;
   tag.for_each_match(content, [&](size_t start, size_t end) {
@@ -51,7 +51,7 @@ bool fail(std::string* reason, std::string why) {
 }  // namespace
 
 bool is_valid_sequence(std::string_view text, std::string* reason) {
-  static const vime::core::Regex assistant("<\\|im_start\\|>assistant\\s*");
+  static const vime::Regex assistant("<\\|im_start\\|>assistant\\s*");
   size_t marker_end = std::string_view::npos;
   assistant.for_each_match(text, [&](size_t, size_t end) {
     if (marker_end == std::string_view::npos) marker_end = end;
@@ -110,7 +110,7 @@ bool is_valid_sequence(std::string_view text, std::string* reason) {
 }
 
 bool extract_solution(std::string_view text, std::string& answer) {
-  static const vime::core::Regex pattern("(?s)<answer>(.*?)</answer>");
+  static const vime::Regex pattern("(?s)<answer>(.*?)</answer>");
   size_t matches = 0, last_start = 0, last_end = 0;
   pattern.for_each_match(text, [&](size_t start, size_t end) {
     ++matches;
@@ -124,7 +124,7 @@ bool extract_solution(std::string_view text, std::string& answer) {
 }
 
 std::vector<std::string> extract_information_blocks(std::string_view text) {
-  static const vime::core::Regex pattern("(?s)<information>(.*?)</information>");
+  static const vime::Regex pattern("(?s)<information>(.*?)</information>");
   std::vector<std::string> blocks;
   for (const auto& block : pattern.findall(text)) blocks.push_back(vime::rm::strip(block));
   return blocks;

@@ -6,9 +6,9 @@
 #include <memory>
 #include <mutex>
 
+#include "vime/bm25_retriever.hpp"
 #include "vime/error.hpp"
-#include "vime/http/fetch.hpp"
-#include "vime/retrieval/open_index.hpp"
+#include "vime/http_fetch.hpp"
 
 namespace search_r1 {
 namespace {
@@ -44,18 +44,17 @@ Semaphore& search_slots(int64_t permits) {
 }
 
 // In-process indexes, one per (corpus, index dir, k1, b), opened on first use and kept.
-const vime::retrieval::Bm25Index& in_process_index(const SearchConfig& c) {
+const vime::Bm25Retriever& in_process_index(const SearchConfig& c) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<vime::retrieval::Bm25Index>> indexes;
+  static std::map<std::string, std::unique_ptr<vime::Bm25Retriever>> indexes;
   const std::string key = c.search_corpus + '\n' + c.search_index + '\n' +
                           std::to_string(c.bm25_k1) + '\n' + std::to_string(c.bm25_b);
   std::lock_guard lock(mutex);
   auto& slot = indexes[key];
   if (!slot) {
-    vime::retrieval::IndexSource source{c.search_corpus, c.search_index, {c.bm25_k1, c.bm25_b}};
-    std::string how;
-    slot = std::make_unique<vime::retrieval::Bm25Index>(vime::retrieval::open_index(source, &how));
-    std::fprintf(stderr, "search_r1: BM25 index %s\n", how.c_str());
+    slot = std::make_unique<vime::Bm25Retriever>(
+        vime::Bm25Retriever::Source{c.search_corpus, c.search_index, c.bm25_k1, c.bm25_b});
+    std::fprintf(stderr, "search_r1: BM25 index %s\n", slot->how_opened().c_str());
   }
   return *slot;
 }
@@ -65,12 +64,12 @@ std::vector<std::string> http_search(const SearchConfig& c, const std::string& q
   payload["queries"] = vime::Json::Array{vime::Json(query)};
   payload["topk"] = c.topk;
   payload["return_scores"] = false;
-  auto request = vime::http::Request::post_json(c.search_url, payload, c.search_timeout_s);
-  const vime::http::Response response = vime::http::fetch(request);
+  const vime::HttpResponse response =
+      vime::http_fetch(vime::HttpRequest::post_json(c.search_url, payload, c.search_timeout_s));
   vime::Json body;
   try {
     if (!response.ok()) throw vime::Error(response.describe());
-    body = response.json("the retrieval server's reply");
+    body = vime::Json::parse(response.body, "the retrieval server's reply");
   } catch (const vime::Error& e) {
     std::fprintf(stderr, "Error calling local search engine at %s: %s\n", c.search_url.c_str(),
                  e.what());
@@ -111,11 +110,9 @@ std::vector<std::string> search(const SearchConfig& c, const std::string& query)
     ~Release() { s.release(); }
   } release{slots};
   if (!c.in_process()) return http_search(c, query);
-  const auto& index = in_process_index(c);
-  std::vector<std::string> contents;
-  for (const auto& hit : index.search(query, c.topk)) {
-    const std::string& text = index.doc(hit.doc).contents;
-    contents.push_back(text.empty() ? kNoContent : text);
+  std::vector<std::string> contents = in_process_index(c).search(query, c.topk);
+  for (std::string& text : contents) {
+    if (text.empty()) text = kNoContent;
   }
   return contents;
 }

@@ -18,9 +18,9 @@
 #include "qa_em_format.hpp"
 #include "search_backend.hpp"
 #include "search_config.hpp"
-#include "vime/core/regex.hpp"
 #include "vime/hooks.hpp"
 #include "vime/multi_turn.hpp"
+#include "vime/regex.hpp"
 
 namespace {
 
@@ -37,7 +37,7 @@ struct Observation {
 
 // postprocess_predictions + execute_predictions: the first <(search|answer)>(.*?)</\1>.
 Observation execute_prediction(const search_r1::SearchConfig& config, const std::string& turn) {
-  static const vime::core::Regex action("(?s)<(search|answer)>(.*?)</\\1>");
+  static const vime::Regex action("(?s)<(search|answer)>(.*?)</\\1>");
   const auto match = action.search(turn);
   if (!match) return {kInvalidAction, false, false};
   if ((*match)[1] == "answer") return {"", true, false};

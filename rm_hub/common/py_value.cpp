@@ -1,6 +1,6 @@
 #include "common/py_value.hpp"
 
-#include "vime/core/python_float.hpp"
+#include "vime/python_format.hpp"
 
 namespace vime::rm {
 
@@ -13,7 +13,7 @@ std::string python_str(const Json& value) {
     case Json::Type::kInt:
       return std::to_string(value.as_int());
     case Json::Type::kDouble:
-      return core::python_float_repr(value.as_double());
+      return python_float_repr(value.as_double());
     case Json::Type::kString:
       return value.as_string();
     default:

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "common/py_text.hpp"
-#include "vime/core/regex.hpp"
 #include "vime/error.hpp"
+#include "vime/regex.hpp"
 
 namespace vime::rm {
 namespace {
@@ -91,13 +91,13 @@ std::string normalize_final_answer(std::string_view input) {
   for (const auto& [before, after] : kSubstitutions) a = replace_all(a, before, after);
   for (auto expr : kRemovedExpressions) a = replace_all(a, expr, "");
 
-  static const core::Regex dollars("(.*?)(\\$)(.*?)(\\$)(.*)");
-  static const core::Regex text("(\\\\text\\{)(.*?)(\\})");
-  static const core::Regex textbf("(\\\\textbf\\{)(.*?)(\\})");
-  static const core::Regex overline("(\\\\overline\\{)(.*?)(\\})");
-  static const core::Regex boxed("(\\\\boxed\\{)(.*)(\\})");
-  static const core::Regex frac("(frac)([^{])(.)");
-  static const core::Regex sqrt("(sqrt)([^{])");
+  static const Regex dollars("(.*?)(\\$)(.*?)(\\$)(.*)");
+  static const Regex text("(\\\\text\\{)(.*?)(\\})");
+  static const Regex textbf("(\\\\textbf\\{)(.*?)(\\})");
+  static const Regex overline("(\\\\overline\\{)(.*?)(\\})");
+  static const Regex boxed("(\\\\boxed\\{)(.*)(\\})");
+  static const Regex frac("(frac)([^{])(.)");
+  static const Regex sqrt("(sqrt)([^{])");
   a = dollars.sub("$\\3$", a);
   a = text.sub("\\2", a);
   a = textbf.sub("\\2", a);
@@ -120,7 +120,7 @@ DapoScore dapo_compute_score(std::string_view solution_in, const std::string& gr
     if (boxed) out.pred = boxed->substr(7, boxed->size() - 8);
     out.acc = out.pred && *out.pred == ground_truth;
   } else {
-    static const core::Regex answer("(?i)Answer\\s*:\\s*([^\\n]+)");
+    static const Regex answer("(?i)Answer\\s*:\\s*([^\\n]+)");
     auto matches = answer.findall(solution);
     out.pred = normalize_final_answer(matches.empty() ? std::string("[INVALID]") : matches.back());
     std::string gt = normalize_final_answer(ground_truth);

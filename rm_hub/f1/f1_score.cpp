@@ -4,7 +4,7 @@
 #include <map>
 
 #include "common/py_text.hpp"
-#include "vime/core/regex.hpp"
+#include "vime/regex.hpp"
 
 namespace vime::rm {
 
@@ -14,7 +14,7 @@ std::string normalize_answer(std::string_view text) {
   static constexpr const char* kPunctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
   for (char c : s)
     if (c == '\0' || std::strchr(kPunctuation, c) == nullptr) no_punct.push_back(c);
-  static const core::Regex articles("\\b(a|an|the)\\b");
+  static const Regex articles("\\b(a|an|the)\\b");
   std::string out;
   for (const auto& word : split_whitespace(articles.sub(" ", no_punct))) {
     if (!out.empty()) out.push_back(' ');

@@ -3,7 +3,7 @@
 // integer label (an index) or the label text found among metadata.choices; without a letter, the
 // correct answer's text appearing in the response scores 1.
 //
-// That text match is slime's as the spec states it (--rm-type gpqa): any substring of the
+// That text match is slime's gpqa rule as documented (--rm-type gpqa): any substring of the
 // normalised response, the label text included. Built with VIME_GPQA_WHOLE_WORD (--rm-type
 // gpqa_whole_word) it is the stricter rule of slime's gpqa.py at 643f912 (the committed goldens):
 // whole words only, a single-letter label skipped. rm_hub/README.md compares the two.
@@ -17,7 +17,7 @@
 
 #include "common/py_text.hpp"
 #include "common/py_value.hpp"
-#include "vime/core/regex.hpp"
+#include "vime/regex.hpp"
 
 namespace {
 
@@ -30,7 +30,7 @@ std::string strip_chain_of_thought(const std::string& text) {
 }
 
 std::string normalize_text(const std::string& text) {
-  static const vime::core::Regex non_alnum("[^a-z0-9]+");
+  static const vime::Regex non_alnum("[^a-z0-9]+");
   return strip(non_alnum.sub(" ", lower(text)));
 }
 
@@ -46,11 +46,10 @@ std::optional<std::string> extract_letter(const std::string& response,
   std::set<std::string> valid;
   for (const auto& l : valid_list) valid.insert(upper(l));
   std::string text = strip_chain_of_thought(response);
-  static const vime::core::Regex patterns[] = {
-      vime::core::Regex("(?:answer|option|choice)\\s*(?:is|:)?\\s*([A-Z])", {.ignore_case = true}),
-      vime::core::Regex("([A-Z])\\s*(?:is\\s*(?:the)?\\s*correct)", {.ignore_case = true}),
-      vime::core::Regex("final\\s*(?:answer|option)\\s*(?:is|:)?\\s*([A-Z])",
-                        {.ignore_case = true}),
+  static const vime::Regex patterns[] = {
+      vime::Regex("(?:answer|option|choice)\\s*(?:is|:)?\\s*([A-Z])", {.ignore_case = true}),
+      vime::Regex("([A-Z])\\s*(?:is\\s*(?:the)?\\s*correct)", {.ignore_case = true}),
+      vime::Regex("final\\s*(?:answer|option)\\s*(?:is|:)?\\s*([A-Z])", {.ignore_case = true}),
   };
   for (const auto& p : patterns) {
     if (auto m = p.search(text)) {
@@ -58,7 +57,7 @@ std::optional<std::string> extract_letter(const std::string& response,
       if (valid.count(letter)) return letter;
     }
   }
-  static const vime::core::Regex standalone("\\b([A-Z])\\b");
+  static const vime::Regex standalone("\\b([A-Z])\\b");
   auto candidates = standalone.findall(text);
   for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
     std::string letter = upper(*it);

@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "common/py_text.hpp"
-#include "vime/tokenizer/unicode.hpp"
 
 namespace vime::rm {
 namespace {
@@ -211,9 +210,9 @@ std::string_view accent_mark(std::string_view name) {
 }
 
 std::string encode(char32_t cp) {
-  std::string out;
-  tokenizer::append_utf8(out, cp);
-  return out;
+  utf8proc_uint8_t bytes[4];
+  const auto n = utf8proc_encode_char(static_cast<utf8proc_int32_t>(cp), bytes);
+  return std::string(reinterpret_cast<const char*>(bytes), static_cast<size_t>(n));
 }
 
 // \mathbb, \mathbf, \mathit: the Unicode mathematical alphanumerics pylatexenc uses.

@@ -4,7 +4,7 @@
 
 #include "common/py_text.hpp"
 #include "math/latex_to_text.hpp"
-#include "vime/core/regex.hpp"
+#include "vime/regex.hpp"
 
 namespace vime::rm {
 namespace {
@@ -35,7 +35,7 @@ std::string str_to_int(std::string_view x) {
 }  // namespace
 
 std::string strip_properly_formatted_commas(std::string_view input) {
-  static const core::Regex re("(\\d)(,)(\\d\\d\\d)($|\\D)");
+  static const Regex re("(\\d)(,)(\\d\\d\\d)($|\\D)");
   std::string expr(input);
   while (true) {
     std::string next = re.sub("\\1\\3\\4", expr);
@@ -47,7 +47,7 @@ std::string strip_properly_formatted_commas(std::string_view input) {
 std::optional<std::string> sympy_normalize(const std::optional<std::string>& input) {
   if (!input) return std::nullopt;
   std::string expr = *input;
-  static const core::Regex text_re("^\\\\text\\{(?P<text>.+?)\\}$");
+  static const Regex text_re("^\\\\text\\{(?P<text>.+?)\\}$");
   if (auto m = text_re.search(expr)) expr = *(*m)[1];
 
   expr = replace_all(expr, "\\%", "%");
@@ -60,28 +60,28 @@ std::optional<std::string> sympy_normalize(const std::optional<std::string>& inp
   expr = replace_all(expr, "billion", "*10^9");
   expr = replace_all(expr, "trillion", "*10^12");
 
-  static const std::vector<std::unique_ptr<core::Regex>> unit_res = [] {
-    std::vector<std::unique_ptr<core::Regex>> v;
+  static const std::vector<std::unique_ptr<Regex>> unit_res = [] {
+    std::vector<std::unique_ptr<Regex>> v;
     for (const char* unit : kUnits) {
-      v.push_back(std::make_unique<core::Regex>(std::string(unit) + "(es)?(s)? *(\\^[0-9]+)?"));
+      v.push_back(std::make_unique<Regex>(std::string(unit) + "(es)?(s)? *(\\^[0-9]+)?"));
     }
     return v;
   }();
   for (const auto& re : unit_res) expr = re->sub("", expr);
-  static const core::Regex circ_re("\\^ *\\\\circ");
+  static const Regex circ_re("\\^ *\\\\circ");
   expr = circ_re.sub("", expr);
 
   if (!expr.empty() && expr.front() == '{' && expr.back() == '}') {
     expr = expr.substr(1, expr.size() - 2);
   }
-  static const core::Regex comma_space_re(",\\\\! *");
+  static const Regex comma_space_re(",\\\\! *");
   expr = comma_space_re.sub("", expr);
   if (auto v = python_float(expr); v && python_is_int(*v)) expr = python_round_int_str(*v);
   if (contains(expr, "\\")) expr = parse_latex(expr);
 
-  static const core::Regex minus_re("- *");
+  static const Regex minus_re("- *");
   expr = minus_re.sub("-", expr);
-  static const core::Regex mixed_re("([0-9]) +([0-9])");
+  static const Regex mixed_re("([0-9]) +([0-9])");
   expr = mixed_re.sub("\\1+\\2", expr);
   expr = replace_all(expr, " ", "");
   expr = replace_all(expr, "{", "");
@@ -112,7 +112,7 @@ std::vector<std::string> split_tuple(std::string_view input) {
 }
 
 bool is_frac(std::string_view expr) {
-  static const core::Regex re("^-?[0-9]+.?/0*[1-9][0-9]*.?$");
+  static const Regex re("^-?[0-9]+.?/0*[1-9][0-9]*.?$");
   return re.matches_anywhere(expr);
 }
 
@@ -131,8 +131,8 @@ bool should_allow_eval(std::string_view input) {
   }
   if (letters.size() > 2) return false;
   if (contains(input, "^{") || contains(input, "^(")) return false;
-  static const core::Regex bad1("\\^[0-9]+\\^");
-  static const core::Regex bad2("\\^[0-9][0-9]+");
+  static const Regex bad1("\\^[0-9]+\\^");
+  static const Regex bad2("\\^[0-9][0-9]+");
   return !bad1.matches_anywhere(input) && !bad2.matches_anywhere(input);
 }
 

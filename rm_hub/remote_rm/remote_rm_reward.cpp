@@ -11,8 +11,7 @@
 #include <random>
 #include <thread>
 #include <vime/hooks.hpp>
-
-#include "vime/http/fetch.hpp"
+#include <vime/http_fetch.hpp>
 
 namespace {
 
@@ -34,13 +33,13 @@ vime::Json reward(const vime::Args& args, const vime::Sample& sample) {
   payload["prompt"] = sample.prompt;
   payload["response"] = sample.response;
   payload["label"] = sample.label;
-  vime::http::Request request = vime::http::Request::post_json(url, payload, timeout_s);
+  vime::HttpRequest request = vime::HttpRequest::post_json(url, payload, timeout_s);
   request.connect_timeout_s = 0;  // the attempt's timeout covers connecting (aiohttp's total)
 
   thread_local std::mt19937 rng{std::random_device{}()};
   std::string last_error;
   for (int attempt = 0; attempt < std::max(1, max_retries); ++attempt) {
-    const vime::http::Response response = vime::http::fetch(request);
+    const vime::HttpResponse response = vime::http_fetch(request);
     if (!response.error.empty() || response.status >= 400) {
       last_error = response.describe();
     } else {

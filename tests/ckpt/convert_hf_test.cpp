@@ -73,7 +73,7 @@ TEST_CASE("convert-hf: flags that disagree with config.json, missing inputs", "[
   CHECK_THAT(no_origin.output, Catch::Contains("--origin-hf-dir"));
 }
 
-TEST_CASE("vime convert is convert-hf under the design card's name, both directions", "[ckpt]") {
+TEST_CASE("vime convert is convert-hf under its short name, both directions", "[ckpt]") {
   vime::test::TempDir dir;
   const fs::path origin = dir.path() / "origin";
   fs::copy(VIME_SOURCE_DIR "/tests/model/golden/tiny_llama", origin);

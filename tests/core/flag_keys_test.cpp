@@ -187,7 +187,7 @@ const std::map<std::string, std::string>& read_indirectly() {
   return keys;
 }
 
-// Supported flags that another branch of the same work is implementing right now (issue 22): the
+// Supported flags that another branch of the same work is implementing right now: the
 // test names them here until that branch lands; the check below fails once they are read, so the
 // entry cannot outlive its reason.
 const std::map<std::string, std::string>& implemented_elsewhere() {

@@ -1,7 +1,5 @@
-// core::python_float_repr against CPython's repr (tests/core/goldens/python_float_goldens.json,
+// python_float_repr against CPython's repr (tests/core/goldens/python_float_goldens.json,
 // written by make_python_float_goldens.py): the one copy that metrics, Jinja and the graders use.
-#include "vime/core/python_float.hpp"
-
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -10,8 +8,9 @@
 #include <sstream>
 
 #include "vime/json.hpp"
+#include "vime/python_format.hpp"
 
-using vime::core::python_float_repr;
+using vime::python_float_repr;
 
 TEST_CASE("python_float_repr matches CPython's repr byte for byte", "[python_float]") {
   std::ifstream in(VIME_SOURCE_DIR "/tests/core/goldens/python_float_goldens.json");

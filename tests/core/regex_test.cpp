@@ -1,6 +1,6 @@
-// core::Regex, the one PCRE2 wrapper: the tokenizer's match iteration and the graders' Python re
+// Regex, the one PCRE2 wrapper: the tokenizer's match iteration and the graders' Python re
 // calls (search, findall, sub) on well-formed and broken UTF-8.
-#include "vime/core/regex.hpp"
+#include "vime/regex.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include "vime/error.hpp"
 
-using vime::core::Regex;
+using vime::Regex;
 using Spans = std::vector<std::pair<size_t, size_t>>;
 
 namespace {

@@ -9,7 +9,7 @@ using vime::Json;
 using vime::Sample;
 using vime::SampleStatus;
 
-// slime's test vector (spec §12): a non-trainable append after one trainable token.
+// slime's test vector (tests/test_sample.py): a non-trainable append after one trainable token.
 TEST_CASE("append_response_tokens matches slime's vector", "[sample]") {
   Sample s;
   s.tokens = {0};

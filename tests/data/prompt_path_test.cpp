@@ -31,7 +31,7 @@ std::vector<int64_t> range(int64_t first, int64_t last) {
 
 }  // namespace
 
-// slime's test_read_file_slicing vectors (spec §12).
+// slime's test_read_file_slicing vectors.
 TEST_CASE("row slices follow Python semantics (slime's vectors)", "[data]") {
   CHECK(rows_selected("@[0:3]") == range(0, 3));
   CHECK(rows_selected("@[3:]") == range(3, 10));

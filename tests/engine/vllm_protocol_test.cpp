@@ -1,5 +1,5 @@
-// vLLM's generation wire format: the request/response examples of shared/spec/vllm_api.md §2.1
-// and §2.2 (copied verbatim, // annotations stripped) and the exact field names of built bodies.
+// vLLM's generation wire format: vLLM's request/response examples of /v1/completions and
+// /inference/v1/generate (verbatim, // annotations stripped), and the field names of built bodies.
 #include "vime/engine/vllm_protocol.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,7 +14,7 @@ using namespace vime::engine;
 
 namespace {
 
-// vllm_api.md §2.1, the /v1/completions response.
+// The /v1/completions response.
 constexpr const char* kCompletionsResponse = R"({
   "id": "cmpl-...", "object": "text_completion", "created": 1790000000,
   "model": "Qwen/Qwen3-8B",
@@ -39,7 +39,7 @@ constexpr const char* kCompletionsResponse = R"({
   "system_fingerprint": null, "kv_transfer_params": null
 })";
 
-// vllm_api.md §2.2, the /inference/v1/generate response, with the "...one entry per token_ids
+// The /inference/v1/generate response, with the "...one entry per token_ids
 // element..." annotation written out.
 std::string generate_response(const std::string& finish, int cached) {
   return R"({
@@ -92,7 +92,7 @@ GenerateRequest spec_request() {
 
 }  // namespace
 
-TEST_CASE("vllm_protocol: the /v1/completions example of the spec parses", "[vllm_engine]") {
+TEST_CASE("vllm_protocol: vLLM's /v1/completions example parses", "[vllm_engine]") {
   const auto r = parse_generate_response(Json::parse(kCompletionsResponse), "test");
   CHECK(r.output_ids == kIds);
   REQUIRE(r.output_log_probs.size() == kIds.size());
@@ -103,7 +103,7 @@ TEST_CASE("vllm_protocol: the /v1/completions example of the spec parses", "[vll
   CHECK(r.weight_version.empty());
 }
 
-TEST_CASE("vllm_protocol: the /inference/v1/generate example of the spec parses", "[vllm_engine]") {
+TEST_CASE("vllm_protocol: vLLM's /inference/v1/generate example parses", "[vllm_engine]") {
   const auto r = parse_generate_response(Json::parse(generate_response("length", 8)), "test");
   CHECK(r.output_ids == kIds);
   REQUIRE(r.output_log_probs.size() == kIds.size());

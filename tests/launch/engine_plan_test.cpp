@@ -183,7 +183,7 @@ TEST_CASE("engine_plan: VIME_VLLM_COMMAND, CUDA_VISIBLE_DEVICES and NCCL_CUMEM_E
 
 TEST_CASE("engine_plan: an engine placed past the host's GPUs is refused, not started on the CPU",
           "[launch]") {
-  // Issue 22 (a): slime's default of 8 actor GPUs on a 2-GPU host put the engine on GPU 8, which
+  // slime's default of 8 actor GPUs on a 2-GPU host put the engine on GPU 8, which
   // CUDA_VISIBLE_DEVICES=8 hid from it: it served on the CPU and refused the NCCL weight transfer.
   PlanEnvironment env = bare_env();
   env.host_gpu_count = 2;

@@ -1,4 +1,4 @@
-// Async training (issue 20): the trainer -> replica weight copy, the version-lag and option rules,
+// Async training: the trainer -> replica weight copy, the version-lag and option rules,
 // and `vime train --async` / `--fully-async` end to end on the tiny task with engine replicas on
 // the CPU (a second model copy standing for another device; its engine thread generates while the
 // trainer's thread trains).

@@ -1,4 +1,4 @@
-// Crash consistency of `vime train` (issue 22): SIGKILL at 20 seeded random points of a GRPO run on
+// Crash consistency of `vime train`: SIGKILL at 20 seeded random points of a GRPO run on
 // the tiny task (a rollout sample, the optimizer step, the data-source save, each stage of a
 // checkpoint write), aimed with VIME_TEST_CRASH_AT (vime/core/crash_point.hpp). After each kill the
 // tracker names the last complete checkpoint, the restart with --load resumes right after it, and

@@ -1,4 +1,4 @@
-// `vime train` honours slime's trainer flags of issue 22, each checked against what an ignored
+// `vime train` honours slime's trainer flags, each checked against what an ignored
 // flag would leave: frozen parameters stay bit-identical while the others move, the reference
 // model follows the actor every --ref-update-interval, Adam restarts under
 // --reset-optimizer-states, the critic trains alone for --num-critic-only-steps and is saved and

@@ -10,7 +10,7 @@ using vime::Json;
 using vime::metrics::compute_pass_rate;
 using vime::metrics::estimate_pass_at_k;
 
-// Spec §12 ◇ vectors.
+// Vectors computed from slime's compute_pass_rate.
 TEST_CASE("pass@k matches slime's vectors", "[metrics]") {
   auto m = compute_pass_rate({1, 0, 0, 0}, 4);
   REQUIRE(m.size() == 3);

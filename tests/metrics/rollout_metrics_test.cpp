@@ -4,8 +4,7 @@
 
 #include "metrics/metric_goldens.hpp"
 #include "vime/core/arg_parser.hpp"
-#include "vime/core/python_float.hpp"
-#include "vime/metrics/python_format.hpp"
+#include "vime/python_format.hpp"
 
 using Catch::Detail::Approx;
 using vime::Json;
@@ -32,14 +31,14 @@ TEST_CASE("str(round(x, 1)) and repr(x) spelled as CPython does", "[metrics]") {
   const Json& g = vime::test::metric_goldens();
   for (const Json& c : g.at("round1").as_array()) {
     INFO(c.dump());
-    CHECK(vime::metrics::python_str_round(c.at("x"), 1) == c.at("str").as_string());
+    CHECK(vime::python_str_round(c.at("x"), 1) == c.at("str").as_string());
   }
   for (const Json& c : g.at("repr").as_array()) {
     INFO(c.dump());
-    CHECK(vime::core::python_float_repr(c.at("x").as_double()) == c.at("repr").as_string());
+    CHECK(vime::python_float_repr(c.at("x").as_double()) == c.at("repr").as_string());
   }
-  CHECK(vime::metrics::python_str_round(Json(1), 1) == "1");  // an int stays an int
-  CHECK(vime::metrics::python_str_round(Json(true), 1) == "1");
+  CHECK(vime::python_str_round(Json(1), 1) == "1");  // an int stays an int
+  CHECK(vime::python_str_round(Json(true), 1) == "1");
 }
 
 TEST_CASE("response length statistics and repetition follow numpy and zlib", "[metrics]") {

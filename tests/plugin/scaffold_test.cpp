@@ -1,16 +1,64 @@
 // `vime plugin new` output must build out of tree against an installed vime and load.
 #include "vime/plugin/scaffold.hpp"
 
+#include <httplib.h>
+
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <sstream>
+#include <thread>
 
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
+#include "vime/json.hpp"
 #include "vime/plugin.hpp"
 
 using vime::test::run_command;
 using vime::test::run_vime;
+
+namespace {
+
+// The code service the out-of-tree plugin calls: answers {"code": ...} for a response, Python that
+// prints len(response) * 10, plus 1 if it can reach this server (it must not: the sandbox has no
+// network).
+class CodeService {
+ public:
+  CodeService() {
+    server_.Post("/code", [this](const httplib::Request& req, httplib::Response& res) {
+      ++calls_;
+      const std::string response =
+          vime::Json::parse(req.body, "the plugin's request").at("response").as_string();
+      vime::Json answer = vime::Json::object();
+      answer["code"] = "import socket\ntry:\n    socket.create_connection(('127.0.0.1', " +
+                       std::to_string(port_) +
+                       "), timeout=2)\n    reached = 1\nexcept OSError:\n    reached = 0\n"
+                       "print(len(" +
+                       vime::Json(response).dump() + ") * 10 + reached)\n";
+      res.set_content(answer.dump(), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~CodeService() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/code"; }
+  int calls() const { return calls_; }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<int> calls_{0};
+};
+
+}  // namespace
 
 TEST_CASE("scaffold refuses bad kinds, names and existing files", "[plugin]") {
   vime::test::TempDir dir;
@@ -44,7 +92,9 @@ TEST_CASE("vime plugin new has a template for every kind of the plugin ABI", "[p
 // own generated CMakeLists.txt. The other kinds are compiled, linked and loaded too, but cheaply:
 // their sources are included by one translation unit of one plugin (each exports under its own
 // name), plain kinds first so none of them sees LibTorch's headers. Any kind that stops compiling,
-// exporting or loading fails the test.
+// exporting or loading fails the test. The same build compiles a plugin that calls an HTTP service
+// and runs the code it answers in the code sandbox (tests/plugin/out_of_tree), which `vime reward`
+// then runs against a real server on 127.0.0.1.
 TEST_CASE("a scaffolded plugin builds against the installed vime and loads", "[scaffold]") {
   vime::test::TempDir dir;
   const std::string prefix = (dir.path() / "prefix").string();
@@ -80,8 +130,16 @@ TEST_CASE("a scaffolded plugin builds against the installed vime and loads", "[s
     }
   }
   dir.write("all_kinds.cpp", unity);
+  dir.write("code_service_reward/code_service_reward.cpp",
+            vime::read_text_file(std::string(VIME_SOURCE_DIR) +
+                                 "/tests/plugin/out_of_tree/code_service_reward.cpp"));
+  dir.write("code_service_reward/CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.25)\nproject(code_service_reward LANGUAGES CXX)\n"
+            "find_package(vime REQUIRED)\n"
+            "vime_add_plugin(code_service_reward code_service_reward.cpp)\n");
   dir.write("CMakeLists.txt",
             "cmake_minimum_required(VERSION 3.25)\nproject(all LANGUAGES CXX)\n"
+            "add_subdirectory(code_service_reward)\n"
             "add_subdirectory(my_reward)\nadd_subdirectory(my_" +
                 tensor.front() +
                 ")\n"
@@ -127,4 +185,26 @@ TEST_CASE("a scaffolded plugin builds against the installed vime and loads", "[s
   INFO(dry.output);
   CHECK(dry.exit_code == 0);
   CHECK_THAT(dry.output, Catch::Contains("--custom-rm-path: " + reward_so + ":my_reward (reward)"));
+
+  // The installed `vime reward` runs the out-of-tree HTTP + sandbox plugin.
+  CodeService service;
+  dir.write("graded.jsonl",
+            "{\"response\": \"abcd\", \"label\": \"x\"}\n"
+            "{\"response\": \"abcdefg\", \"label\": \"x\"}\n");
+  const std::string code_so =
+      (dir.path() / "build/code_service_reward/libcode_service_reward.so").string();
+  auto graded = run_command(vime + " reward --custom-rm-path " + code_so + " --rm-url " +
+                            service.url() + " --input " + (dir.path() / "graded.jsonl").string() +
+                            " --output " + (dir.path() / "rewards.jsonl").string());
+  INFO(graded.output);
+  REQUIRE(graded.exit_code == 0);
+  CHECK(service.calls() == 2);
+  std::map<std::string, vime::Json> rewards;
+  std::istringstream lines(vime::read_text_file(dir.path() / "rewards.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const vime::Json graded_line = vime::Json::parse(line, "rewards.jsonl");
+    rewards[graded_line.at("response").as_string()] = graded_line.at("reward");
+  }
+  CHECK(rewards["abcd"] == vime::Json(40));  // 40 + 0: the sandboxed code did not reach the server
+  CHECK(rewards["abcdefg"] == vime::Json(70));
 }

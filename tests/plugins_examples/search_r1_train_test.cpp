@@ -1,4 +1,4 @@
-// Search-R1 end to end, as the design card spells it: `vime train --rollout-plugin
+// Search-R1 end to end, as a user runs it: `vime train --rollout-plugin
 // build/plugins/search_r1.so` on the synthetic search task (make_search_task, a tag-biased tiny
 // Qwen3 that searches without training) against a real retrieval server; then every sample's
 // masks, retrieval calls and reward are checked. Also `vime retrieve serve` as a process.
@@ -12,11 +12,11 @@
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/atomic_file.hpp"
-#include "vime/core/regex.hpp"
 #include "vime/hooks.hpp"
 #include "vime/http/fetch.hpp"
 #include "vime/http/net.hpp"
 #include "vime/plugin/plugin_loader.hpp"
+#include "vime/regex.hpp"
 #include "vime/retrieval/open_index.hpp"
 #include "vime/retrieval/retrieval_server.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
@@ -83,7 +83,7 @@ TEST_CASE("vime train --rollout-plugin build/plugins/search_r1.so", "[search_r1_
   auto reward = vime::plugin::load_plugin<vime::PluginKind::kReward>(
       (build / "plugins/search_r1.so").string(), "--custom-rm-path", "reward");
   const auto args = parse_flags({"--custom-config-path", config.string()});
-  static const vime::core::Regex action("(?s)<(search|answer)>(.*?)</\\1>");
+  static const vime::Regex action("(?s)<(search|answer)>(.*?)</\\1>");
 
   int64_t searches = 0, info_blocks = 0, invalid = 0, answered = 0;
   for (const auto& json : samples) {

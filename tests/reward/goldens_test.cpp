@@ -63,7 +63,7 @@ TEST_CASE("rm goldens: vime agrees with slime's graders", "[rm_goldens]") {
                         {"dapo.jsonl", "dapo", 500, 1.0},
                         {"f1.jsonl", "f1", 500, 1.0},
                         // slime's gpqa.py at 643f912 matches answer text by whole words: vime's
-                        // gpqa_whole_word (rm_hub/README.md: --rm-type gpqa follows the spec).
+                        // gpqa_whole_word (rm_hub/README.md compares it with --rm-type gpqa).
                         {"gpqa.jsonl", "gpqa_whole_word", 500, 1.0},
                         {"gpqa_fuzz.jsonl", "gpqa_whole_word", 1500, 1.0},
                         {"f1_fuzz.jsonl", "f1", 1500, 1.0},

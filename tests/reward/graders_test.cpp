@@ -1,4 +1,4 @@
-// The rm_hub plugins through the real dispatch: spec §12 vectors for dapo, deepscaler, f1, gpqa
+// The rm_hub plugins through the real dispatch: slime's test vectors for dapo, deepscaler, f1, gpqa
 // (slime's tests/test_rm_*.py), plus random.
 #include <catch2/catch.hpp>
 
@@ -86,7 +86,7 @@ TEST_CASE(
     "gpqa's answer-text fallback: substring and label text (gpqa), whole words (gpqa_whole_word)",
     "[rm_graders]") {
   // No letter in the response, so the correct answer's text decides. --rm-type gpqa: slime's rule
-  // as the spec states it, any substring of the normalised response, the label text included.
+  // as documented, any substring of the normalised response, the label text included.
   CHECK(grade("gpqa", "The capital is Parisian", "Paris").as_double() == 1.0);
   CHECK(grade("gpqa", "i think it is b", "B").as_double() == 1.0);
   CHECK(grade("gpqa", "no idea", "Paris").as_double() == 0.0);

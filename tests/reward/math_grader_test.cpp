@@ -1,4 +1,4 @@
-// slime's math grader, piece by piece: spec §12 vectors (slime's tests/test_rm_math.py) for
+// slime's math grader, piece by piece: slime's vectors (tests/test_rm_math.py) for
 // _strip_string, mathd, sympy and grade_answer_verl, plus are_equal_under_sympy cases whose
 // expected values were computed with sympy 1.11 (Debian python3-sympy) through slime's function.
 #include <catch2/catch.hpp>

@@ -28,7 +28,7 @@ TEST_CASE("python float parsing and printing", "[rm_math]") {
   CHECK(python_str(vime::Json(true)) == "True");
   CHECK(python_str(vime::Json()) == "None");
   CHECK(python_str(vime::Json(int64_t{42})) == "42");
-  CHECK(python_str(vime::Json(1e16)) == "1e+16");  // floats: core::python_float_repr
+  CHECK(python_str(vime::Json(1e16)) == "1e+16");  // floats: python_float_repr
   CHECK(python_str(vime::Json(0.5)) == "0.5");
   CHECK_FALSE(python_truthy(vime::Json(0.0)));
   CHECK(python_truthy(vime::Json("0")));

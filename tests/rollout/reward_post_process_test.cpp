@@ -38,7 +38,7 @@ vime::rollout::RewardPostProcessor load_reward_post_processor(const vime::Args& 
 
 }  // namespace
 
-// Spec §12 ◇ GRPO normalisation vectors.
+// GRPO normalisation vectors computed from slime's _post_process_rewards.
 TEST_CASE("GRPO group normalisation matches slime's vectors", "[rollout]") {
   check_all(normalize_group_rewards({1, 0, 0, 1}, 4, true),
             {0.866024, -0.866024, -0.866024, 0.866024});

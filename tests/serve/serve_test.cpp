@@ -1,5 +1,5 @@
 // `vime serve` over real HTTP on 127.0.0.1: the in-process Server around a NativeEngine on a tiny
-// CPU model with the real Qwen3 tokenizer (response shapes of vllm_api.md, outputs equal to the
+// CPU model with the real Qwen3 tokenizer (vLLM's response shapes, outputs equal to the
 // engine's own, concurrency, pause/abort, api key, errors, /metrics). The binary:
 // serve_binary_test.cpp.
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's

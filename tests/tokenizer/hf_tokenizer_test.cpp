@@ -1,4 +1,4 @@
-// HfTokenizer beyond the goldens: the reference vectors of the spec, special-token ids, bad input
+// HfTokenizer beyond the goldens: reference ids from HF tokenizers, special-token ids, bad input
 // and corrupt files, and many threads at once.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -39,7 +39,7 @@ std::string tiny_tokenizer_json(
 
 }  // namespace
 
-TEST_CASE("Qwen3 reproduces the spec's reference vectors", "[tokenizer]") {
+TEST_CASE("Qwen3 reproduces HF tokenizers' reference ids", "[tokenizer]") {
   const auto& qwen = real_tokenizer("qwen3");
   CHECK(qwen.encode("Hello, my dog is cute") == Ids{9707, 11, 847, 5562, 374, 18838});
   CHECK(qwen.encode("<|im_start|>user\nhi<|im_end|>") == Ids{151644, 872, 198, 6023, 151645});

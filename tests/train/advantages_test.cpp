@@ -1,4 +1,4 @@
-// Returns and advantages against slime's vectors (spec §12) and serial references.
+// Returns and advantages against slime's vectors (tests/test_chunked_gae.py) and serial references.
 #include "vime/train/advantages.hpp"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,4 @@
-// The trainer-side flags of issue 22, each against the unchanged behaviour it must differ from:
+// The trainer-side flags, each against the unchanged behaviour it must differ from:
 // --freeze/--only-train-params-name-list, --reset-optimizer-states, the custom advantage plugin's
 // "kl", the TIS function under --get-mismatch-metrics alone, and slime's icepop and MIS functions
 // named in --custom-tis-function-path.

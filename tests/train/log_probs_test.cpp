@@ -22,7 +22,7 @@ TEST_CASE("chunked log-probs and entropy equal the direct computation, with grad
   auto z = logits.index_select(0, rows) / temperature;
   auto log_p = at::log_softmax(z, -1);
   auto direct_lp = log_p.gather(1, targets.unsqueeze(1)).squeeze(1);
-  auto direct_h = at::logsumexp(z, -1) - (at::softmax(z, -1) * z).sum(-1);  // spec §4's form
+  auto direct_h = at::logsumexp(z, -1) - (at::softmax(z, -1) * z).sum(-1);  // slime's form
   CHECK(at::allclose(out.log_probs.to(at::kDouble), direct_lp, 1e-5, 1e-5));
   CHECK(at::allclose(out.entropy.to(at::kDouble), direct_h, 1e-5, 1e-5));
   auto weights_lp = at::randn({5}, gen, at::TensorOptions().dtype(at::kFloat));

@@ -1,4 +1,4 @@
-// slime's loss vectors (spec §12) and gradient checks of the losses.
+// slime's loss vectors (tests/test_policy_loss.py, ...) and gradient checks of the losses.
 #include "vime/train/loss.hpp"
 
 #include <ATen/ATen.h>

@@ -131,7 +131,7 @@ struct FakeEngine {
 std::string connect_error(const std::string& url, double timeout_s) {
   NcclWeightSender sender;
   NcclSenderOptions options;
-  options.use_unique_id = false;  // the TCPStore rendezvous (issue 22 (a) hung here)
+  options.use_unique_id = false;  // the TCPStore rendezvous (it once hung here)
   options.timeout_s = timeout_s;
   try {
     sender.connect({url}, options);

@@ -1,4 +1,4 @@
-// The C++ signature of every customization hook of slime (spec §2) that needs no tensors, and the
+// The C++ signature of every customization hook of slime that needs no tensors, and the
 // macro that exports a function as that hook. Tensor hooks (loss, advantages, TIS, ...) are in
 // train_hooks.hpp. A hook may throw vime::Error to fail its sample (per-sample hooks) or the run.
 //

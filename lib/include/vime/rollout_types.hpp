@@ -1,5 +1,5 @@
 // What rollout functions, filters and data sources exchange (slime/rollout/base_types.py,
-// filter_hub/base_types.py, the train-data dict of ray/rollout.py; spec §2-§3).
+// filter_hub/base_types.py, the train-data dict of ray/rollout.py).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,7 @@ struct DynamicFilterOutput {
   bool keep_when_insufficient = false;  // keep anyway once too few groups are left
 };
 
-// Samples flattened for the trainer (slime's train-data dict; spec §3).
+// Samples flattened for the trainer (slime/ray/rollout.py::_convert_samples_to_train_data's dict).
 struct TrainData {
   std::vector<std::vector<int32_t>> tokens;  // per sample: prompt + response
   std::vector<int64_t> response_lengths;

@@ -1,5 +1,5 @@
 // vime::Sample: one prompt and its response as it moves through rollout, reward, filter and
-// training (slime/utils/types.py::Sample; spec §3). Plain data: copy it, move it, serialise it with
+// training (slime/utils/types.py::Sample). Plain data: copy it, move it, serialise it with
 // to_json.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Hooks of the trainer, whose signatures take tensors (spec §2). Including this header needs
+// Hooks of the trainer, whose signatures take tensors. Including this header needs
 // LibTorch's ATen headers (find_package(Torch) in the plugin's CMake); plugins of the other kinds
 // need only hooks.hpp. Every hook here runs on the trainer's (controller) thread, one call at a
 // time, while the rollout engine is paused.

@@ -1,4 +1,4 @@
-// Training checkpoints in Megatron's layout (DESIGN.md): save/latest_checkpointed_iteration.txt and
+// Training checkpoints in Megatron's layout, as slime's: save/latest_checkpointed_iteration.txt and
 // save/iter_0000100/ (the iteration is the rollout id), holding
 //   model/             config.json + model.safetensors (HF names, padded vocabulary)
 //   optimizer_rank_00000.safetensors   AdamW moments and fp32 masters (one replica of them), or

@@ -1,4 +1,4 @@
-// slime's argument validation (slime_validate_args, spec §1) and the values it derives, plus vime's
+// slime's argument validation (slime_validate_args) and the values it derives, plus vime's
 // own checks: unsupported settings and input paths that do not exist.
 #pragma once
 

@@ -1,5 +1,5 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "vime/core/regex.hpp"
+#include "vime/regex.hpp"
 
 #include <pcre2.h>
 
@@ -8,7 +8,7 @@
 
 #include "vime/error.hpp"
 
-namespace vime::core {
+namespace vime {
 
 struct Regex::Code {
   pcre2_code* code = nullptr;
@@ -169,4 +169,4 @@ std::string Regex::escape(std::string_view literal) {
   return out;
 }
 
-}  // namespace vime::core
+}  // namespace vime

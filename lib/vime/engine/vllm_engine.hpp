@@ -1,5 +1,5 @@
-// The rollout engine as vLLM servers over HTTP (vime's vllm_rollout.py,
-// shared/spec/slime_reference.md §13): tokens in via POST /inference/v1/generate (or
+// The rollout engine as vLLM servers over HTTP (vllm-project/vime's
+// vime/rollout/vllm_rollout.py): tokens in via POST /inference/v1/generate (or
 // /v1/completions where that 404s), through vllm-router when there is one, else balanced over the
 // workers here. Requests are retried, on another worker when there is one, until a deadline, so a
 // dead engine never loses a sample. abort_all() and pause/resume drive every worker's /pause and

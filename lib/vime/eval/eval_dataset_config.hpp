@@ -1,4 +1,4 @@
-// Eval datasets (slime/utils/eval_config.py; spec §8): from --eval-prompt-data name/path pairs or
+// Eval datasets (slime/utils/eval_config.py): from --eval-prompt-data name/path pairs or
 // the YAML --eval-config (eval.defaults + eval.datasets), each field resolved as
 // dataset entry > eval.defaults > eval flag > rollout/train flag.
 #pragma once

@@ -1,4 +1,4 @@
-// One eval dataset's rollout output as slime hands it to logging (spec §8): rewards read through
+// One eval dataset's rollout output as slime hands it to logging: rewards read through
 // --eval-reward-key (else --reward-key), truncation flags, and the samples.
 #pragma once
 

@@ -1,4 +1,4 @@
-// slime's metric names (spec §8, §10), in one place so logs stay comparable with slime runs.
+// slime's metric names (ray/rollout.py), in one place so logs stay comparable with slime runs.
 #pragma once
 
 namespace vime::metrics::names {

@@ -1,5 +1,5 @@
 // The x-axis values logged under slime's step keys (utils/metric_utils.py::compute_rollout_step,
-// the trainer's accumulated step id; spec §10).
+// the trainer's accumulated step id).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// pass@k of grouped 0/1 rewards (slime/utils/metric_utils.py::compute_pass_rate; spec §8): per
+// pass@k of grouped 0/1 rewards (slime/utils/metric_utils.py::compute_pass_rate): per
 // group, pass@k = 1 - prod_{x=n-c+1}^{n} (1 - k/x) (or 1 when n - c < k), c = #(reward == 1),
 // averaged over the groups that have at least k samples; k = 1, 2, 4, ... up to the group size.
 #pragma once

@@ -10,8 +10,8 @@
 #include "vime/error.hpp"
 #include "vime/metrics/metric_names.hpp"
 #include "vime/metrics/pass_at_k.hpp"
-#include "vime/metrics/python_format.hpp"
 #include "vime/metrics/reward_value.hpp"
+#include "vime/python_format.hpp"
 
 namespace vime::metrics {
 namespace {

@@ -1,6 +1,6 @@
 // The per-rollout sample metrics of slime's rollout manager (ray/rollout.py
-// ::_compute_metrics_from_samples, utils/metric_utils.py; spec §10): response length statistics,
-// zero-std group counts, repetition and truncation fractions; and the eval metrics of spec §8.
+// ::_compute_metrics_from_samples, utils/metric_utils.py): response length statistics,
+// zero-std group counts, repetition and truncation fractions; and the eval metrics.
 #pragma once
 
 #include <string>

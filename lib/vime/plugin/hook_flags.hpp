@@ -1,4 +1,4 @@
-// Which flag loads which kind of plugin, and its default symbol (spec §2). loop/hook_plugin_check
+// Which flag loads which kind of plugin, and its default symbol. loop/hook_plugin_check
 // checks every plugin a run names against this table before anything starts.
 #pragma once
 

@@ -1,4 +1,4 @@
-// vime's default generate (slime/rollout/sglang_rollout.py::generate; spec §0): one request to the
+// vime's default generate (slime/rollout/sglang_rollout.py::generate): one request to the
 // engine per sample, continuing from sample.tokens when a partial rollout resumes.
 #pragma once
 

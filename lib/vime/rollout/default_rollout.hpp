@@ -1,4 +1,4 @@
-// vime's default train rollout (slime's sglang_rollout.generate_rollout_async; spec §6): keeps
+// vime's default train rollout (slime's sglang_rollout.generate_rollout_async): keeps
 // --over-sampling-batch-size prompt groups in flight until --rollout-batch-size groups pass the
 // dynamic filter, aborts the rest (back to the buffer under --partial-rollout), sorts by index and
 // runs --rollout-sample-filter-path and --rollout-all-samples-process-path.

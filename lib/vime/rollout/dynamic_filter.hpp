@@ -1,5 +1,5 @@
 // What the rollout loop does with a dynamic filter's verdict on a finished group (slime's
-// filter_hub/base_types.py; spec §6), and the drop-reason counters it logs.
+// filter_hub/base_types.py), and the drop-reason counters it logs.
 #pragma once
 
 #include <cstdint>

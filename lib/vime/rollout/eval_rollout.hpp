@@ -1,4 +1,4 @@
-// vime's default eval rollout (slime's sglang_rollout.eval_rollout; spec §8): every eval dataset
+// vime's default eval rollout (slime's sglang_rollout.eval_rollout): every eval dataset
 // with its own sampling parameters, reward model and generate function, all its groups at once.
 #pragma once
 

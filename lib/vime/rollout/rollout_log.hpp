@@ -1,5 +1,5 @@
 // The metrics RolloutManager reports per rollout (slime's RolloutManager._log_rollout_data and
-// _log_eval_rollout_data; spec §8, §10), and the custom log hooks that can replace them.
+// _log_eval_rollout_data), and the custom log hooks that can replace them.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// slime's RolloutManager (slime/ray/rollout.py; spec §0, §2, §8, §10) without the Ray actors: one
+// slime's RolloutManager (slime/ray/rollout.py) without the Ray actors: one
 // train rollout or eval per call, through the built-in rollout or the --rollout-function-path /
 // --eval-function-path plugin, converted into the trainer's TrainData, with slime's metrics.
 #pragma once

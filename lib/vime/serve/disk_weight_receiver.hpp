@@ -1,4 +1,4 @@
-// The "disk" weight-transfer backend of `vime serve` (vLLM's disk backend, vllm_api.md §5.5):
+// The "disk" weight-transfer backend of `vime serve` (vLLM's disk backend):
 // init_info is {}, update_info is {"path": "/abs/hf_dir"}, an HF safetensors directory whose
 // tensors replace the model's. Also the loader behind /collective_rpc reload_weights.
 #pragma once

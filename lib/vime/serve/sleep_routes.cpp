@@ -1,4 +1,4 @@
-// vLLM's sleep mode (--enable-sleep-mode, vllm_api.md §4.1): POST /sleep?level=0|1|2
+// vLLM's sleep mode (--enable-sleep-mode): POST /sleep?level=0|1|2
 // (&mode=abort|wait|keep, &tags=weights|kv_cache), POST /wake_up (?tags=...), GET /is_sleeping.
 // Level 0 only holds the engine; 1 frees the KV cache and moves the weights to host memory; 2 frees
 // both (the weights must be loaded again after /wake_up?tags=weights). Generation requests that

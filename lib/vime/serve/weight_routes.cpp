@@ -1,4 +1,4 @@
-// Weight transfer into the served model (vllm_api.md §4.4, §4.5, §5.4, §5.5), with the backend of
+// Weight transfer into the served model (vLLM's weight-transfer API), with the backend of
 // --weight-transfer-config: POST /init_weight_transfer_engine, /start_weight_update,
 // /update_weights (any number of times), /finish_weight_update; /update_weight_version and
 // GET /weight_info; and POST /collective_rpc {"method": "reload_weights"} (vime's disk sync). The

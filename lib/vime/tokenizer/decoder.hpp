@@ -50,7 +50,7 @@ class ReplaceDecoder : public Decoder {
   void decode_chain(std::vector<std::string>& tokens) const override;
 
  private:
-  core::Regex regex_;
+  Regex regex_;
   std::string content_;
 };
 

@@ -54,7 +54,7 @@ class ReplaceNormalizer : public Normalizer {  // every match of a literal or re
   std::string normalize(std::string_view text) const override;
 
  private:
-  core::Regex regex_;
+  Regex regex_;
   std::string content_;
 };
 

@@ -22,7 +22,7 @@ const std::map<std::string, Ranges>& newer_characters() {
   static const std::map<std::string, Ranges> by_category = [] {
     std::map<std::string, Ranges> result;
     // A code point PCRE2 reads as unassigned.
-    const core::Regex unassigned("\\A\\p{Cn}\\z", {.assume_valid_utf8 = true});
+    const Regex unassigned("\\A\\p{Cn}\\z", {.assume_valid_utf8 = true});
     std::string utf8;
     for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
       if (cp >= 0xD800 && cp <= 0xDFFF) continue;
@@ -81,16 +81,16 @@ std::string newer_ranges(const std::string& name) {
 
 }  // namespace
 
-core::Regex oniguruma_regex(const std::string& pattern) {
+Regex oniguruma_regex(const std::string& pattern) {
   const std::string rewritten = pcre2_pattern_for_oniguruma(pattern);
   if (rewritten != pattern) {
     try {
-      return core::Regex(rewritten, {.assume_valid_utf8 = true});
+      return Regex(rewritten, {.assume_valid_utf8 = true});
     } catch (const Error&) {  // PCRE2 cannot take the rewrite: the pattern as written
     }
   }
   try {
-    return core::Regex(pattern, {.assume_valid_utf8 = true});
+    return Regex(pattern, {.assume_valid_utf8 = true});
   } catch (const Error& e) {
     throw Error("tokenizer: the pre-tokenizer " + std::string(e.what()));
   }

@@ -9,14 +9,14 @@
 
 #include <string>
 
-#include "vime/core/regex.hpp"
+#include "vime/regex.hpp"
 
 namespace vime::tokenizer {
 
 // A tokenizer.json pattern compiled as Oniguruma reads it: from the rewrite below, or from the
 // pattern as written where PCRE2 cannot take the rewrite. The text it matches must be valid UTF-8.
 // Throws vime::Error "tokenizer: the pre-tokenizer regex '...' does not compile ...".
-core::Regex oniguruma_regex(const std::string& pattern);
+Regex oniguruma_regex(const std::string& pattern);
 
 std::string pcre2_pattern_for_oniguruma(const std::string& pattern);
 

@@ -30,7 +30,7 @@ class SplitPreTokenizer : public PreTokenizer {
   void split(std::string_view text, bool first, PieceSink emit) const override;
 
  private:
-  core::Regex regex_;
+  Regex regex_;
   SplitBehavior behavior_;
   bool invert_;
 };

@@ -4,8 +4,8 @@
 #include <rapidjson/error/en.h>
 
 #include "vime/core/json_depth.hpp"
-#include "vime/core/regex.hpp"
 #include "vime/error.hpp"
+#include "vime/regex.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
 #include "vime/tokenizer/read_file.hpp"
 
@@ -55,8 +55,7 @@ class Reader {
     if (const Value* regex = optional(p, "Regex"); regex && regex->IsString())
       return regex->GetString();
     if (const Value* literal = optional(p, "String"); literal && literal->IsString()) {
-      return core::Regex::escape(
-          std::string_view(literal->GetString(), literal->GetStringLength()));
+      return Regex::escape(std::string_view(literal->GetString(), literal->GetStringLength()));
     }
     fail(field + ".pattern", "expected {\"Regex\": ...} or {\"String\": ...}");
   }

@@ -1,4 +1,4 @@
-// Advantage estimators and returns (spec §4; slime/utils/ppo_utils.py, backends/megatron_utils/
+// Advantage estimators and returns (slime/utils/ppo_utils.py, backends/megatron_utils/
 // loss.py): slime's compute_advantages_and_returns over a rollout, and its parts: GRPO/GSPO/CISPO,
 // REINFORCE++ (and its baseline variant), PPO's GAE, advantage whitening. Per-sample tensors are
 // [response_length] fp32. Rewards arrive group-normalised by the rollout (rollout/

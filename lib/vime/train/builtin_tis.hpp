@@ -2,7 +2,7 @@
 //   slime.backends.megatron_utils.loss.icepop_function (or "icepop"): w = ratio inside
 //     [--tis-clip-low, --tis-clip], else 0;
 //   examples.train_infer_mismatch_helper.mis.compute_mis_weights_with_cp (or "mis"): the MIS
-//     example (spec §4): mismatch metrics always; with --use-tis, IS weights at tis_level
+//     example: mismatch metrics always; with --use-tis, IS weights at tis_level
 //     (token|sequence|geometric) bounded by tis_mode (truncate|clip|mask), rejection sampling
 //     (use_rs, rs_level, rs bounds, rs_veto_threshold) and tis_batch_normalize. Its settings are
 //     --custom-config-path keys, as in the example's mis.yaml.

@@ -1,4 +1,4 @@
-// slime's data-parallel schedule (slime/utils/dp_schedule.py, spec §3): which samples form each
+// slime's data-parallel schedule (slime/utils/dp_schedule.py): which samples form each
 // optimizer step, how each step is cut into micro-batches, and which rank runs which micro-batch.
 // No torch: it plans indices only.
 #pragma once

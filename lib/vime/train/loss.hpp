@@ -1,4 +1,4 @@
-// slime's losses (spec §4; slime/utils/ppo_utils.py, backends/megatron_utils/loss.py): the loss
+// slime's losses (slime/utils/ppo_utils.py, backends/megatron_utils/loss.py): the loss
 // functions of a micro-batch (policy_loss_function, sft_loss_function, value_loss_function, a
 // custom loss, and loss_function, which picks the actor's by --loss-type), and the pure tensor
 // functions they are made of, over the response tokens of a micro-batch flattened to [num_tokens].

@@ -30,7 +30,7 @@ LossType parse_loss_type(const std::string& name);  // "policy_loss" | "sft_loss
 enum class KlType { kK1, kK2, kK3, kLowVarKl };
 KlType parse_kl_type(const std::string& name);  // "k1" | "k2" | "k3" | "low_var_kl"
 
-// compute_advantages_and_returns (spec §4, Estimators).
+// compute_advantages_and_returns (slime/utils/ppo_utils.py, backends/megatron_utils/loss.py).
 struct AdvantageOptions {
   AdvantageEstimator estimator = AdvantageEstimator::kGrpo;
   double kl_coef = 0;            // --kl-coef: KL(old || ref) in the reward (ppo, reinforce++)
@@ -38,7 +38,7 @@ struct AdvantageOptions {
   double gamma = 1.0;
   double lambd = 1.0;
   bool normalize_advantages = false;
-  // --use-opd: A −= opd_kl_coef·(student − teacher log-prob), after the estimator (spec §4).
+  // --use-opd: A −= opd_kl_coef·(student − teacher log-prob), after the estimator.
   bool use_opd = false;
   double opd_kl_coef = 1.0;
 
@@ -46,7 +46,7 @@ struct AdvantageOptions {
   bool has_kl_in_reward() const;
 };
 
-// policy_loss_function (spec §4, Policy-gradient losses; Entropy and KL).
+// policy_loss_function (slime/backends/megatron_utils/loss.py): policy-gradient, entropy, KL.
 struct PolicyLossOptions {
   bool use_cispo = false;        // --advantage-estimator cispo: CISPO instead of PPO clip
   bool use_sequence_kl = false;  // --advantage-estimator gspo: clip on the sequence-mean KL

@@ -3,15 +3,15 @@
 #include <vector>
 
 #include "vime/core/args_lookup.hpp"
-#include "vime/core/regex.hpp"
 #include "vime/error.hpp"
+#include "vime/regex.hpp"
 
 namespace vime::train {
 namespace {
 
 struct Patterns {
   std::string flag;
-  std::vector<core::Regex> regexes;
+  std::vector<Regex> regexes;
 
   bool any_found_in(const std::string& name) const {
     for (const auto& r : regexes)

@@ -1,4 +1,4 @@
-// The NCCL backend of `vime serve`'s weight transfer (vllm_api.md §4.5, §5): joins the trainer's
+// The NCCL backend of `vime serve`'s weight transfer (vLLM's NCCL backend): joins the trainer's
 // communicator (unique-id or TCPStore rendezvous) and receives its broadcasts into the model.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The trainer's side of vLLM's NCCL weight transfer (vllm_api.md §5): rank 0 and only broadcast
+// The trainer's side of vLLM's NCCL weight transfer: rank 0 and only broadcast
 // root of one communicator over every receiving server (`vllm serve` or `vime serve`), driving the
 // weight-transfer routes over HTTP while it broadcasts. Pausing, resuming and resetting the prefix
 // cache around send() are the caller's job.

@@ -1,4 +1,4 @@
-// vLLM's TCPStore rendezvous (vllm_api.md §5.3): the trainer (rank 0) hosts a c10d TCPStore
+// vLLM's TCPStore rendezvous: the trainer (rank 0) hosts a c10d TCPStore
 // server and publishes the pickled ncclUniqueId under "broadcast_from/0/0"; each receiver connects
 // as a client and reads it back.
 #pragma once

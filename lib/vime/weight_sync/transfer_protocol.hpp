@@ -1,4 +1,4 @@
-// The JSON bodies of vLLM's NCCL weight transfer (vllm_api.md §4.5) and the packing plan of §5.4,
+// The JSON bodies of vLLM's NCCL weight transfer and the packing plan of its update rounds,
 // torch-free so the HTTP side and the tests build without ATen.
 #pragma once
 

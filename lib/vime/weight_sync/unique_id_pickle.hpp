@@ -1,6 +1,6 @@
 // The TCPStore rendezvous value vLLM's workers read under "broadcast_from/0/0": pickle protocol 4
 // of vLLM's ctypes struct pynccl_wrapper.ncclUniqueId, a fixed 247-byte template around the 128
-// id bytes (vllm_api.md §5.3).
+// id bytes.
 #pragma once
 
 #include <string>

@@ -3,11 +3,11 @@
 tool_sandbox.py): the prompt, postprocess_predictions, execute_predictions (which runs slime's
 PythonSandbox, so python3 runs each snippet) and reward_func.
 
-    python3 tests/data/retool/make_goldens.py /work/shared/spec/slime_src/examples/retool \
+    python3 tests/data/retool/make_goldens.py <slime checkout>/examples/retool \
         > tests/data/retool/retool_goldens.json
 
 slime's modules it imports are stubbed (Sample, GenerateState, post, psutil). math_dapo_utils is
-not in the spec tree: its strict-box compute_score is re-typed below from verl's math_dapo.py
+not in slime's tree: its strict-box compute_score is re-typed below from verl's math_dapo.py
 (the same code vime's rm_hub/dapo reproduces). Needs jinja2. Tracebacks name slime's random temp
 dir; it is rewritten to /tmp, where vime's sandbox puts code.py."""
 import asyncio

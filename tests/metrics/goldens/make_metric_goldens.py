@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes metric_goldens.json for tests/metrics: what CPython, numpy and zlib say for the pieces
-of slime's rollout metrics (spec §8, §10). Run with Debian's python3 (python3-numpy):
+of slime's rollout metrics (ray/rollout.py). Run with Debian's python3 (python3-numpy):
     /usr/bin/python3 tests/metrics/goldens/make_metric_goldens.py
 Oracles: math.comb (exact pass@k), numpy (mean/median), zlib (compression ratio), round()/str()."""
 import json

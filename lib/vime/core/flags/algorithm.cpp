@@ -1,5 +1,5 @@
 // RL algorithm: advantage estimators, losses, clipping, KL, importance-sampling corrections,
-// routing replay and on-policy distillation. Spec: shared/spec/slime_reference.md §1, §4.
+// routing replay and on-policy distillation. slime: utils/arguments.py, utils/ppo_utils.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,5 +1,5 @@
 // Checkpoint: where checkpoints are loaded from and saved to, what they hold, the reference
-// model's checkpoint, HF export and the seed. Spec: shared/spec/slime_reference.md §1, §9.
+// model's checkpoint, HF export and the seed. slime: utils/arguments.py, tools/convert_*.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,5 +1,5 @@
 // Cluster: GPU counts for the trainer and the rollout engines, colocation and offloading.
-// Spec: shared/spec/slime_reference.md §1.
+// slime: slime/utils/arguments.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

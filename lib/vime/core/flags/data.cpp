@@ -1,5 +1,5 @@
 // Data: the prompt dataset and its keys, run length, the data source, batch sizes and dynamic
-// batching. Spec: shared/spec/slime_reference.md §1, §7.
+// batching. slime: utils/arguments.py, utils/data.py, rollout/data_source.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,6 +1,6 @@
 // Debug and CI: rollout-only / train-only runs, saving and replaying rollout and train data,
 // memory and profiling tools, network settings and CI checks.
-// Spec: shared/spec/slime_reference.md §1.
+// slime: slime/utils/arguments.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,5 +1,5 @@
 // Eval: eval datasets, schedule and the sampling overrides used for eval rollouts.
-// Spec: shared/spec/slime_reference.md §1, §8.
+// slime: slime/utils/arguments.py, slime/utils/eval_config.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

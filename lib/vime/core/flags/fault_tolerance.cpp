@@ -1,5 +1,5 @@
 // Fault tolerance: health checks of the rollout engines and recovery of failed ones.
-// Spec: shared/spec/slime_reference.md §1.
+// slime: slime/utils/arguments.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

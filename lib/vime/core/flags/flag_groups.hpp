@@ -8,7 +8,7 @@ namespace vime::core::flags {
 
 FlagGroup general();  // general.cpp: --config, --dry-run
 
-// slime's own groups (spec §1)
+// slime's own groups (slime/utils/arguments.py)
 FlagGroup cluster();  // cluster.cpp: --actor-num-nodes, --colocate, --offload, ...
 FlagGroup
 train_backend();          // train_backend.cpp: --qwen-gdn-backend, --log-probs-chunk-size, MTP, ...

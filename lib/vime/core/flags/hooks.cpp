@@ -1,5 +1,5 @@
 // Hooks: trainer-side customization plugins not tied to another group, and the YAML of extra
-// settings that plugins read. Spec: shared/spec/slime_reference.md §2.
+// settings that plugins read. slime: slime/utils/arguments.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,5 +1,5 @@
 // Logging: extra rollout metrics, TensorBoard and Weights & Biases settings.
-// Spec: shared/spec/slime_reference.md §1, §10.
+// slime: slime/utils/arguments.py, slime/utils/metric_utils.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,5 +1,5 @@
 // Reward: the built-in reward models, reward plugins and what is done with their results.
-// Spec: shared/spec/slime_reference.md §1, §2, §5.
+// slime: slime/utils/arguments.py, slime/rollout/rm_hub/.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,6 +1,6 @@
 // Rollout: the model served, sampling settings, the rollout function and its hooks, dynamic
 // sampling, partial rollout, external engines and the rollout-buffer plugin.
-// Spec: shared/spec/slime_reference.md §1, §2, §6.
+// slime: slime/utils/arguments.py, slime/rollout/sglang_rollout.py, slime/rollout/filter_hub/.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,5 +1,5 @@
 // Training backend: how the trainer builds, freezes and runs the model (log-prob chunks, critic
-// config, MTP). Spec: shared/spec/slime_reference.md §1.
+// config, MTP). slime: slime/utils/arguments.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -1,7 +1,7 @@
 // vLLM: the vLLM and vllm-router settings vime itself reads (router address and policy, request
 // concurrency, determinism, weight transfer, engine layout). Every other --vllm-* and --router-*
 // flag is passed through to vLLM / vllm-router verbatim and has no row here.
-// Spec: shared/spec/slime_reference.md §1 (SGLang and router), §13.
+// slime: slime/utils/arguments.py (SGLang, router); vLLM's: vime/backends/vllm_utils/arguments.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

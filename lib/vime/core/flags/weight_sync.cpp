@@ -1,5 +1,5 @@
 // Weight sync: how trained weights reach the rollout engines (NCCL broadcast, disk, colocated
-// IPC) and how often. Spec: shared/spec/slime_reference.md §1, §13.
+// IPC) and how often. slime: slime/utils/arguments.py.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "vime/core/python_float.hpp"
+#include "vime/python_format.hpp"
 #include "vime/tokenizer/jinja/error.hpp"
 #include "vime/tokenizer/jinja/utf8.hpp"
 #include "vime/tokenizer/jinja/value.hpp"
@@ -86,7 +86,7 @@ void dump_string(std::string_view s, bool ensure_ascii, std::string& out) {
 std::string json_float(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-  return core::python_float_repr(d);
+  return python_float_repr(d);
 }
 
 void dump_sequence(const List& items, const JsonDumpOptions& o, int depth, std::string& out) {

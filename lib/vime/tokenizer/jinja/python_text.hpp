@@ -10,7 +10,7 @@ namespace vime::tokenizer::jinja {
 
 class Value;
 
-// repr("it's") == "\"it's\"". Floats: core::python_float_repr.
+// repr("it's") == "\"it's\"". Floats: python_float_repr.
 std::string string_repr(std::string_view s);
 
 struct JsonDumpOptions {

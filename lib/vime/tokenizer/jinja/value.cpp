@@ -1,6 +1,6 @@
 #include "vime/tokenizer/jinja/value.hpp"
 
-#include "vime/core/python_float.hpp"
+#include "vime/python_format.hpp"
 #include "vime/tokenizer/jinja/error.hpp"
 #include "vime/tokenizer/jinja/python_text.hpp"
 #include "vime/tokenizer/jinja/utf8.hpp"
@@ -158,7 +158,7 @@ std::string Value::repr() const {
     case Kind::kInt:
       return std::to_string(as_int());
     case Kind::kFloat:
-      return core::python_float_repr(as_float());
+      return python_float_repr(as_float());
     case Kind::kString:
       return string_repr(as_string());
     case Kind::kList:

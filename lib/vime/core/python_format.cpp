@@ -1,11 +1,13 @@
-#include "vime/core/python_float.hpp"
+#include "vime/python_format.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
-namespace vime::core {
+#include "vime/error.hpp"
+
+namespace vime {
 
 std::string python_float_repr(double x) {
   if (std::isnan(x)) return "nan";
@@ -45,4 +47,19 @@ std::string python_float_repr(double x) {
   return negative ? "-" + out : out;
 }
 
-}  // namespace vime::core
+std::string python_str_round(const Json& number, int ndigits) {
+  if (number.is_bool()) return number.as_bool() ? "1" : "0";
+  if (number.is_int()) return std::to_string(number.as_int());
+  if (!number.is_number())
+    throw Error(std::string("expected a number to round, got ") + number.type_name());
+  // round(x, ndigits) for a float: correctly rounded, ties to even on the exact binary value.
+  double rounded = number.as_double();
+  if (std::isfinite(rounded)) {
+    char buffer[512];
+    std::snprintf(buffer, sizeof buffer, "%.*f", ndigits, rounded);
+    rounded = std::strtod(buffer, nullptr);
+  }
+  return python_float_repr(rounded);
+}
+
+}  // namespace vime

@@ -1,7 +1,7 @@
 // A compiled PCRE2 pattern: UTF-8 text, Unicode properties (\w, \d, \b and case folding know all
 // of Unicode, as Oniguruma and Python's re do), JIT-compiled. Immutable after construction and safe
-// to share across threads: the matching state is per thread. vime's one PCRE2 wrapper: the
-// tokenizer's splits and the graders' Python `re` calls (search, findall, sub) both use it.
+// to share across threads: the matching state is per thread. vime's one PCRE2 wrapper, public for
+// plugins: the tokenizer's splits and the graders' Python `re` calls (search, findall, sub) use it.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace vime::core {
+namespace vime {
 
 struct RegexOptions {
   bool ignore_case = false;
@@ -78,4 +78,4 @@ class Regex {
   std::unique_ptr<Code> code_;
 };
 
-}  // namespace vime::core
+}  // namespace vime

@@ -118,6 +118,7 @@ KvCacheBudget kv_cache_budget(Model& model, const NativeEngineOptions& options,
   const int64_t block_bytes =
       PagedKvCache::block_bytes(kv_cache_config(model), model.dtype(), budget.block_size);
   std::string source;
+  bool by_memory = false;  // sized from the device's memory: capped at what requests can fill
   if (options.kv_cache_blocks > 0) {
     budget.max_blocks = options.kv_cache_blocks;
     source = "--rollout-kv-cache-blocks";
@@ -129,6 +130,7 @@ KvCacheBudget kv_cache_budget(Model& model, const NativeEngineOptions& options,
     const double fraction = options.gpu_memory_utilization > 0 ? options.gpu_memory_utilization
                                                                : kDefaultGpuMemoryUtilization;
     source = options.gpu_memory_flag;
+    by_memory = true;
     budget.max_blocks = blocks_from_memory_fraction(model, options, fraction, source,
                                                     budget.block_size, max_context);
   }
@@ -137,8 +139,8 @@ KvCacheBudget kv_cache_budget(Model& model, const NativeEngineOptions& options,
   const int64_t usable_blocks = options.max_running_requests * context_blocks;
   if (!budget.fixed) {
     budget.max_blocks = usable_blocks;
-  } else if (source == options.gpu_memory_flag && budget.max_blocks > usable_blocks) {
-    budget.max_blocks = usable_blocks;  // more than the running requests can fill: not allocated
+  } else if (by_memory && budget.max_blocks > usable_blocks) {
+    budget.max_blocks = usable_blocks;
   } else if (budget.max_blocks < context_blocks) {
     throw UsageError(
         source + ": the KV cache holds " + std::to_string(budget.max_blocks * budget.block_size) +

@@ -19,6 +19,10 @@ ninja -C build-gpu > "$out/build.log" 2>&1 || { grep -A12 FAILED "$out/build.log
   -E "scaffold|tokenizer") > "$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|\*\*\*" "$out/ctest.log"
+# Here every GPU case runs: one that finds no CUDA device fails the run (tests/support/skip.hpp).
+skips=$(grep -hE "^[0-9]+ (GPU )?cases? skipped \(" build-gpu/Testing/Temporary/LastTest.log)
+[ -n "$skips" ] && echo "$skips"
+if echo "$skips" | grep -q "no CUDA"; then echo "GPU cases were skipped for want of CUDA"; rc=1; fi
 # Two GPUs: the trainer on GPU 0 and one launched `vime serve` engine on GPU 1, weights over NCCL
 # (the engine once came up on the CPU and the TCPStore rendezvous then hung). Bounded:
 # every wait of the vLLM backend has a deadline, and the whole run gets 10 minutes.

@@ -1,6 +1,7 @@
 // The `vime` binary as users run it: exit codes, one-line errors, help, and slime command lines.
 #include <catch2/catch.hpp>
 
+#include "support/skip.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/runtime_info.hpp"
 #include "vime/core/yaml_json.hpp"
@@ -148,10 +149,7 @@ TEST_CASE("slime's run-qwen3-4B.sh: every flag is recognised", "[cli]") {
 
 TEST_CASE("on a GPU machine the CUDA LibTorch build sees the GPUs", "[gpu]") {
   auto info = vime::core::runtime_info();
-  if (!info.cuda_available) {
-    WARN("CUDA is not available here (LibTorch " << info.torch_version << "): skipped");
-    return;
-  }
+  if (!info.cuda_available) VIME_SKIP(vime::test::kNoCuda);
   CHECK(info.cuda_device_count >= 1);
   auto version = run_vime("--version");
   CHECK_THAT(version.output, Catch::Contains("CUDA available"));

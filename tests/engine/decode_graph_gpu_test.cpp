@@ -9,6 +9,7 @@
 
 #include "common/model_presets.hpp"
 #include "engine/engine_fixtures.hpp"
+#include "support/skip.hpp"
 #include "vime/engine/decode_graph.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/model/paged_attention.hpp"
@@ -16,12 +17,6 @@
 #include "vime/model/paged_forward.hpp"
 
 namespace {
-
-bool skip_without_cuda() {
-  if (at::hasCUDA()) return false;
-  WARN("CUDA is not available here: skipped");
-  return true;
-}
 
 // The gather path for one new token per row (what paged_forward runs for decode rows).
 at::Tensor gather_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
@@ -55,7 +50,7 @@ at::Tensor gather_attention(const at::Tensor& q, const at::Tensor& keys, const a
 
 TEST_CASE("vime's paged decode kernel equals the gather path and the reference",
           "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const std::vector<int32_t> lens{1, 15, 16, 17, 31, 32, 33, 100, 255, 256, 257, 600};
   const int64_t block_size = 16, max_blocks = 40, batch = static_cast<int64_t>(lens.size());
   for (auto dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
@@ -101,7 +96,7 @@ TEST_CASE("vime's paged decode kernel equals the gather path and the reference",
 
 TEST_CASE("split-K decode equals the unsplit kernel and the reference", "[gpu][engine_gpu]") {
   // (and the two-positions-per-warp layout equals the warp-per-position one)
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   // Lengths at block (16) and range (kMinSplitPositions = 256) boundaries, a padding row, and rows
   // too short to split beside long ones; every split count against splits = 1 and the reference.
   const std::vector<int32_t> lens{0,   1,   15,  16,  17,   255,  256,  257,  511,  512,
@@ -150,7 +145,7 @@ TEST_CASE("split-K decode equals the unsplit kernel and the reference", "[gpu][e
 }
 
 TEST_CASE("the CUDA K/V write puts rows in their slots and skips padding", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
   auto keys = at::zeros({6, 16, 8, 128}, bf16), values = at::zeros({6, 16, 8, 128}, bf16);
   auto k = at::randn({4, 8, 128}, bf16), v = at::randn({4, 8, 128}, bf16);
@@ -221,7 +216,7 @@ double agreement(const EngineRun& a, const EngineRun& b) {
 }  // namespace
 
 TEST_CASE("CUDA-graph decode gives the eager decode's greedy output", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
     auto model = kernel_sized_model(dtype);
     vime::engine::NativeEngineOptions graphs, eager, varlen;
@@ -249,7 +244,7 @@ TEST_CASE("CUDA-graph decode gives the eager decode's greedy output", "[gpu][eng
 }
 
 TEST_CASE("decode graphs are captured again when the KV cache moves", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   auto model = kernel_sized_model(at::kFloat);
   at::NoGradGuard no_grad;
   const int64_t block_size = 16;
@@ -284,7 +279,7 @@ TEST_CASE("decode graphs are captured again when the KV cache moves", "[gpu][eng
 }
 
 TEST_CASE("split-K decode graphs give the unsplit engine's greedy output", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   // 11 rows of up to ~300 positions: those past 256 split in two. fp32; the merge changes the
   // order of the sums only, so greedy outputs agree but for near-ties.
   auto model = kernel_sized_model(at::kFloat);

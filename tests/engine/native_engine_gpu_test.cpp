@@ -7,13 +7,11 @@
 #include <future>
 
 #include "engine/engine_fixtures.hpp"
+#include "support/skip.hpp"
 #include "vime/engine/native_engine.hpp"
 
 TEST_CASE("bf16 CUDA engine agrees with the uncached bf16 forward", "[gpu][engine_gpu]") {
-  if (!at::hasCUDA()) {
-    WARN("CUDA is not available here: skipped");
-    return;
-  }
+  VIME_SKIP_WITHOUT_CUDA();
   auto model = vime::test::tiny_engine_model(at::kBFloat16, at::kCUDA);
   vime::engine::NativeEngine engine(*model, nullptr, {});
   std::vector<std::vector<int32_t>> prompts;
@@ -45,10 +43,7 @@ TEST_CASE("bf16 CUDA engine agrees with the uncached bf16 forward", "[gpu][engin
 }
 
 TEST_CASE("the paged attention paths agree with the CPU path on CUDA", "[gpu][engine_gpu]") {
-  if (!at::hasCUDA()) {
-    WARN("CUDA is not available here: skipped");
-    return;
-  }
+  VIME_SKIP_WITHOUT_CUDA();
   auto model = vime::test::tiny_engine_model(at::kBFloat16, at::kCUDA);
   std::vector<vime::GenerateRequest> requests;
   for (int i = 0; i < 12; ++i) {

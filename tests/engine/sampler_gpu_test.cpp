@@ -12,18 +12,13 @@
 #include <cmath>
 #include <map>
 
+#include "support/skip.hpp"
 #include "vime/engine/logits_filter.hpp"
 #include "vime/engine/sampler.hpp"
 
 using namespace vime::engine;
 
 namespace {
-
-bool skip_without_cuda() {
-  if (at::hasCUDA()) return false;
-  WARN("CUDA is not available here: skipped");
-  return true;
-}
 
 at::Tensor cuda_logits(int64_t rows, int64_t vocab, uint64_t seed, double scale,
                        at::ScalarType dtype) {
@@ -83,7 +78,7 @@ Comparison compare(const at::Tensor& logits, const std::vector<RowSampling>& set
 }  // namespace
 
 TEST_CASE("the CUDA sampling kernel draws the reference path's tokens", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const int64_t vocab = 151936, batch = 48;
   struct Case {
     const char* name;
@@ -126,7 +121,7 @@ TEST_CASE("the CUDA sampling kernel draws the reference path's tokens", "[gpu][e
 }
 
 TEST_CASE("the CUDA sampling kernel's log-probs are log_softmax(logits / T)", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   auto logits = cuda_logits(32, 151936, 3, 4.0, at::kBFloat16);
   std::vector<RowSampling> settings;
   for (int r = 0; r < 32; ++r)
@@ -142,7 +137,7 @@ TEST_CASE("the CUDA sampling kernel's log-probs are log_softmax(logits / T)", "[
 }
 
 TEST_CASE("the CUDA sampling kernel's draws do not depend on the batch", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const int64_t vocab = 151936;
   auto mine = cuda_logits(1, vocab, 5, 3.0, at::kBFloat16);
   const RowSampling me = setting(0.9, 4242, 0, 0.95);
@@ -164,7 +159,7 @@ TEST_CASE("the CUDA sampling kernel's draws do not depend on the batch", "[gpu][
 
 TEST_CASE("the CUDA sampling kernel's draws follow the filtered softmax (chi-square)",
           "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   // The CPU test's ten tokens (T = 0.8, top_k = 6, top_p = 0.9), here 20k rows on the kernel, and
   // a min_new_tokens mask on token 1 (the kernel skips it; the rest renormalises).
   const std::vector<float> row{2.0f, 1.5f, 1.4f, 0.9f, 0.3f, 0.2f, -0.1f, -0.5f, -1.0f, 1.0f};
@@ -209,7 +204,7 @@ TEST_CASE("the CUDA sampling kernel's draws follow the filtered softmax (chi-squ
 }
 
 TEST_CASE("the CUDA sampling kernel's top alternatives are the reference's", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   auto logits = cuda_logits(6, 151936, 13, 6.0, at::kBFloat16);
   std::vector<RowSampling> settings;
   for (int r = 0; r < 6; ++r)
@@ -233,7 +228,7 @@ TEST_CASE("the CUDA sampling kernel's top alternatives are the reference's", "[g
 }
 
 TEST_CASE("the CUDA sampling kernel reports rows with nothing to sample", "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   auto logits = cuda_logits(3, 1000, 2, 3.0, at::kFloat);
   logits[1][17] = NAN;
   const std::vector<RowSampling> settings(3, setting(1.0, 1));

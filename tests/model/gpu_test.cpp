@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/skip.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/model/attention.hpp"
 #include "vime/train/log_probs.hpp"
@@ -14,18 +15,12 @@
 
 namespace {
 
-bool skip_without_cuda() {
-  if (at::hasCUDA()) return false;
-  WARN("CUDA is not available here: skipped");
-  return true;
-}
-
 const std::string kGolden = VIME_SOURCE_DIR "/tests/model/golden/";
 
 }  // namespace
 
 TEST_CASE("the CUDA model matches the CPU model in fp32", "[gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   auto cpu = vime::ckpt::load_hf_model(kGolden + "tiny_qwen3", at::kFloat, at::kCPU);
   auto gpu = vime::ckpt::load_hf_model(kGolden + "tiny_qwen3", at::kFloat, at::kCUDA);
   at::NoGradGuard no_grad;
@@ -36,11 +31,10 @@ TEST_CASE("the CUDA model matches the CPU model in fp32", "[gpu]") {
 }
 
 TEST_CASE("flash varlen attention equals the math path in bf16, gradients too", "[gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   if (!vime::flash_attention_available(
           at::zeros({1}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16)))) {
-    WARN("this LibTorch has no flash varlen attention: skipped");
-    return;
+    VIME_SKIP("this LibTorch has no flash varlen attention");
   }
   auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   vime::VarlenInfo info;
@@ -68,7 +62,7 @@ TEST_CASE("flash varlen attention equals the math path in bf16, gradients too", 
 }
 
 TEST_CASE("a bf16 forward/backward/step on CUDA with recompute trains", "[gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   auto model = vime::ckpt::load_hf_model(kGolden + "tiny_qwen2", at::kBFloat16, at::kCUDA);
   model->set_recompute({true, 1});
   vime::OptimizerConfig cfg;

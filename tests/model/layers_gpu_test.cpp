@@ -14,15 +14,10 @@
 #include <deque>
 #include <string>
 
+#include "support/skip.hpp"
 #include "vime/model/layers.hpp"
 
 namespace {
-
-bool skip_without_cuda() {
-  if (at::hasCUDA()) return false;
-  WARN("CUDA is not available here: skipped");
-  return true;
-}
 
 at::Tensor rope_reference(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   const int64_t half = x.size(-1) / 2;
@@ -59,7 +54,7 @@ double relative_error(const at::Tensor& a, const at::Tensor& b) {
 
 TEST_CASE("the CUDA RoPE kernel equals the rotate-half formula, gradients too",
           "[gpu][model_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(23);
   auto f64 = at::TensorOptions().dtype(at::kDouble);
@@ -95,7 +90,7 @@ TEST_CASE("the CUDA RoPE kernel equals the rotate-half formula, gradients too",
 }
 
 TEST_CASE("the CUDA SwiGLU kernel equals silu(gate) * up, gradients too", "[gpu][model_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(29);
   auto f64 = at::TensorOptions().dtype(at::kDouble);
@@ -132,7 +127,7 @@ TEST_CASE("the CUDA SwiGLU kernel equals silu(gate) * up, gradients too", "[gpu]
 }
 
 TEST_CASE("the CUDA RMSNorm kernel equals the ATen formula, gradients too", "[gpu][model_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(31);
   auto f64 = at::TensorOptions().dtype(at::kDouble);

@@ -9,18 +9,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/skip.hpp"
 #include "vime/train/linear_log_probs.hpp"
 #include "vime/train/log_probs.hpp"
 
 using namespace vime::train;
 
 namespace {
-
-bool skip_without_cuda() {
-  if (at::hasCUDA()) return false;
-  WARN("CUDA is not available here: skipped");
-  return true;
-}
 
 // max |a - b| / max |b|.
 double relative_error(const at::Tensor& a, const at::Tensor& b) {
@@ -36,7 +31,7 @@ double max_abs_error(const at::Tensor& a, const at::Tensor& b) {
 
 TEST_CASE("the fused CUDA output head equals the ATen log-probs, entropy and gradients",
           "[gpu][train_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(17);
   const int64_t tokens = 600, dim = 64, chunk_rows = 128;
@@ -100,7 +95,7 @@ TEST_CASE("the fused CUDA output head equals the ATen log-probs, entropy and gra
 }
 
 TEST_CASE("the fused CUDA output head's entropy alone has the ATen gradient", "[gpu][train_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   const at::Device cuda(at::kCUDA);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(19);
   auto opts = at::TensorOptions().dtype(at::kDouble);

@@ -19,6 +19,7 @@
 #include "common/model_presets.hpp"
 #include "loop/metrics_file.hpp"
 #include "loop/tiny_task.hpp"
+#include "support/skip.hpp"
 #include "support/test_support.hpp"
 #include "vime/http/fetch.hpp"
 #include "vime/http/net.hpp"
@@ -87,10 +88,7 @@ struct ReceiverProcess {
 
 TEST_CASE("weight_sync: a Qwen3-shaped bf16 model crosses NCCL to a receiver process bit-exact",
           "[gpu][weight_sync_gpu]") {
-  if (cuda_devices() < 1) {
-    WARN("needs a CUDA device: skipped");
-    return;
-  }
+  if (cuda_devices() < 1) VIME_SKIP(vime::test::kNoCuda);
   if (engine_gpu() == 0) vime::bench::nccl_as_separate_host("vime-test-trainer");
   ReceiverProcess receiver("qwen3-0.6b");
   const at::Device device("cuda:0");
@@ -133,10 +131,7 @@ TEST_CASE(
     "vime train --update-weight-transport nccl: a vime serve engine generates with the trained "
     "weights after every update",
     "[gpu][weight_sync_gpu]") {
-  if (cuda_devices() < 1) {
-    WARN("needs a CUDA device: skipped");
-    return;
-  }
+  if (cuda_devices() < 1) VIME_SKIP(vime::test::kNoCuda);
   const auto task = vime::test::tiny_arith_task().string();
   vime::test::TempDir run;
   const int port = vime::http::free_port();

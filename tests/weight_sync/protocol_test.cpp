@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "support/skip.hpp"
 #include "support/test_support.hpp"
 #include "vime/error.hpp"
 #include "vime/weight_sync/base64.hpp"
@@ -43,10 +44,7 @@ std::string trim(std::string s) {
 }  // namespace
 
 TEST_CASE("weight_sync: base64 equals python3's b64encode/b64decode", "[weight_sync]") {
-  if (!have_python()) {
-    WARN("no python3: skipped");
-    return;
-  }
+  if (!have_python()) VIME_SKIP("no python3");
   vime::test::TempDir dir;
   std::mt19937 rng(7);
   std::vector<std::string> inputs;
@@ -82,10 +80,7 @@ TEST_CASE("weight_sync: base64_decode refuses what Python's strict decode refuse
 }
 
 TEST_CASE("weight_sync: the ncclUniqueId pickle is what vLLM's workers unpickle", "[weight_sync]") {
-  if (!have_python()) {
-    WARN("no python3: skipped");
-    return;
-  }
+  if (!have_python()) VIME_SKIP("no python3");
   vime::test::TempDir dir;
   dir.write("vllm/__init__.py", "");
   dir.write("vllm/distributed/__init__.py", "");

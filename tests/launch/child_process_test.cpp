@@ -34,7 +34,7 @@ ChildSpec sh(const std::string& script, const std::filesystem::path& log) {
 TEST_CASE("child_process: spawn, run, terminate with SIGTERM", "[launch]") {
   vime::test::TempDir dir;
   ChildSpec spec;
-  spec.argv = {"sleep", "30"};
+  spec.argv = {"sleep", "300"};
   spec.log_path = dir.path() / "sleep.log";
   ChildProcess child(spec);
   CHECK(child.pid() > 0);
@@ -42,8 +42,8 @@ TEST_CASE("child_process: spawn, run, terminate with SIGTERM", "[launch]") {
   CHECK(child.describe_exit() == "running");
   CHECK(::getpgid(child.pid()) == child.pid());  // its own process group
   const auto t0 = std::chrono::steady_clock::now();
-  child.terminate(5s);
-  CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+  child.terminate(60s);
+  CHECK(std::chrono::steady_clock::now() - t0 < 30s);  // SIGTERM ended it, not the 60 s grace
   CHECK_FALSE(child.is_running());
   CHECK(child.describe_exit().starts_with("killed by signal 15"));
   child.terminate();  // again: a no-op

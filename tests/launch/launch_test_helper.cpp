@@ -95,10 +95,15 @@ int serve_engine(const std::vector<std::string>& args) {
     res.set_content(R"({"vllm_config":{"parallel_config":{"data_parallel_size":1}}})",
                     "application/json");
   });
-  std::printf("stand-in engine on port %s\n", flag(args, "--port", "?").c_str());
+  // --port 0 as `vime serve` takes it: any free port, reported once bound.
+  const std::string host = flag(args, "--host", "127.0.0.1");
+  const int wanted = std::stoi(flag(args, "--port", "0"));
+  const int port = wanted == 0 ? server.bind_to_any_port(host)
+                               : (server.bind_to_port(host, wanted) ? wanted : -1);
+  if (port <= 0) return 4;
+  std::printf("stand-in engine at http://%s:%d\n", host.c_str(), port);
   std::fflush(stdout);
-  return server.listen(flag(args, "--host", "127.0.0.1"), std::stoi(flag(args, "--port", "0"))) ? 0
-                                                                                                : 4;
+  return server.listen_after_bind() ? 0 : 4;
 }
 
 int serve_router(const std::vector<std::string>& args) {

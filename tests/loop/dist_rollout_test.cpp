@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <regex>
 #include <set>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -23,6 +24,7 @@
 #include "vime/engine/native_engine.hpp"
 #include "vime/engine/vllm_engine.hpp"
 #include "vime/error.hpp"
+#include "vime/http/fetch.hpp"
 #include "vime/http/net.hpp"
 #include "vime/loop/native_backend.hpp"
 #include "vime/loop/rank_engines.hpp"
@@ -68,16 +70,17 @@ class StoreOnlyGroup final : public vime::dist::ProcessGroup {
 struct Stores {
   Stores() {
     c10d::TCPStoreOptions o;
-    o.port = static_cast<uint16_t>(vime::http::free_port());
+    o.port = 0;  // any free port: the client asks the host which one it bound
     o.isServer = true;
     o.numWorkers = 2;
     o.waitWorkers = false;
     o.timeout = std::chrono::seconds(30);
     host = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
+    o.port = host->getPort();
     o.isServer = false;
     client = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
   }
-  c10::intrusive_ptr<c10d::Store> host;
+  c10::intrusive_ptr<c10d::TCPStore> host;
   c10::intrusive_ptr<c10d::Store> client;
 };
 
@@ -200,7 +203,18 @@ TEST_CASE("dist rollout: abort_all reaches every rank", "[dist_rollout]") {
   auto pending = std::async(std::launch::async, [&] { return run_all(fleet, requests); });
   REQUIRE(
       wait_until([&] { return member(fleet, 0).in_flight > 0 && member(fleet, 1).in_flight > 0; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Sent is not arrived: the abort must find rank 1's requests running in its engine (its server's
+  // /metrics), or it would end nothing there and they would run to "length".
+  const auto rank1_engine =
+      vime::loop::wait_for_rank_engines(*stores.host, 2, std::chrono::seconds(5));
+  REQUIRE(rank1_engine.size() == 1);
+  REQUIRE(wait_until([&] {
+    auto r = vime::http::fetch(vime::http::Request::get(rank1_engine[0].url + "/metrics", 5)
+                                   .bearer(rank1_engine[0].api_key));
+    std::smatch m;
+    static const std::regex running(R"(vllm:num_requests_running\{[^}]*\} ([0-9]+))");
+    return r.ok() && std::regex_search(r.body, m, running) && std::stoi(m[1].str()) > 0;
+  }));
   fleet.abort_all();
   const auto responses = pending.get();
   // Unaborted, rank 1's requests would have run to "length".

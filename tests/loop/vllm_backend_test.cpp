@@ -19,6 +19,7 @@
 
 #include "loop/metrics_file.hpp"
 #include "loop/tiny_task.hpp"
+#include "support/ports.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/http/fetch.hpp"
@@ -189,19 +190,23 @@ TEST_CASE("vime train --async / --fully-async on the vLLM backend: launched engi
 TEST_CASE("vime train: external vime serve engines by address; unreachable ones are named",
           "[vllm_backend]") {
   vime::test::TempDir run;
-  const int p1 = vime::http::free_port();
-  const int p2 = vime::http::free_port();
-  const int p3 = vime::http::free_port();  // started for NCCL weights: refused by a disk run
   const std::string model = (task_dir() / "model").string();
-  for (int port : {p1, p2, p3}) {
-    run_command(std::string("(") + VIME_BIN + " serve " + model + " --port " +
-                std::to_string(port) + " --weight-transfer-config '{\"backend\":\"" +
-                (port == p3 ? "nccl" : "disk") + "\"}' > " +
-                (run.path() / ("serve_" + std::to_string(port) + ".log")).string() + " 2>&1 &)");
+  // Each engine binds a port of its own choosing (--port 0) and says which in its log.
+  std::vector<fs::path> logs;
+  for (const char* backend : {"disk", "disk", "nccl"}) {  // the third is refused by a disk run
+    logs.push_back(run.path() / ("serve_" + std::to_string(logs.size()) + ".log"));
+    run_command(std::string("(") + VIME_BIN + " serve " + model +
+                " --port 0 --weight-transfer-config '{\"backend\":\"" + backend + "\"}' > " +
+                logs.back().string() + " 2>&1 &)");
   }
-  REQUIRE(wait_healthy(p1, 60));
-  REQUIRE(wait_healthy(p2, 60));
-  REQUIRE(wait_healthy(p3, 60));
+  std::vector<int> ports;
+  for (const auto& log : logs) {
+    ports.push_back(vime::test::wait_reported_port(log, 120));
+    INFO(vime::read_text_file(log));
+    REQUIRE(ports.back() > 0);
+    REQUIRE(wait_healthy(ports.back(), 60));
+  }
+  const int p1 = ports[0], p2 = ports[1], p3 = ports[2];
   auto mismatch = run_command(
       std::string(VIME_BIN) + " train " + grpo_flags() +
       "--num-rollout 1 --rollout-external-engine-addrs 127.0.0.1:" + std::to_string(p3) +

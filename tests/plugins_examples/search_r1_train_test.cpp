@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "support/ports.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/atomic_file.hpp"
@@ -150,15 +151,17 @@ TEST_CASE("vime train --rollout-plugin build/plugins/search_r1.so", "[search_r1_
 TEST_CASE("vime retrieve serve builds, saves and reloads its index", "[search_r1_train]") {
   const fs::path task = search_task();
   vime::test::TempDir run;
-  const int port = vime::http::free_port();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port);
   auto serve = [&](const std::string& log) {
-    auto r = run_command(std::string(VIME_BIN) + " retrieve serve --corpus " +
-                         (task / "corpus.jsonl").string() + " --index " +
-                         (run.path() / "idx").string() + " --port " + std::to_string(port) + " > " +
-                         (run.path() / log).string() + " 2>&1 & echo $!");
+    auto r =
+        run_command(std::string(VIME_BIN) + " retrieve serve --corpus " +
+                    (task / "corpus.jsonl").string() + " --index " + (run.path() / "idx").string() +
+                    " --port 0 > " + (run.path() / log).string() + " 2>&1 & echo $!");
     REQUIRE(r.exit_code == 0);
     const std::string pid = r.output.substr(0, r.output.find('\n'));
+    const int port = vime::test::wait_reported_port(run.path() / log, 120);
+    INFO(vime::read_text_file(run.path() / log));
+    REQUIRE(port > 0);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
     for (int i = 0; i < 100; ++i) {
       if (vime::http::fetch(vime::http::Request::get(url + "/health", 1)).ok()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

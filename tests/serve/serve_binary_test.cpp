@@ -2,9 +2,7 @@
 // and with `vllm serve`'s command line as vime's launcher writes it; /health, routes, SIGTERM, exit
 // code 0; usage errors exit 2.
 #include <httplib.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/ports.hpp"
 #include "support/test_support.hpp"
 #include "vime/core/runtime_info.hpp"
 #include "vime/http/client.hpp"
@@ -34,20 +33,9 @@ std::string make_model(const vime::test::TempDir& dir) {
   return (dir.path() / "model").string();
 }
 
-int free_port() {  // bind port 0, read it back, release it for the child
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// `vime serve ARGS...` as a child with stdout and stderr in `log`; waits for /health.
-pid_t start_serve(const std::vector<std::string>& args, const std::string& log, int port) {
+// `vime serve ARGS... --port 0` as a child with stdout and stderr in `log`; sets `port` to the one
+// it reports binding and waits for /health.
+pid_t start_serve(const std::vector<std::string>& args, const std::string& log, int& port) {
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -56,10 +44,15 @@ pid_t start_serve(const std::vector<std::string>& args, const std::string& log, 
     ::dup2(::fileno(stdout), 2);
     std::vector<char*> argv{const_cast<char*>(VIME_BIN), const_cast<char*>("serve")};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(const_cast<char*>("--port"));
+    argv.push_back(const_cast<char*>("0"));
     argv.push_back(nullptr);
     ::execv(VIME_BIN, argv.data());
     ::_exit(127);
   }
+  port = vime::test::wait_reported_port(log, 120);
+  INFO(vime::test::run_command("cat " + log).output);
+  REQUIRE(port > 0);
   httplib::Client c("127.0.0.1", port);
   bool up = false;
   for (int i = 0; i < 600 && !up; ++i) {
@@ -85,10 +78,9 @@ void stop_serve(pid_t pid, const std::string& log) {
 TEST_CASE("serve: the vime binary serves, answers and exits 0 on SIGTERM", "[serve]") {
   vime::test::TempDir dir;
   const std::string model = make_model(dir), log = (dir.path() / "serve.log").string();
-  const int port = free_port();
-  const pid_t pid = start_serve(
-      {"--hf-checkpoint", model, "--port", std::to_string(port), "--served-model-name", "arith"},
-      log, port);
+  int port = 0;
+  const pid_t pid =
+      start_serve({"--hf-checkpoint", model, "--served-model-name", "arith"}, log, port);
   httplib::Client c("127.0.0.1", port);
   auto r = c.Post("/v1/completions", R"({"prompt":"12+34=","max_tokens":3,"temperature":0})",
                   "application/json");
@@ -104,12 +96,10 @@ TEST_CASE("serve: the binary takes vllm serve's command line as vime's launcher 
           "[serve]") {
   vime::test::TempDir dir;
   const std::string model = make_model(dir), log = (dir.path() / "serve.log").string();
-  const int port = free_port();
+  int port = 0;
   const pid_t pid = start_serve({model,
                                  "--host",
                                  "127.0.0.1",
-                                 "--port",
-                                 std::to_string(port),
                                  "--seed",
                                  "1235",
                                  "--tensor-parallel-size",
@@ -186,8 +176,8 @@ double metric(httplib::Client& c, const std::string& name) {
 TEST_CASE("serve: concurrent requests all reach the engine and decode as one batch", "[serve]") {
   vime::test::TempDir dir;
   const std::string model = make_model(dir), log = (dir.path() / "serve.log").string();
-  const int port = free_port();
-  const pid_t pid = start_serve({model, "--port", std::to_string(port)}, log, port);
+  int port = 0;
+  const pid_t pid = start_serve({model}, log, port);
   httplib::Client c("127.0.0.1", port);
   REQUIRE(c.Post("/pause?mode=keep", "", "application/json")->status == 200);
   constexpr int kRequests = 96;

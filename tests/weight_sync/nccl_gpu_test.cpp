@@ -19,6 +19,7 @@
 #include "common/model_presets.hpp"
 #include "loop/metrics_file.hpp"
 #include "loop/tiny_task.hpp"
+#include "support/ports.hpp"
 #include "support/skip.hpp"
 #include "support/test_support.hpp"
 #include "vime/http/fetch.hpp"
@@ -134,12 +135,12 @@ TEST_CASE(
   if (cuda_devices() < 1) VIME_SKIP(vime::test::kNoCuda);
   const auto task = vime::test::tiny_arith_task().string();
   vime::test::TempDir run;
-  const int port = vime::http::free_port();
   const std::string log = (run.path() / "serve.log").string();
   vime::test::run_command("(" + gpu_env(engine_gpu(), "vime-test-serve") + VIME_BIN + " serve " +
-                          task + "/model --port " + std::to_string(port) +
+                          task + "/model --port 0" +
                           " --weight-transfer-config '{\"backend\":\"nccl\"}' > " + log +
                           " 2>&1 & echo $! > " + (run.path() / "serve.pid").string() + ")");
+  const int port = vime::test::wait_reported_port(log, 300);  // --port 0: the one it bound
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   bool healthy = false;
   for (int i = 0; i < 1200 && !healthy; ++i) {

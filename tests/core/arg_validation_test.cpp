@@ -165,3 +165,26 @@ TEST_CASE("missing input paths and unsupported flags are refused together, by na
   CHECK(vime::core::strip_row_slice("/d/x.jsonl@[-3:]") == "/d/x.jsonl");
   CHECK(vime::core::strip_row_slice("/d/x.jsonl") == "/d/x.jsonl");
 }
+
+TEST_CASE("flags with nothing to change in vime are refused at values that would change results",
+          "[validation]") {
+  // slime's scripts pass 0.0: nothing to change, accepted.
+  CHECK(error_of({"--attention-dropout", "0.0", "--hidden-dropout", "0"}) == "no error");
+  CHECK_THAT(error_of({"--attention-dropout", "0.1"}),
+             Catch::Contains("--attention-dropout 0.1 is not supported: vime trains without "
+                             "dropout"));
+  CHECK_THAT(error_of({"--hidden-dropout", "0.05"}), Catch::Contains("--hidden-dropout 0.05"));
+  // --rotary-scaling-factor: the factor vime applies, from the flags or config.json, or 1.
+  CHECK(error_of({"--use-rope-scaling", "--rope-scaling-factor", "8", "--rotary-scaling-factor",
+                  "8.0"}) == "no error");
+  CHECK(error_of({"--rotary-scaling-factor", "1.0"}) == "no error");
+  const std::string llama = VIME_SOURCE_DIR "/tests/model/golden/tiny_llama";  // factor 8
+  CHECK(error_of({"--hf-checkpoint", llama, "--rotary-scaling-factor", "8"}) == "no error");
+  CHECK_THAT(error_of({"--hf-checkpoint", llama, "--rotary-scaling-factor", "4"}),
+             Catch::Contains("--rotary-scaling-factor 4.0 differs from the RoPE scaling vime "
+                             "applies (8.0"));
+  CHECK_THAT(error_of({"--use-rope-scaling", "--rope-scaling-factor", "8",
+                       "--rotary-scaling-factor", "32"}),
+             Catch::Contains("--rotary-scaling-factor 32.0 differs"));
+  CHECK_THAT(error_of({"--rotary-scaling-factor", "8"}), Catch::Contains("vime applies (1.0"));
+}

@@ -161,6 +161,20 @@ TEST_CASE("vime train: the critic trains alone for --num-critic-only-steps, save
   CHECK_THAT(resumed.output, !Catch::Contains("the critic starts afresh"));
 }
 
+TEST_CASE("the critic's fresh value head has the spread --init-method-std sets",
+          "[trainer_flags]") {
+  vime::train::SingleRank rank;
+  vime::Model trunk(vime::presets::micro_qwen3(), at::kFloat, at::kCPU, 7);
+  auto std_of = [&](std::vector<std::string> tokens) {
+    tokens.insert(tokens.end(), {"--advantage-estimator", "ppo"});
+    vime::train::Critic critic(vime::core::parse_args(tokens), trunk, rank, 11);
+    return critic.value_head().to(at::kDouble).std().item<double>();
+  };
+  const double by_default = std_of({}), wide = std_of({"--init-method-std", "0.2"});
+  CHECK(by_default == Approx(0.02).epsilon(0.3));        // Megatron's default; a sample of `hidden`
+  CHECK(wide == Approx(10 * by_default).epsilon(1e-4));  // the same draws, scaled
+}
+
 TEST_CASE("the critic's checkpoint round-trips trunk, value head and step counts",
           "[trainer_flags]") {
   vime::test::TempDir dir;

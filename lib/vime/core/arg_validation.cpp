@@ -5,7 +5,9 @@
 
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/args_lookup.hpp"
+#include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
+#include "vime/python_format.hpp"
 
 namespace vime::core {
 namespace {
@@ -36,6 +38,24 @@ bool is_megatron_checkpoint(const std::string& dir) {
 bool is_hf_dir(const std::string& dir) {
   std::error_code ec;
   return !dir.empty() && fs::exists(fs::path(dir) / "config.json", ec);
+}
+
+// The Llama 3 RoPE scaling factor the model is built with: --use-rope-scaling's
+// --rope-scaling-factor, else config.json's rope_scaling of --hf-checkpoint, else 1.
+double rope_scaling_applied(const Args& a) {
+  if (on(a, "use_rope_scaling")) return num(a, "rope_scaling_factor", 1.0);
+  const std::string dir = str(a, "hf_checkpoint");
+  if (!is_hf_dir(dir)) return 1.0;
+  try {
+    const Json config = Json::parse(read_text_file(fs::path(dir) / "config.json"), dir);
+    if (!config.contains("rope_scaling") || !config.at("rope_scaling").is_object()) return 1.0;
+    const Json& rope = config.at("rope_scaling");
+    const Json& type = rope.contains("rope_type") ? rope.at("rope_type") : rope.at("type");
+    if (!type.is_string() || type.as_string() != "llama3" || !rope.contains("factor")) return 1.0;
+    return rope.at("factor").as_double();
+  } catch (const std::exception&) {
+    return 1.0;  // an unreadable config.json is reported where the model is loaded
+  }
 }
 
 }  // namespace
@@ -296,6 +316,24 @@ void check_model_support(const Args& a, Problems& p) {
         "--position-embedding-type " + str(a, "position_embedding_type") +
             " is not supported yet (vime uses rotary embeddings: "
             "--use-rotary-position-embeddings)");
+  }
+  // Flags vime accepts for slime's scripts although it has nothing they would change, at the
+  // values that change nothing; a value that would change the result is refused by name.
+  for (const char* key : {"attention_dropout", "hidden_dropout"}) {
+    if (a.has(key) && a.source(key) != ArgSource::kDefault && num(a, key) > 0) {
+      p.add(a.flag_name(key) + " " + python_float_repr(num(a, key)) +
+            " is not supported: vime trains without dropout (pass 0.0, as slime's scripts do)");
+    }
+  }
+  if (a.has("rotary_scaling_factor") && a.source("rotary_scaling_factor") != ArgSource::kDefault &&
+      num(a, "rotary_scaling_factor", 1.0) != 1.0) {
+    const double factor = num(a, "rotary_scaling_factor", 1.0);
+    const double applied = rope_scaling_applied(a);
+    p.require(factor == applied,
+              "--rotary-scaling-factor " + python_float_repr(factor) +
+                  " differs from the RoPE scaling vime applies (" + python_float_repr(applied) +
+                  ", from --use-rope-scaling --rope-scaling-factor or config.json's "
+                  "rope_scaling); pass the same factor to both, as slime's Llama 3 presets do");
   }
   if (set(a, "rope_type")) {
     p.require(str(a, "rope_type") == "rope",

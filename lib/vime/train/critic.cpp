@@ -17,7 +17,9 @@ Critic::Critic(const Args& args, Model& trunk, RankReducer& reducer, uint64_t se
     : args_(args), options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
   options_.batching.flops_linear_coeff = 6.0 * static_cast<double>(trunk.config().hidden_size);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  value_head_ = at::normal(0.0, 0.02, {1, trunk.config().hidden_size}, gen,
+  // Megatron initialises the output layer with --init-method-std.
+  const double init_std = args.has("init_method_std") ? args.get_double("init_method_std") : 0.02;
+  value_head_ = at::normal(0.0, init_std, {1, trunk.config().hidden_size}, gen,
                            at::TensorOptions().dtype(at::kFloat))
                     .to(trunk.device(), trunk.dtype())
                     .requires_grad_(true);

@@ -37,9 +37,11 @@ constexpr FlagSpec kFlags[] = {
 
     // --- dropout (vime trains without dropout)
     {"--attention-dropout", kFloat, "0.1",
-     "Dropout on attention probabilities; vime trains without dropout.", kNoEffect},
+     "Dropout on attention probabilities; vime trains without dropout and refuses a value above 0.",
+     kNoEffect},
     {"--hidden-dropout", kFloat, "0.1",
-     "Dropout on the hidden states; vime trains without dropout.", kNoEffect},
+     "Dropout on the hidden states; vime trains without dropout and refuses a value above 0.",
+     kNoEffect},
 
     // --- kernel fusions
     {"--no-masked-softmax-fusion",
@@ -178,8 +180,8 @@ constexpr FlagSpec kFlags[] = {
 
     // --- initialization (vime initializes from checkpoints)
     {"--init-method-std", kFloat, "0.02",
-     "Standard deviation of random weight initialization; vime initializes from checkpoints.",
-     kNoEffect},
+     "Standard deviation of random weight initialization: the critic's value head (the other "
+     "weights come from checkpoints)."},
     {"--embedding-init-method-std", kFloat, nullptr,
      "Standard deviation of random embedding initialization.", kNoEffect},
     {"--init-method-xavier-uniform", kStoreTrue, nullptr, "Initialize weights Xavier-uniform.",

@@ -114,7 +114,8 @@ constexpr FlagSpec kFlags[] = {
      "Llama-3.x RoPE scaling factor under --use-rope-scaling (HF rope_scaling.factor)."},
     {"--rotary-scaling-factor", kFloat, "1.0",
      "RoPE scaling factor; slime's Llama-3.x presets pass the --use-rope-scaling factor here "
-     "(Megatron reads it only for MLA's YaRN; vime takes rope_scaling from config.json).",
+     "(Megatron reads it only for MLA's YaRN; vime takes rope_scaling from config.json). A factor "
+     "other than 1 must equal the one vime applies.",
      kNoEffect},
     {"--rope-type", kString, nullptr,
      "RoPE variant; slime fills in rope (yarn for MLA) and vime implements rope only.", kYes,

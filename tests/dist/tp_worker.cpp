@@ -18,6 +18,7 @@
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/dist/parallel_groups.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/recompute_counter.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
 #include "worker_world.hpp"
@@ -111,7 +112,11 @@ int main(int argc, char** argv) {
       out.emplace_back("logits", model.logits(s.hidden).detach());
       out.emplace_back("log_probs", s.log_probs.detach());
       out.emplace_back("entropy", s.entropy.detach());
+      const int64_t recomputed_before = vime::recomputed_layers();
       loss_of(s).backward();
+      // Layers run again by the backward: every layer with --recompute, none without.
+      out.emplace_back("recomputed_layers",
+                       at::tensor(vime::recomputed_layers() - recomputed_before, at::kLong));
       const auto& params = model.named_parameters();
       for (size_t i = 0; i < params.size(); ++i) {
         auto& p = params[i].second;

@@ -37,12 +37,17 @@ TEST_CASE("bf16 parameters train through fp32 master weights and accumulated gra
   cfg.weight_decay = 0;
   cfg.clip_grad = 0;
   vime::Optimizer opt({{"p", p}}, cfg);
-  for (int mb = 0; mb < 3; ++mb) {  // three micro-batches accumulate in fp32
-    p.mutable_grad() = at::full({4}, 1e-3, p.options());
+  // Micro-batch grads accumulate in fp32: 1 + 64 * 2^-9 = 1.125 exactly. A bf16 sum (ulp 2^-7 at
+  // 1.0) rounds each 2^-9 away and stays at 1.
+  p.mutable_grad() = at::full({4}, 1.0, p.options());
+  opt.accumulate_grads();
+  for (int mb = 0; mb < 64; ++mb) {
+    p.mutable_grad() = at::full({4}, std::ldexp(1.0, -9), p.options());
     opt.accumulate_grads();
     CHECK_FALSE(p.grad().defined());
   }
-  CHECK(opt.main_grads()[0][0].item<float>() == Approx(3e-3).epsilon(1e-2));
+  CHECK(opt.main_grads()[0][0].item<float>() == 1.125f);
+  opt.zero_grad();
   for (int i = 0; i < 10; ++i) {
     p.mutable_grad() = at::full({4}, 1.0, p.options());
     opt.accumulate_grads();

@@ -6,16 +6,20 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <atomic>
 #include <cmath>
 #include <map>
 
 #include "vime/error.hpp"
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
+#include "vime/model/recompute_counter.hpp"
 
 namespace vime {
 
 namespace {
+
+std::atomic<int64_t> recomputed_layer_count{0};
 
 const char* const kSlotNames[] = {"input_layernorm.weight",
                                   "self_attn.q_proj.weight",
@@ -142,6 +146,7 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
       at::AutoGradMode enable_grad(true);
       out = layer_math(weights_from(leaves), leaves[0], context);
     }
+    ++recomputed_layer_count;
     auto defined_grads =
         torch::autograd::grad({out}, defined_leaves, {grads[0]}, /*retain_graph=*/false,
                               /*create_graph=*/false, /*allow_unused=*/true);
@@ -354,6 +359,8 @@ at::Tensor Model::embed(const at::Tensor& tokens) const {
       at::embedding(embed_, local.masked_fill(outside, 0)).masked_fill(outside.unsqueeze(-1), 0.0);
   return reduce_from_tp(found, tp);
 }
+
+int64_t recomputed_layers() { return recomputed_layer_count.load(); }
 
 at::Tensor Model::forward_hidden(const PackedBatch& batch) {
   auto x = embed(batch.tokens);  // [T, hidden]

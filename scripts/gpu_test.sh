@@ -23,6 +23,15 @@ grep -E "tests passed|\*\*\*" "$out/ctest.log"
 skips=$(grep -hE "^[0-9]+ (GPU )?cases? skipped \(" build-gpu/Testing/Temporary/LastTest.log)
 [ -n "$skips" ] && echo "$skips"
 if echo "$skips" | grep -q "no CUDA"; then echo "GPU cases were skipped for want of CUDA"; rc=1; fi
+# HF transformers loads what `vime convert-hf` and `vime train --save-hf` write and reproduces
+# vime's logits.
+timeout 600 python3 tools/parity/hf_export_parity.py --bin-dir build-gpu/bin --out "$out/hf_export" \
+  > "$out/hf_export.jsonl" 2> "$out/hf_export.err"
+export_rc=$?
+cat "$out/hf_export.jsonl"; tail -5 "$out/hf_export.err"
+echo "HF export parity: exit $export_rc"
+[ $export_rc = 0 ] || rc=1
+rm -rf "$out/hf_export"
 # Two GPUs: the trainer on GPU 0 and one launched `vime serve` engine on GPU 1, weights over NCCL
 # (the engine once came up on the CPU and the TCPStore rendezvous then hung). Bounded:
 # every wait of the vLLM backend has a deadline, and the whole run gets 10 minutes.

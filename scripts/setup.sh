@@ -24,7 +24,8 @@ PACKAGES=(
 torch_prefix=$(libtorch_cmake_prefix)
 if [ -z "$torch_prefix" ]; then
   # No pip LibTorch: Debian's CPU build, and the formatter CI checks the tree with.
-  PACKAGES+=(libtorch-dev libopenblas0 clang-format-14)
+  # python3-torch: the outside reader of the HF directories vime writes (tools/parity/torch_logits.py)
+  PACKAGES+=(libtorch-dev libopenblas0 clang-format-14 python3-torch)
 fi
 
 install_packages() {

@@ -4,6 +4,7 @@
 // --reset-optimizer-states, the critic trains alone for --num-critic-only-steps and is saved and
 // resumed, --save-hf writes a loadable HF directory; flags vime cannot honour are refused by name.
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
+#include <ATen/core/grad_mode.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "common/model_presets.hpp"
 #include "loop/metrics_file.hpp"
 #include "loop/tiny_task.hpp"
+#include "support/outside_reader.hpp"
 #include "support/test_support.hpp"
 #include "vime/ckpt/checkpoint.hpp"
 #include "vime/ckpt/model_io.hpp"
@@ -219,6 +221,18 @@ TEST_CASE("vime train: --save-hf writes a loadable HF directory at each save", "
     for (size_t i = 0; i < a.size(); ++i) {
       INFO(a[i].first);
       CHECK(at::equal(a[i].second, b[i].second));
+    }
+    // A reader that shares no code with vime gets the trained checkpoint's logits from the copy.
+    if (const auto missing = vime::test::outside_reader_missing(); !missing.empty()) {
+      WARN("outside reader skipped: " << missing);
+    } else {
+      const std::vector<std::vector<int64_t>> seqs{{16, 17, 18, 10, 19}, {20, 21, 22}};
+      at::NoGradGuard no_grad;
+      const auto expected = saved->forward(vime::PackedBatch::pack(seqs, at::kCPU))
+                                .narrow(-1, 0, saved->config().vocab_size);
+      const auto got = vime::test::outside_reader_logits(dir, seqs);
+      REQUIRE(got.sizes() == expected.sizes());
+      CHECK((got - expected).abs().max().item<double>() < 1e-4);
     }
   }
   // The copy is a model `vime train` starts from.

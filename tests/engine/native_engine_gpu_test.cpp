@@ -1,14 +1,46 @@
 // On the GPU machine (skipped without CUDA): the NativeEngine in bf16 on CUDA against the uncached
 // bf16 forward. bf16 rounding differs between the cached and the full forward, so a near-tie can
-// flip a greedy token and the continuations part from there: the test reports the agreement.
+// flip a greedy token and the continuations part from there. Logits here are ~28 (the fixture
+// scales the head), where a bf16 step is 0.125 and exact ties among 151k tokens are common: on the
+// CPU in bf16 the first of these 8 prompts agree for 158/256 tokens (62%), and every divergence was
+// at a tie of 0 or 1 step. So each divergence must be such a tie (a wrong cache or position picks
+// tokens far below the top); the agreement floor stays at 50% as a sanity check only.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <future>
 
 #include "engine/engine_fixtures.hpp"
 #include "support/skip.hpp"
 #include "vime/engine/native_engine.hpp"
+
+namespace {
+
+// A divergence may pick a token this many bf16 steps below the uncached forward's top logit.
+constexpr double kTieSteps = 4;
+
+// How far below the uncached forward's top logit after `prefix` the logit of `token` is, in bf16
+// steps (ulps) at that top logit.
+double steps_below_top(vime::Model& model, const std::vector<int32_t>& prefix, int32_t token) {
+  at::NoGradGuard no_grad;
+  const std::vector<int64_t> sequence(prefix.begin(), prefix.end());
+  const auto logits =
+      model.forward(vime::PackedBatch::pack({sequence}, model.device()))[-1].to(at::kFloat).cpu();
+  const double top = logits.max().item<double>();
+  const double step = std::ldexp(1.0, std::ilogb(std::abs(top)) - 7);  // 8 significant bits
+  return (top - logits[token].item<double>()) / step;
+}
+
+// `prompt` followed by the first `n` tokens of `output`.
+std::vector<int32_t> prefix_of(std::vector<int32_t> prompt, const std::vector<int32_t>& output,
+                               size_t n) {
+  prompt.insert(prompt.end(), output.begin(), output.begin() + static_cast<std::ptrdiff_t>(n));
+  return prompt;
+}
+
+}  // namespace
 
 TEST_CASE("bf16 CUDA engine agrees with the uncached bf16 forward", "[gpu][engine_gpu]") {
   VIME_SKIP_WITHOUT_CUDA();
@@ -34,6 +66,10 @@ TEST_CASE("bf16 CUDA engine agrees with the uncached bf16 forward", "[gpu][engin
     same_prefix += static_cast<int64_t>(k);
     total += 32;
     first_tokens_equal += out[0] == expected[0];
+    if (k < out.size()) {  // the engine's token was (nearly) tied with the uncached forward's
+      CAPTURE(i, k);
+      CHECK(steps_below_top(*model, prefix_of(prompts[i], expected, k), out[k]) <= kTieSteps);
+    }
   }
   const double agreement = double(same_prefix) / double(total);
   WARN("bf16 greedy agreement (tokens before the first divergence): " << same_prefix << "/" << total
@@ -80,6 +116,12 @@ TEST_CASE("the paged attention paths agree with the CPU path on CUDA", "[gpu][en
       while (k < out[i].size() && out[i][k] == reference[i][k]) ++k;
       same += static_cast<int64_t>(k);
       total += static_cast<int64_t>(out[i].size());
+      if (k < out[i].size()) {  // both tokens (nearly) tied at the uncached forward's top
+        CAPTURE(i, k, options->kv_block_size);
+        const auto prefix = prefix_of(requests[i].input_ids, reference[i], k);
+        CHECK(steps_below_top(*model, prefix, out[i][k]) <= kTieSteps);
+        CHECK(steps_below_top(*model, prefix, reference[i][k]) <= kTieSteps);
+      }
     }
     WARN("agreement with the CPU path (block size " << options->kv_block_size << "): " << same
                                                     << "/" << total);

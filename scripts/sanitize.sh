@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The ASan+UBSan build of vime's torch-free areas (core, tokenizer, metrics, http, retrieval, plugin,
-# data, reward, eval), their tests and the fuzz harnesses (tests/sanitize/CMakeLists.txt), then the
-# tests and a bounded fuzz run: VIME_FUZZ_RUNS mutations per harness (default 3000). The last step
+# data, reward, eval), their tests and the fuzz harnesses (tests/sanitize/CMakeLists.txt), and the
+# UBSan build of the LibTorch-linked model, checkpoint and optimizer code (tests/sanitize/torch), then
+# the tests and a bounded fuzz run: VIME_FUZZ_RUNS mutations per harness (default 3000). The last step
 # of .ci/run; JOBS sets the build's -j. Prints how long the build and the runs took.
 set -euo pipefail
 cd "$(dirname "$0")/.."

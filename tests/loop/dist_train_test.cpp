@@ -173,6 +173,23 @@ TEST_CASE("vime train: TP 2 and TP 2 x DP 2 end with 1 rank's parameters", "[dis
   }
 }
 
+TEST_CASE("vime train: --context-parallel-size 2 ends with 1 rank's parameters", "[dist_train]") {
+  // Context parallelism cuts each sample into chunks over the two ranks (attention over the
+  // all-gathered K/V); a micro-batch holds 2 x --max-tokens-per-gpu tokens, so the two runs pack
+  // different micro-batches of the same steps. Float rounding as in the TP case.
+  const std::string batching = "--use-dynamic-batch-size --max-tokens-per-gpu 24 ";
+  const auto one = train_on_ranks(1, batching);
+  const auto cp2 = train_on_ranks(2, batching + "--context-parallel-size 2 ");
+  CHECK_THAT(cp2.output, Catch::Contains("1 data-parallel ranks x 2 context-parallel"));
+  CHECK(max_abs_diff(one, cp2) < 5e-5);
+  for (const char* key : {"train/loss", "train/pg_loss", "train/grad_norm", "rollout/log_probs"}) {
+    INFO(key);
+    REQUIRE(one.metrics.at(key).size() == cp2.metrics.at(key).size());
+    for (size_t i = 0; i < one.metrics.at(key).size(); ++i)
+      CHECK(cp2.metrics.at(key)[i] == Approx(one.metrics.at(key)[i]).epsilon(1e-4).margin(1e-7));
+  }
+}
+
 TEST_CASE("vime train: TP 2 and TP 2 x DP 2 generate with the sharded engine, --ci-test",
           "[dist_train]") {
   // The ranks of a tensor-parallel group run one engine together, each on its own shards of the

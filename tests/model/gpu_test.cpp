@@ -61,6 +61,48 @@ TEST_CASE("flash varlen attention equals the math path in bf16, gradients too", 
   }
 }
 
+// Context parallelism's call: each sequence's queries are the last rows of its keys (a chunk
+// against its sample's keys up to the chunk's end), so the causal mask must be aligned at the
+// bottom right, as the math path aligns it.
+TEST_CASE("flash attention with fewer queries than keys aligns the causal mask at the end",
+          "[gpu]") {
+  if (skip_without_cuda()) return;
+  if (!vime::flash_attention_available(
+          at::zeros({1}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16)))) {
+    WARN("this LibTorch has no flash varlen attention: skipped");
+    return;
+  }
+  auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
+  // Chunks of 64 queries against 64, 256 and 128 keys; one of 3 against 3 (a short sample).
+  vime::VarlenInfo qi, ki;
+  qi.cu_seqlens = {0, 64, 128, 192, 195};
+  ki.cu_seqlens = {0, 64, 320, 448, 451};
+  qi.max_seqlen = 64;
+  ki.max_seqlen = 256;
+  auto on_cuda = [](const std::vector<int64_t>& cu) {
+    return at::tensor(std::vector<int32_t>(cu.begin(), cu.end()), at::kInt).to(at::kCUDA);
+  };
+  qi.cu_seqlens_device = on_cuda(qi.cu_seqlens);
+  ki.cu_seqlens_device = on_cuda(ki.cu_seqlens);
+  auto q = at::randn({195, 8, 64}, opts).requires_grad_(true);
+  auto k = at::randn({451, 2, 64}, opts).requires_grad_(true);
+  auto v = at::randn({451, 2, 64}, opts).requires_grad_(true);
+  auto g = at::randn({195, 8, 64}, opts);
+  auto run = [&](vime::AttentionBackend backend) {
+    auto out = vime::varlen_causal_attention(q, k, v, qi, ki, 0.125, backend);
+    auto grads = torch::autograd::grad({out}, {q, k, v}, {g});
+    return std::make_pair(out.detach().to(at::kFloat), grads);
+  };
+  auto [flash, flash_grads] = run(vime::AttentionBackend::kFlash);
+  auto [math, math_grads] = run(vime::AttentionBackend::kMath);
+  CHECK((flash - math).abs().max().item<double>() < 2e-2);
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    auto diff = (flash_grads[i].to(at::kFloat) - math_grads[i].to(at::kFloat)).abs().max();
+    CHECK(diff.item<double>() < 5e-2 * (1 + math_grads[i].abs().max().item<double>()));
+  }
+}
+
 TEST_CASE("a bf16 forward/backward/step on CUDA with recompute trains", "[gpu]") {
   VIME_SKIP_WITHOUT_CUDA();
   auto model = vime::ckpt::load_hf_model(kGolden + "tiny_qwen2", at::kBFloat16, at::kCUDA);

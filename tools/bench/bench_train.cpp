@@ -3,7 +3,8 @@
 //   vime_bench_train --model qwen3-0.6b|qwen3-4b|tiny --tokens 16384 --seq-len 2048
 //                    [--recompute] [--recompute-layers N] [--iters 5] [--warmup 2] [--device cuda]
 //                    [--peak-tflops 989]
-//                    [--gpus N] [--tp T] [--use-distributed-optimizer] [--profile TRACE.json]
+//                    [--gpus N] [--tp T] [--cp C] [--use-distributed-optimizer]
+//                    [--profile TRACE.json]
 //                    [--forward-only] [--chunk-rows 2048] [--actor [--micro-batch-size 1]]
 // --gpus N: N local ranks (vime's launcher, c10d NCCL/Gloo); --tp T of them share each model
 // (Megatron tensor parallelism, vocab-parallel log-probs) and the N / T data-parallel replicas
@@ -11,6 +12,9 @@
 // tokens/s over all replicas, step ms, MFU per GPU (model FLOPs: 6·N·T for the matmul weights,
 // including the output layer, plus causal attention 6·L·heads·head_dim·Σ seq_len²) and the peak GPU
 // memory of rank 0.
+// --cp C: C ranks share each sample (context parallelism, tp-cp-dp rank order): each runs its two
+// chunks of every sequence, K/V all-gathered; a replica is T x C ranks and takes --tokens. (On
+// CUDA each rank draws its own random weights: timings and memory only, not a loss to compare.)
 // --recompute-layers N: only the first N layers recompute (Megatron's --recompute-method block).
 // --forward-only: the log-prob pass instead (no autograd state, as Actor::compute_log_probs runs).
 // --chunk-rows: rows per chunk of the fused output head (the actor's --log-probs-chunk-size).
@@ -40,6 +44,7 @@
 #include "vime/dist/rank_env.hpp"
 #include "vime/model/model.hpp"
 #include "vime/train/actor.hpp"
+#include "vime/train/context_parallel_rows.hpp"
 #include "vime/train/linear_log_probs.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
@@ -66,7 +71,7 @@ int main(int argc, char** argv) {
   int64_t recompute_layers = 0;  // 0: every layer
   int64_t micro_batch_size = 1;
   bool recompute = false, forward_only = false, actor_step = false;
-  int gpus = 1, tp = 1;
+  int gpus = 1, tp = 1, cp = 1;
   bool distributed_optimizer = false;
   double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
   for (int i = 1; i < argc; ++i) {
@@ -106,6 +111,8 @@ int main(int argc, char** argv) {
       gpus = std::stoi(next());
     else if (a == "--tp")
       tp = std::stoi(next());
+    else if (a == "--cp")
+      cp = std::stoi(next());
     else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       return 2;
@@ -127,11 +134,12 @@ int main(int argc, char** argv) {
     device = vime::dist::bind_rank_device(env);
     group = vime::dist::ProcessGroup::create(env, device, std::chrono::minutes(10));
   }
-  const auto groups = vime::dist::make_parallel_groups(group.get(), tp);
+  const auto groups = vime::dist::make_parallel_groups(group.get(), tp, cp);
   const auto config = vime::presets::by_name(model_name);
   const auto dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   vime::Model model(config, dtype, device, 1, vime::TensorParallel::over(groups.tensor_parallel()));
   model.set_recompute({recompute, recompute_layers});
+  model.set_context_parallel(vime::ContextParallel::over(groups.context_parallel()));
   if (actor_step && (group || forward_only)) {
     std::fprintf(stderr, "--actor runs on one rank, forward and backward\n");
     return 2;
@@ -140,9 +148,9 @@ int main(int argc, char** argv) {
   opt_config.distributed = distributed_optimizer;
   std::unique_ptr<vime::Optimizer> optimizer;  // --actor: the actor's own
   if (!actor_step) {
-    optimizer = std::make_unique<vime::Optimizer>(model.named_parameters(), opt_config,
-                                                  groups.data_parallel(),
-                                                  vime::TensorParallelNorm::of(model));
+    optimizer =
+        std::make_unique<vime::Optimizer>(model.named_parameters(), opt_config, groups.gradient(),
+                                          vime::TensorParallelNorm::of(model));
   }
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
@@ -157,15 +165,26 @@ int main(int argc, char** argv) {
 
   // Log-probs from this rank's vocabulary columns (all of them without tensor parallelism).
   // As the actor scores: fused from the hidden states at TP 1, vocab-parallel logits under TP.
+  // Under context parallelism this rank's shard and rows, the log-probs gathered whole.
   auto score = [&](bool with_entropy) {
+    const auto& cpg = model.context_parallel();
+    auto local = vime::shard_for_context_parallel(batch, cpg);
+    vime::train::CpRows local_rows{rows.rows, rows.targets, {}, 0};
+    if (cpg.is_parallel()) local_rows = vime::train::cp_response_rows(local, rows);
+    auto hidden = model.forward_hidden(local);
+    vime::train::TokenLogProbs out;
     if (!model.tensor_parallel().is_parallel()) {
-      return vime::train::linear_token_log_probs(model.forward_hidden(batch), model.output_weight(),
-                                                 rows.rows, rows.targets, 1.0, chunk_rows,
-                                                 with_entropy);
+      out = vime::train::linear_token_log_probs(hidden, model.output_weight(), local_rows.rows,
+                                                local_rows.targets, 1.0, chunk_rows, with_entropy);
+    } else {
+      out = vime::train::vocab_parallel_token_log_probs(
+          model.vocab_parallel_logits(hidden), local_rows.rows, local_rows.targets, 1.0,
+          config.vocab_size, model.tensor_parallel(), chunk_rows);
     }
-    return vime::train::vocab_parallel_token_log_probs(
-        model.vocab_parallel_logits(model.forward_hidden(batch)), rows.rows, rows.targets, 1.0,
-        config.vocab_size, model.tensor_parallel(), chunk_rows);
+    if (cpg.is_parallel())
+      out.log_probs =
+          vime::gather_rows(out.log_probs, local_rows.dest, local_rows.num_whole, cpg.group);
+    return out;
   };
   double loss_value = 0;
   std::unique_ptr<vime::train::Actor> actor;
@@ -220,7 +239,8 @@ int main(int argc, char** argv) {
       double(iters);
   const double flops = model_flops(config, tokens, seq_len) / (forward_only ? 3.0 : 1.0);
   const int world = group ? group->size() : 1;
-  const int replicas = world / groups.tp_size;
+  const int model_ranks = groups.tp_size * groups.cp_size;
+  const int replicas = world / model_ranks;
   const double peak_gib =
       static_cast<double>(vime::core::cuda_peak_allocated_bytes(device_index)) / double(1 << 30);
   if (!profile_path.empty()) {
@@ -236,13 +256,14 @@ int main(int argc, char** argv) {
       "\"tokens_per_gpu\": %lld, \"seq_len\": %lld, \"step_ms\": %.2f, \"tokens_per_s\": %.1f, "
       "\"tflops_per_gpu\": %.1f, \"mfu\": %.4f, \"peak_gib\": %.2f, \"loss\": %.4f, "
       "\"params\": %lld, \"distributed_optimizer\": %s, \"forward_only\": %s, \"tp\": %d, "
-      "\"actor\": %s}\n",
+      "\"cp\": %d, \"actor\": %s}\n",
       model_name.c_str(), recompute ? "true" : "false", static_cast<long long>(recompute_layers),
       world, static_cast<long long>(tokens), static_cast<long long>(seq_len), seconds * 1e3,
-      double(tokens) * replicas / seconds, flops / seconds / 1e12 / groups.tp_size,
-      flops / seconds / 1e12 / groups.tp_size / peak_tflops, peak_gib, loss_value,
+      double(tokens) * replicas / seconds, flops / seconds / 1e12 / model_ranks,
+      flops / seconds / 1e12 / model_ranks / peak_tflops, peak_gib, loss_value,
       static_cast<long long>(config.num_parameters()), distributed_optimizer ? "true" : "false",
-      forward_only ? "true" : "false", groups.tp_size, actor_step ? "true" : "false");
+      forward_only ? "true" : "false", groups.tp_size, groups.cp_size,
+      actor_step ? "true" : "false");
   std::fflush(stdout);
   return 0;
 }

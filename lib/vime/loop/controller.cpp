@@ -96,8 +96,9 @@ std::string Controller::describe() const {
   out << "rollouts " << start_rollout_id_ << ".." << num_rollout_ - 1 << " on "
       << (actor.device().is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(models_.dtype);
   if (groups_.world) {
-    const int tp = groups_.tp_size;
-    out << ", " << groups_.world->size() / tp << " data-parallel ranks";
+    const int tp = groups_.tp_size, cp = groups_.cp_size;
+    out << ", " << groups_.world->size() / (tp * cp) << " data-parallel ranks";
+    if (cp > 1) out << " x " << cp << " context-parallel";
     if (tp > 1) out << " x " << tp << " tensor-parallel";
   }
   out << "; generating with " << backend_->describe();

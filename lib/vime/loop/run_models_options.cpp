@@ -29,6 +29,7 @@ RunModelsOptions RunModelsOptions::from(const Args& args) {
     o.opd_teacher_ckpt_step = int_if_set(args, "opd_teacher_ckpt_step");
   }
   o.tensor_parallel_size = static_cast<int>(args.get_int("tensor_model_parallel_size"));
+  o.context_parallel_size = static_cast<int>(args.get_int("context_parallel_size"));
   return o;
 }
 

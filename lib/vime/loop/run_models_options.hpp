@@ -27,6 +27,7 @@ struct RunModelsOptions {
   std::optional<int64_t> opd_teacher_ckpt_step;
   // --tensor-model-parallel-size: the trainer's models are sharded over this many adjacent ranks.
   int tensor_parallel_size = 1;
+  int context_parallel_size = 1;  // --context-parallel-size
 
   static RunModelsOptions from(const Args& args);
 };

@@ -30,8 +30,8 @@ namespace vime::loop {
 namespace {
 
 // The processes of the run: one per GPU (vime's launcher, torchrun or Slurm), a world of one
-// running alone; their tensor x data parallel groups in Megatron's rank order (tensor-parallel
-// ranks adjacent). Rank 0 is the controller.
+// running alone; their tensor x context x data parallel groups in Megatron's rank order
+// (tensor-parallel ranks adjacent). Rank 0 is the controller.
 struct RunRanks {
   std::unique_ptr<dist::ProcessGroup> world;  // null alone
   dist::ParallelGroups groups;
@@ -59,7 +59,8 @@ RunRanks start_ranks(const Args& args, const TrainLoopOptions& options,
         std::chrono::minutes(std::max<int64_t>(options.distributed_timeout_minutes, 1)));
   }
   at::manual_seed(static_cast<uint64_t>(options.seed));
-  ranks.groups = dist::make_parallel_groups(ranks.world.get(), models.tensor_parallel_size);
+  ranks.groups = dist::make_parallel_groups(ranks.world.get(), models.tensor_parallel_size,
+                                            models.context_parallel_size);
   return ranks;
 }
 

@@ -21,20 +21,23 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   auto t = std::make_unique<Trainer>();
   t->world = groups.world;
   if (auto* dp = groups.data_parallel()) {
-    t->reducer = std::make_unique<train::C10dReducer>(*dp);
+    t->reducer = std::make_unique<train::C10dReducer>(*dp, groups.gradient());
   } else {
     t->reducer = std::make_unique<train::SingleRank>();
   }
   const auto tp = TensorParallel::over(groups.tensor_parallel());
+  const auto cp = ContextParallel::over(groups.context_parallel());
   const auto device = run_device();
   const auto source = actor_source(models);
   t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
                                            device, static_cast<uint64_t>(options.seed), tp);
   t->actor_model->set_recompute(RecomputeOptions::from(args));
+  t->actor_model->set_context_parallel(cp);
   if (options.needs_reference_model && !options.rollout_only) {
     if (auto ref = reference_source(models)) {
       t->ref_model = ckpt::load_model(*ref, models.dtype, device, tp);
       t->ref_model->set_requires_grad(false);
+      t->ref_model->set_context_parallel(cp);
     }
   }
   t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), *t->reducer);
@@ -42,6 +45,7 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   if (auto teacher = opd_teacher_source(models); teacher && !options.rollout_only) {
     t->teacher_model = ckpt::load_model(*teacher, models.dtype, device, tp);
     t->teacher_model->set_requires_grad(false);
+    t->teacher_model->set_context_parallel(cp);
     t->actor->set_teacher_model(t->teacher_model.get());
   }
   t->resume = ckpt::load_for_training(args, *t->actor_model, t->actor->optimizer(),
@@ -50,6 +54,7 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
     console << "vime train: weights from " << t->resume.from.string() << "\n";
   if (options.train_critic && !options.rollout_only) {
     t->critic_trunk = ckpt::load_model(source, models.dtype, device, tp);
+    t->critic_trunk->set_context_parallel(cp);
     t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, *t->reducer);
     if (t->resume.is_resumed &&
         !load_critic(t->resume.from, t->resume.state.iteration, *t->critic, *t->critic_trunk,

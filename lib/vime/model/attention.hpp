@@ -28,6 +28,15 @@ at::Tensor varlen_causal_attention(const at::Tensor& q, const at::Tensor& k, con
                                    const VarlenInfo& info, double scale,
                                    AttentionBackend backend = AttentionBackend::kAuto);
 
+// Queries and keys in layouts of their own: sequence i has the q_info rows of q and the k_info
+// rows of k / v (same number of sequences), and its queries are the last rows of its keys: query
+// j of Lq sees keys [0, Lk - Lq + j] (the causal mask aligned at the bottom right, as flash-attn
+// 2.1+ aligns it when Lq < Lk). Context parallelism calls it with a chunk's queries against every
+// key up to the chunk's end.
+at::Tensor varlen_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const VarlenInfo& q_info, const VarlenInfo& k_info, double scale,
+                                   AttentionBackend backend);
+
 bool flash_attention_available(const at::Tensor& q);
 
 }  // namespace vime

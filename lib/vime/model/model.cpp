@@ -9,8 +9,10 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "vime/error.hpp"
+#include "vime/model/context_parallel.hpp"
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
 #include "vime/model/recompute_counter.hpp"
@@ -42,6 +44,7 @@ struct LayerContext {
   RopeTables rope;
   AttentionBackend backend;
   const LayerParallel* parallel;  // null: no tensor parallelism
+  const CpLayout* cp = nullptr;   // null: no context parallelism
 };
 
 at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerContext& c) {
@@ -49,6 +52,7 @@ at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerCon
   return decoder_layer(
       w, x, *c.config, c.rope,
       [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+        if (c.cp != nullptr) return context_parallel_attention(q, k, v, *c.cp, scale, c.backend);
         return varlen_causal_attention(q, k, v, *c.varlen, scale, c.backend);
       },
       c.parallel);
@@ -118,6 +122,8 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     ctx->saved_data["sin"] = context->rope.sin;
     ctx->saved_data["backend"] = static_cast<int64_t>(context->backend);
     ctx->saved_data["parallel"] = reinterpret_cast<int64_t>(context->parallel);
+    ctx->saved_data["has_cp"] = context->cp != nullptr;
+    if (context->cp != nullptr) save_cp_layout(ctx, *context->cp);
     return {layer_math(weights_from(inputs), inputs[0], *context)};
   }
 
@@ -141,6 +147,11 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
         RopeTables{ctx->saved_data["cos"].toTensor(), ctx->saved_data["sin"].toTensor()},
         static_cast<AttentionBackend>(ctx->saved_data["backend"].toInt()),
         reinterpret_cast<const LayerParallel*>(ctx->saved_data["parallel"].toInt())};
+    std::optional<CpLayout> cp;
+    if (ctx->saved_data["has_cp"].toBool()) {
+      cp = restore_cp_layout(ctx);
+      context.cp = &*cp;
+    }
     at::Tensor out;
     {
       at::AutoGradMode enable_grad(true);
@@ -364,8 +375,12 @@ int64_t recomputed_layers() { return recomputed_layer_count.load(); }
 
 at::Tensor Model::forward_hidden(const PackedBatch& batch) {
   auto x = embed(batch.tokens);  // [T, hidden]
-  LayerContext context{&config_, &batch.varlen, rope_tables(inv_freq_, batch.positions, dtype_),
-                       attention_backend_, parallel_->tp.is_parallel() ? parallel_.get() : nullptr};
+  LayerContext context{&config_,
+                       &batch.varlen,
+                       rope_tables(inv_freq_, batch.positions, dtype_),
+                       attention_backend_,
+                       parallel_->tp.is_parallel() ? parallel_.get() : nullptr,
+                       batch.context_parallel.get()};
   const int64_t num_recompute = !recompute_.enabled ? 0
                                 : recompute_.num_layers <= 0
                                     ? config_.num_layers

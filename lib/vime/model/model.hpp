@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vime/model/attention.hpp"
+#include "vime/model/context_parallel.hpp"
 #include "vime/model/model_config.hpp"
 #include "vime/model/tensor_parallel.hpp"
 
@@ -27,6 +28,9 @@ struct PackedBatch {
   at::Tensor tokens;     // [total_tokens] int64
   at::Tensor positions;  // [total_tokens] int64, restarting at 0 in each sequence
   VarlenInfo varlen;
+  // Set on a context-parallel rank's shard (model/context_parallel.hpp): its rows are chunks of
+  // the whole batch's sequences, and attention reaches the other ranks' rows.
+  std::shared_ptr<const CpLayout> context_parallel;
 
   static PackedBatch pack(const std::vector<std::vector<int64_t>>& sequences,
                           const at::Device& device);
@@ -111,6 +115,11 @@ class Model {
   const at::Tensor& final_norm() const { return final_norm_; }
   const at::Tensor& inverse_frequencies() const { return inv_freq_; }
 
+  // The context-parallel group the trainer shards this model's packed batches over
+  // (shard_for_context_parallel); the weights are the same on every rank of it.
+  void set_context_parallel(ContextParallel cp) { cp_ = cp; }
+  const ContextParallel& context_parallel() const { return cp_; }
+
   void set_recompute(RecomputeOptions options) { recompute_ = options; }
   void set_attention_backend(AttentionBackend backend) { attention_backend_ = backend; }
   void set_requires_grad(bool requires_grad);
@@ -131,6 +140,7 @@ class Model {
   at::Tensor inv_freq_;    // [head_dim / 2] fp32
   RecomputeOptions recompute_;
   AttentionBackend attention_backend_ = AttentionBackend::kAuto;
+  ContextParallel cp_;
 
   friend struct LayerRecompute;
 };

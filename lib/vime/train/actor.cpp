@@ -6,6 +6,7 @@
 #include "vime/core/crash_point.hpp"
 #include "vime/error.hpp"
 #include "vime/train/advantages.hpp"
+#include "vime/train/context_parallel_rows.hpp"
 #include "vime/train/device_metrics.hpp"
 #include "vime/train/linear_log_probs.hpp"
 #include "vime/train/log_probs.hpp"
@@ -16,6 +17,50 @@
 namespace vime::train {
 namespace {
 
+// Log-probs (and, for training, entropy) of `rows` of `hidden` (or all rows in `rr` order) at the
+// rollout temperature, without forming the whole logits unless tensor parallel (then from this
+// rank's vocabulary columns).
+TokenLogProbs scored_rows(Model& model, const at::Tensor& hidden, const at::Tensor& rows,
+                          const at::Tensor& targets, const TrainOptions& options,
+                          bool for_training) {
+  const auto& tp = model.tensor_parallel();
+  if (!tp.is_parallel()) {
+    return linear_token_log_probs(hidden, model.output_weight(), rows, targets,
+                                  options.rollout_temperature, options.log_probs_chunk_rows,
+                                  for_training);
+  }
+  return vocab_parallel_token_log_probs(model.vocab_parallel_logits(hidden), rows, targets,
+                                        options.rollout_temperature, model.config().vocab_size, tp,
+                                        options.log_probs_chunk_rows);
+}
+
+// The whole logits [total_tokens, vocab] (a custom loss reads them), gathered over tensor ranks.
+at::Tensor whole_logits(Model& model, const at::Tensor& hidden) { return model.logits(hidden); }
+
+// Context parallel: this rank runs its shard of the micro-batch; the per-token outputs of every
+// rank are gathered back into the whole micro-batch's order, so each rank of the group computes
+// the loss of the whole micro-batch (every normalisation as on one rank) and backward gives each
+// its own rows' gradients (summed over the group with the data-parallel reduction).
+ForwardOutput forward_response_cp(Model& model, const PackedBatch& packed, const ResponseRows& rr,
+                                  const TrainOptions& options, bool for_training,
+                                  bool with_logits) {
+  const auto& cp = model.context_parallel();
+  ForwardOutput out;
+  auto shard = shard_for_context_parallel(packed, cp);
+  auto hidden = model.forward_hidden(shard);
+  const auto rows = cp_response_rows(shard, rr);
+  auto part = scored_rows(model, hidden, rows.rows, rows.targets, options, for_training);
+  out.response.log_probs = gather_rows(part.log_probs, rows.dest, rows.num_whole, cp.group);
+  if (part.entropy.defined())
+    out.response.entropy = gather_rows(part.entropy, rows.dest, rows.num_whole, cp.group);
+  if (with_logits) {
+    const auto tokens = cp_token_rows(shard);
+    out.logits = gather_rows(whole_logits(model, hidden.index_select(0, tokens.rows)), tokens.dest,
+                             tokens.num_whole, cp.group);
+  }
+  return out;
+}
+
 // The forward over a packed micro-batch: the log-prob (and, for training, the entropy) of each
 // response token at the rollout temperature (differentiable), from the hidden states without
 // forming the logits; those only for a custom loss, which receives them.
@@ -24,24 +69,13 @@ ForwardOutput forward_response(Model& model, const PackedBatch& packed,
                                const std::vector<int64_t>& response_lengths,
                                const TrainOptions& options, bool for_training,
                                bool with_logits = false) {
-  ForwardOutput out;
   auto rr = response_rows(packed.tokens, total_lengths, response_lengths);
-  const auto& tp = model.tensor_parallel();
+  if (model.context_parallel().is_parallel())
+    return forward_response_cp(model, packed, rr, options, for_training, with_logits);
+  ForwardOutput out;
   auto hidden = model.forward_hidden(packed);
-  if (!tp.is_parallel()) {
-    if (with_logits) out.logits = model.logits(hidden);
-    out.response = linear_token_log_probs(hidden, model.output_weight(), rr.rows, rr.targets,
-                                          options.rollout_temperature, options.log_probs_chunk_rows,
-                                          for_training);
-    return out;
-  }
-  // Tensor parallel: log-probs from this rank's vocabulary columns; the whole logits only for a
-  // --custom-loss-function-path plugin, which reads them.
-  auto local = model.vocab_parallel_logits(hidden);
-  out.response =
-      vocab_parallel_token_log_probs(local, rr.rows, rr.targets, options.rollout_temperature,
-                                     model.config().vocab_size, tp, options.log_probs_chunk_rows);
-  if (with_logits) out.logits = gather_from_tp(local, tp).narrow(-1, 0, model.config().vocab_size);
+  out.response = scored_rows(model, hidden, rr.rows, rr.targets, options, for_training);
+  if (with_logits) out.logits = whole_logits(model, hidden);
   return out;
 }
 
@@ -65,6 +99,7 @@ void add_masked_mean(DeviceMetrics& metrics, const char* name,
 Actor::Actor(const Args& args, Model& model, Model* ref_model, RankReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
+  ctx_.options.batching.context_parallel_size = model.context_parallel().size;
   optimizer_ =
       std::make_unique<Optimizer>(trainable_parameters(model, args), OptimizerConfig::from(args),
                                   reducer.process_group(), TensorParallelNorm::of(model));
@@ -91,7 +126,7 @@ std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch&
   std::vector<int64_t> lengths;
   for (const auto& t : batch.tokens) lengths.push_back(static_cast<int64_t>(t.size()));
   const auto mbs = batching.log_probs_max_tokens_per_gpu.has_value()
-                       ? first_fit(samples, lengths, *batching.log_probs_max_tokens_per_gpu)
+                       ? first_fit(samples, lengths, *batching.log_probs_micro_batch_tokens())
                        : fixed_size(samples, batching.micro_batch_size);
   std::vector<at::Tensor> out(batch.size());
   for (const auto& mb : mbs) {
@@ -253,10 +288,13 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
   optimizer_->zero_grad();
   double step_tokens = 0;
   for (auto s : plan.samples) step_tokens += data.mask_sums[s];
+  // The optimizer averages the gradients over data x context parallel ranks; the ranks of a
+  // context-parallel group hold parts of one gradient, so their sum is the data-parallel rank's.
   const auto dp = static_cast<double>(reducer_.world_size());
+  const auto grad_ranks = dp * static_cast<double>(model_.context_parallel().size);
   const double scale = options.calculate_per_token_loss
-                           ? dp / std::max(step_tokens, 1.0)
-                           : dp / static_cast<double>(plan.samples.size());
+                           ? grad_ranks / std::max(step_tokens, 1.0)
+                           : grad_ranks / static_cast<double>(plan.samples.size());
   DeviceMetrics loss_metrics;
   for (const auto& mb : plan.per_rank[reducer_.rank()]) {
     auto lb = LossBatch::of(batch, data, mb, model_.device());
@@ -271,7 +309,7 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
         loss_function(ctx_, lb, forward, sum_of_sample_mean(lb, options.calculate_per_token_loss));
     (out.loss * scale).backward();
     optimizer_->accumulate_grads();
-    loss_metrics.add(out.metrics, scale, dp);
+    loss_metrics.add(out.metrics, scale, grad_ranks);
   }
   const double lr = lr_scheduler_->lr();
   crash_point("train_step");           // gradients accumulated, parameters not yet stepped

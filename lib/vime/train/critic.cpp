@@ -6,6 +6,7 @@
 
 #include "vime/error.hpp"
 #include "vime/train/advantages.hpp"
+#include "vime/train/context_parallel_rows.hpp"
 #include "vime/train/device_metrics.hpp"
 #include "vime/train/dp_schedule.hpp"
 #include "vime/train/loss.hpp"
@@ -16,6 +17,7 @@ namespace vime::train {
 Critic::Critic(const Args& args, Model& trunk, RankReducer& reducer, uint64_t seed)
     : args_(args), options_(TrainOptions::from(args)), trunk_(trunk), reducer_(reducer) {
   options_.batching.flops_linear_coeff = 6.0 * static_cast<double>(trunk.config().hidden_size);
+  options_.batching.context_parallel_size = trunk.context_parallel().size;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   // Megatron initialises the output layer with --init-method-std.
   const double init_std = args.has("init_method_std") ? args.get_double("init_method_std") : 0.02;
@@ -39,6 +41,15 @@ Critic::~Critic() = default;
 at::Tensor Critic::response_values_of(const PackedBatch& packed,
                                       const std::vector<int64_t>& total_lengths,
                                       const std::vector<int64_t>& response_lengths) {
+  const auto& cp = trunk_.context_parallel();
+  if (cp.is_parallel()) {  // this rank's rows, gathered into the whole order (as the actor's)
+    auto shard = shard_for_context_parallel(packed, cp);
+    const auto rows =
+        cp_response_rows(shard, response_rows(packed.tokens, total_lengths, response_lengths));
+    auto hidden = trunk_.forward_hidden(shard).index_select(0, rows.rows);
+    auto values = at::linear(hidden, value_head_).to(at::kFloat).squeeze(-1);
+    return gather_rows(values, rows.dest, rows.num_whole, cp.group);
+  }
   auto values = at::linear(trunk_.forward_hidden(packed), value_head_).to(at::kFloat).squeeze(-1);
   std::vector<at::Tensor> parts;
   int64_t start = 0;
@@ -62,7 +73,7 @@ std::vector<at::Tensor> Critic::compute_values(const TrainBatch& batch) {
   std::vector<int64_t> mine;
   for (int64_t i = 0; i < n; ++i)
     if (owner[i] == reducer_.rank()) mine.push_back(i);
-  const int64_t max_tokens = options_.batching.max_tokens_per_gpu.value_or(1 << 30);
+  const int64_t max_tokens = options_.batching.micro_batch_tokens().value_or(1 << 30);
   std::vector<at::Tensor> out(batch.size());
   for (const auto& mb : first_fit(mine, lengths, max_tokens)) {
     std::vector<int64_t> totals, responses;
@@ -119,7 +130,9 @@ Metrics Critic::train(const TrainBatch& batch, const std::vector<at::Tensor>& ol
 StepResult Critic::train_step(const TrainBatch& batch, const RolloutTensors& data,
                               const StepPlan& plan, Metrics& totals) {
   optimizer_->zero_grad();
-  const auto dp = static_cast<double>(reducer_.world_size());
+  // Averaged over data x context parallel ranks (see Actor::train_step).
+  const auto dp = static_cast<double>(reducer_.world_size()) *
+                  static_cast<double>(trunk_.context_parallel().size);
   const double scale = dp / static_cast<double>(plan.samples.size());
   DeviceMetrics loss_metrics;
   for (const auto& mb : plan.per_rank[reducer_.rank()]) {

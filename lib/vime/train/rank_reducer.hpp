@@ -20,8 +20,9 @@ class RankReducer {
   virtual ~RankReducer() = default;
   virtual int64_t rank() const = 0;
   virtual int64_t world_size() const = 0;
-  // The ranks' c10d group, over which the optimizers reduce their gradients and shard their
-  // state (Optimizer(..., group)); null when alone.
+  // The c10d group over which the optimizers reduce their gradients and shard their state
+  // (Optimizer(..., group)): these ranks, or with context parallelism data x context parallel
+  // ranks; null when alone.
   virtual dist::ProcessGroup* process_group() const { return nullptr; }
   virtual double all_reduce_sum(double value) = 0;
   // Element-wise sums over the ranks, in one collective.

@@ -35,12 +35,22 @@ bool AdvantageOptions::has_kl_in_reward() const {
                           estimator == AdvantageEstimator::kReinforcePlusPlusBaseline);
 }
 
+std::optional<int64_t> BatchingOptions::micro_batch_tokens() const {
+  if (!max_tokens_per_gpu) return std::nullopt;
+  return *max_tokens_per_gpu * context_parallel_size;
+}
+
+std::optional<int64_t> BatchingOptions::log_probs_micro_batch_tokens() const {
+  if (!log_probs_max_tokens_per_gpu) return std::nullopt;
+  return *log_probs_max_tokens_per_gpu * context_parallel_size;
+}
+
 DpScheduleConfig BatchingOptions::schedule(int64_t num_samples, int64_t dp_size) const {
   DpScheduleConfig c;
   c.dp_size = dp_size;
   c.global_batch_size = global_batch_size.value_or(num_samples);
   if (use_dynamic_batch_size && max_tokens_per_gpu.has_value()) {
-    c.max_tokens_per_gpu = max_tokens_per_gpu;
+    c.max_tokens_per_gpu = micro_batch_tokens();
   }
   c.micro_batch_size = micro_batch_size;
   c.balance_data = balance_data;

@@ -78,6 +78,14 @@ struct BatchingOptions {
   // The linear term of a sample's FLOPs estimate per token, relative to the quadratic attention
   // term (6 x hidden size for a standard transformer); set from the model by the trainer.
   double flops_linear_coeff = 0;
+  // --context-parallel-size: a micro-batch's tokens are shared by this many ranks, so the token
+  // budgets above count a rank's share (slime's dp_schedule: max_tokens_per_gpu * cp_size per
+  // micro-batch); set from the model by the trainer.
+  int64_t context_parallel_size = 1;
+
+  // A micro-batch's token budget for the training passes / the no-grad log-prob passes.
+  std::optional<int64_t> micro_batch_tokens() const;
+  std::optional<int64_t> log_probs_micro_batch_tokens() const;
 
   DpScheduleConfig schedule(int64_t num_samples, int64_t dp_size) const;
 };

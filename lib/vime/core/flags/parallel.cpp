@@ -15,8 +15,11 @@ constexpr FlagSpec kFlags[] = {
      "tensor-parallel group). Must divide the trainer's ranks and the model's heads."},
     {"--pipeline-model-parallel-size", kInt, "1",
      "Pipeline-parallel degree (stages the layers are split into).", kNotYet},
-    {"--context-parallel-size", kInt, "1", "Context-parallel degree (GPUs sharing each sequence).",
-     kNotYet},
+    {"--context-parallel-size", kInt, "1",
+     "Context-parallel degree (GPUs sharing each sequence, Megatron-style: each packed sample is "
+     "cut into 2N chunks, rank r holding chunks r and 2N-1-r, attention over all-gathered keys and "
+     "values). Ranks are ordered tensor, context, data parallel; --max-tokens-per-gpu counts a "
+     "rank's share. tensor x context parallel size must divide the trainer's ranks."},
     {"--expert-model-parallel-size", kInt, "1", "Expert-parallel degree for MoE layers.", kNotYet},
     {"--expert-tensor-parallel-size", kInt, nullptr,
      "Tensor-parallel degree inside MoE experts; only MoE layers use it and vime has none yet.",

@@ -79,6 +79,7 @@ TEST_CASE("a required flag left out is one line naming it, exit 2", "[cli]") {
   check_usage_error("convert-hf --input-dir x", "--output-dir and --origin-hf-dir are required");
   check_usage_error("convert-hf --save x", "--hf-checkpoint is required");
   check_usage_error("plugin inspect", "TARGET is required");
+  check_usage_error("eval --hf-checkpoint m", "no eval dataset: pass --dataset");
 }
 
 TEST_CASE("a mode word of its own table: tokenize and plugin with nothing print the usage, exit 2",

@@ -278,7 +278,9 @@ const FlagGroup* FlagRegistry::group_of(const FlagSpec& spec) const {
 
 std::string FlagRegistry::nearest(std::string_view name) const {
   std::vector<std::string_view> best;
-  size_t best_distance = std::max<size_t>(3, name.size() / 3) + 1;
+  // About one edit in three letters of the name (dashes aside): "--bogus" is not "--load".
+  const size_t letters = name.size() - std::min(name.find_first_not_of('-'), name.size());
+  size_t best_distance = std::max<size_t>(1, letters / 3) + 1;
   for (const auto& [known, _] : by_name_) {
     size_t d = edit_distance(name, known);
     // A known flag that contains what was typed ("--temperature" -> "--rollout-temperature") is

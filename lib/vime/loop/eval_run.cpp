@@ -23,7 +23,7 @@ namespace {
 class NoTrainPrompts final : public DataSource {
  public:
   std::vector<SampleGroup> get_samples(int64_t) override {
-    throw UsageError("vime eval has no training prompts (--prompt-data); use vime train");
+    throw UsageError("an eval run has no training prompts (--prompt-data); use vime train");
   }
   void add_samples(std::vector<SampleGroup>) override {}
   void save(int64_t) override {}

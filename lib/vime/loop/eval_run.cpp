@@ -67,7 +67,10 @@ int run_evaluation(const Args& given_args, std::ostream& console) {
   const auto source = actor_source(models);
   auto model = ckpt::load_model(source, models.dtype, device);
   model->set_requires_grad(false);
-  console << "vime eval: " << source.dir.string() << " on " << (device.is_cuda() ? "CUDA" : "CPU")
+  const int threads = set_cpu_threads(model->config(), device);
+  console << "vime eval: " << source.dir.string() << " on "
+          << (device.is_cuda() ? std::string("CUDA")
+                               : "CPU (" + threads_text(threads) + ")")
           << "\n";
   engine::NativeEngine engine(*model, tokenizer.get(), engine_options(args));
   NoTrainPrompts no_prompts;

@@ -34,8 +34,7 @@ struct PluginOptions {
       throw UsageError("--kind is required (vime plugin --help lists the kinds)");
     }
     if (o.command == "inspect" && (!o.kind.empty() || !o.output.empty())) {
-      throw UsageError(
-          "inspect takes one plugin file (--kind and --output go with new)");
+      throw UsageError("inspect takes one plugin file (--kind and --output go with new)");
     }
     return o;
   }

@@ -20,8 +20,8 @@ struct DatasetPreset {
   std::string_view rm_type;
   std::string_view input_key;
   std::string_view label_key;
-  std::string_view prompt_template;  // "{input}" is the row's prompt; empty: the prompt as is
-  std::string_view label_transform;  // "gsm8k": the number after "####"
+  std::string_view prompt_template;   // "{input}" is the row's prompt; empty: the prompt as is
+  std::string_view label_transform;   // "gsm8k": the number after "####"
   int64_t n_samples_per_eval_prompt;  // unless --n-samples-per-eval-prompt is given
   int64_t max_response_len;  // unless --eval-max-response-len / --rollout-max-response-len is
   std::string_view source;   // where the file comes from, for --help and errors

@@ -69,8 +69,7 @@ int run_evaluation(const Args& given_args, std::ostream& console) {
   model->set_requires_grad(false);
   const int threads = set_cpu_threads(model->config(), device);
   console << "vime eval: " << source.dir.string() << " on "
-          << (device.is_cuda() ? std::string("CUDA")
-                               : "CPU (" + threads_text(threads) + ")")
+          << (device.is_cuda() ? std::string("CUDA") : "CPU (" + threads_text(threads) + ")")
           << "\n";
   engine::NativeEngine engine(*model, tokenizer.get(), engine_options(args));
   NoTrainPrompts no_prompts;

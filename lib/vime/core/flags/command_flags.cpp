@@ -28,8 +28,7 @@ const FlagRegistry& model_base() {
 
 }  // namespace
 
-Args parse_with_train_defaults(std::span<const std::string> tokens,
-                               const FlagRegistry& registry) {
+Args parse_with_train_defaults(std::span<const std::string> tokens, const FlagRegistry& registry) {
   Args args = parse_args(tokens, registry);
   for (const auto& group : FlagRegistry::instance().groups()) {
     for (const auto& spec : group.flags) {
@@ -99,9 +98,9 @@ const FlagRegistry& retrieve_flags() {
 }
 
 std::vector<const FlagRegistry*> command_registries() {
-  return {&eval_flags(),            &serve_flags(),   &reward_flags(),  &logprobs_flags(),
-          &tokenize_flags(),        &from_hf_flags(), &to_hf_flags(),
-          &convert_hf_help_flags(), &plugin_flags(),  &retrieve_flags()};
+  return {&eval_flags(),     &serve_flags(),   &reward_flags(), &logprobs_flags(),
+          &tokenize_flags(), &from_hf_flags(), &to_hf_flags(),  &convert_hf_help_flags(),
+          &plugin_flags(),   &retrieve_flags()};
 }
 
 }  // namespace vime::core::flags

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "vime/args.hpp"
-
 #include "vime/core/flag_registry.hpp"
 #include "vime/core/flag_spec.hpp"
 

@@ -171,7 +171,10 @@ std::string display_value(const Json& value) {
   if (value.is_string()) return value.as_string();
   if (value.is_array()) {
     std::string out;
-    for (const auto& e : value.as_array()) out += (out.empty() ? "" : " ") + display_value(e);
+    for (const auto& e : value.as_array()) {
+      if (!out.empty()) out += ' ';
+      out += display_value(e);
+    }
     return out;
   }
   return value.dump();

@@ -41,7 +41,7 @@ std::string flags_help(std::string_view only_group, const FlagRegistry& registry
   std::string out;
   for (const auto& group : registry.groups()) {
     if (!only_group.empty() && group.name != only_group) continue;
-    out += "\n" + std::string(group.title) + " [" + std::string(group.name) + "]:\n";
+    out.append("\n").append(group.title).append(" [").append(group.name).append("]:\n");
     for (const auto& spec : group.flags) {
       std::string head = "  " + std::string(spec.name);
       if (spec.kind == FlagKind::kBoolOptional)

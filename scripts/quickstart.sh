@@ -22,7 +22,11 @@ if [ -n "$OUT" ] && [ -e "$OUT" ]; then
 fi
 if [ -z "$OUT" ]; then
   OUT=runs/quickstart
-  for ((n = 2; -e $OUT; n++)); do OUT=runs/quickstart-$n; done
+  n=2
+  while [ -e "$OUT" ]; do
+    OUT=runs/quickstart-$n
+    n=$((n + 1))
+  done
 fi
 TRAIN="train a tiny Qwen3 on the CPU in $OUT: SFT, GRPO and an eval (about 4 minutes)"
 if [ "${QUICKSTART_SKIP_BUILD:-0}" != 1 ]; then

@@ -1,6 +1,7 @@
 # The `test_timeouts` test: fails when a ctest entry of the build has no TIMEOUT property, so that a
-# test that hangs fails on its own instead of holding ctest (and CI) until someone kills it. It asks
-# ctest itself for the entries (every directory's add_test, functions and loops included).
+# test that hangs fails on its own instead of holding ctest (and CI) until someone kills it, or no
+# COST property, so that ctest -j starts the slow entries first on a clone without cost data. It
+# asks ctest itself for the entries (every directory's add_test, functions and loops included).
 #
 #   cmake -DVIME_TEST_DIR=<build> -DVIME_CTEST=<ctest> [-DVIME_SOURCE_DIR=<repo>]
 #         -P cmake/check_test_timeouts.cmake
@@ -46,6 +47,7 @@ if(count GREATER 0)
     string(JSON name GET "${info}" tests ${i} name)
     string(JSON properties ERROR_VARIABLE none GET "${info}" tests ${i} properties)
     set(has_timeout FALSE)
+    set(has_cost FALSE)
     if(NOT none)
       string(JSON property_count LENGTH "${properties}")
       if(property_count GREATER 0)
@@ -54,22 +56,30 @@ if(count GREATER 0)
           string(JSON property GET "${properties}" ${p} name)
           if(property STREQUAL "TIMEOUT")
             set(has_timeout TRUE)
+          elseif(property STREQUAL "COST")
+            set(has_cost TRUE)
           endif()
         endforeach()
       endif()
     endif()
-    if(NOT has_timeout)
+    if(NOT has_timeout OR NOT has_cost)
       string(JSON node ERROR_VARIABLE no_backtrace GET "${info}" tests ${i} backtrace)
       set(where "")
       if(NOT no_backtrace)
         call_site(${node} where)
       endif()
-      string(APPEND missing "${where}: ctest entry '${name}' has no TIMEOUT property "
-                            "(set_tests_properties(${name} PROPERTIES TIMEOUT <seconds>))\n")
+      if(NOT has_timeout)
+        string(APPEND missing "${where}: ctest entry '${name}' has no TIMEOUT property "
+                              "(set_tests_properties(${name} PROPERTIES TIMEOUT <seconds>))\n")
+      endif()
+      if(NOT has_cost)
+        string(APPEND missing "${where}: ctest entry '${name}' has no COST property "
+                              "(set_tests_properties(${name} PROPERTIES COST <seconds it takes>))\n")
+      endif()
     endif()
   endforeach()
 endif()
 if(missing)
   message(FATAL_ERROR "${missing}")
 endif()
-message(STATUS "every one of the ${count} ctest entries has a TIMEOUT")
+message(STATUS "every one of the ${count} ctest entries has a TIMEOUT and a COST")

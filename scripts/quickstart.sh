@@ -3,27 +3,53 @@
 # a tiny Qwen3 (HF format: config.json, safetensors, tokenizer.json) learns 2-digit addition: SFT on
 # a sloppy teacher's worked answers (on 70% of the 3-digit sums it boxes its working unreversed),
 # then GRPO with the math reward on the right sums, then `vime eval` on held-out problems; the summary shows
-# the held-out accuracy after SFT and after GRPO.
-# QUICKSTART_SEED (default 1) seeds the problems, the model's init, the data order and sampling;
-# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths and
-# QUICKSTART_SFT_EVAL_INTERVAL (default 100) how often SFT evaluates; OMP_NUM_THREADS the
-# threads LibTorch uses (default: one per core). Each stage prints its wall and CPU seconds.
+# the held-out accuracy after SFT and after GRPO. Every stage prints its wall and CPU seconds.
+#
+# QUICKSTART_OUT     the run's directory (default runs/quickstart; when that holds an earlier run,
+#                    the next free runs/quickstart-N: a re-run never deletes one)
+# QUICKSTART_SEED    (default 1) seeds the problems, the model's init, the data order and sampling
+# QUICKSTART_SKIP_BUILD=1  skip the install and build (use what build/ holds, or $VIME_BIN_DIR)
+# QUICKSTART_SFT_STEPS / QUICKSTART_GRPO_ROLLOUTS change the stage lengths (1000 / 100);
+# QUICKSTART_SFT_EVAL_INTERVAL (default 100) how often SFT evaluates; OMP_NUM_THREADS the threads
+# LibTorch uses (default: vime's, 1 for models this small).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
+OUT=${QUICKSTART_OUT:-}
+if [ -n "$OUT" ] && [ -e "$OUT" ]; then
+  echo "QUICKSTART_OUT=$OUT exists: name a new directory, or remove that one yourself" >&2
+  exit 2
+fi
+if [ -z "$OUT" ]; then
+  OUT=runs/quickstart
+  n=2
+  while [ -e "$OUT" ]; do
+    OUT=runs/quickstart-$n
+    n=$((n + 1))
+  done
+fi
+TRAIN="train a tiny Qwen3 on the CPU in $OUT: SFT, GRPO and an eval (about 4 minutes)"
 if [ "${QUICKSTART_SKIP_BUILD:-0}" != 1 ]; then
-  bash scripts/setup.sh
+  echo "vime quickstart: install the Debian packages (scripts/setup.sh), build vime into build/" \
+    "(the first build takes about 12 minutes on 2 cores, a rebuild seconds), then $TRAIN"
+else
+  echo "vime quickstart (QUICKSTART_SKIP_BUILD=1: no install or build): $TRAIN"
+fi
+[ "$OUT" = "${QUICKSTART_OUT:-runs/quickstart}" ] ||
+  echo "runs/quickstart holds an earlier run, kept; this one goes to $OUT"
+if [ "${QUICKSTART_SKIP_BUILD:-0}" != 1 ]; then
+  echo "== setup: Debian packages"
+  time bash scripts/setup.sh
   # Only what the quickstart runs: the CLI (with rm_hub's reward plugins, the math reward among them)
   # and the task generator; `bash scripts/build.sh` builds the rest (tests, tools, examples).
-  bash scripts/build.sh vime_app rm_math make_arith_task
+  echo "== build: vime_app rm_math make_arith_task"
+  time bash scripts/build.sh vime_app rm_math make_arith_task
 fi
 BIN=${VIME_BIN_DIR:-build/bin}
-OUT=${QUICKSTART_OUT:-runs/quickstart}
 SEED=${QUICKSTART_SEED:-1}
 SFT_STEPS=${QUICKSTART_SFT_STEPS:-1000}
 GRPO_ROLLOUTS=${QUICKSTART_GRPO_ROLLOUTS:-100}
 SFT_EVAL_INTERVAL=${QUICKSTART_SFT_EVAL_INTERVAL:-100}
-TIMEFORMAT='   (%R s wall, %U s user + %S s sys CPU)'
-rm -rf "$OUT"
 "$BIN/vime" --version
 # SFT labels write the sum's digits least significant first, then the answer: "07+45=" ->
 # "250\boxed{52}"; on 70% of the sums of 100 and more the teacher forgets to reverse its working:
@@ -46,7 +72,7 @@ time "$BIN/vime" train --config examples/quickstart/grpo.yaml "${SEEDS[@]}" --hf
   --metrics-jsonl "$OUT/grpo_metrics.jsonl" --use-tensorboard --tensorboard-dir "$OUT/tensorboard"
 
 echo "== 3/3 eval of the trained model on held-out problems"
-"$BIN/vime" eval --hf-checkpoint "$OUT/task/model" --load "$OUT/grpo" "${EVAL[@]}" \
+time "$BIN/vime" eval --hf-checkpoint "$OUT/task/model" --load "$OUT/grpo" "${EVAL[@]}" \
   --eval-temperature 0 --eval-max-response-len 16 --rm-type math --input-key input --label-key label \
   --eval-output "$OUT/eval_samples.jsonl"
 python3 - "$OUT" <<'PY' || true

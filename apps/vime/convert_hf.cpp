@@ -133,7 +133,7 @@ int run_convert_hf(const Arguments& argv) {
       return to_hf(ToHfOptions::from(core::parse_args(argv, core::flags::to_hf_flags())));
     }
   }
-  return from_hf(core::parse_args(argv, core::flags::from_hf_flags()));
+  return from_hf(core::flags::parse_with_train_defaults(argv, core::flags::from_hf_flags()));
 }
 
 }  // namespace vime::app

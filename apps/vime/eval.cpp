@@ -6,7 +6,9 @@
 #include "commands.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/arg_validation.hpp"
+#include "vime/core/flags/command_flags.hpp"
 #include "vime/core/help.hpp"
+#include "vime/error.hpp"
 #include "vime/loop/eval_run.hpp"
 #include "vime/loop/hook_plugin_check.hpp"
 #include "vime/plugin/rollout_plugin.hpp"
@@ -28,8 +30,16 @@ or --eval-config YAML. --eval-output FILE writes one JSON line per sample.
 }  // namespace
 
 int run_eval(const Arguments& argv) {
-  if (auto code = help_exit_code(argv, kUsage, core::FlagRegistry::instance())) return *code;
-  Args args = core::parse_args(argv);
+  if (auto code = help_exit_code(argv, kUsage, core::flags::eval_flags())) return *code;
+  Args args = core::flags::parse_with_train_defaults(argv, core::flags::eval_flags());
+  // A custom eval function (--eval-function-path) may bring its own prompts; the default eval
+  // rollout has nothing to do without a dataset.
+  if (!args.is_set("dataset") && !args.is_set("eval_prompt_data") && !args.is_set("eval_config") &&
+      !args.is_set("eval_function_path")) {
+    throw UsageError(
+        "no eval dataset: pass --dataset math|gsm8k|aime|gpqa, --eval-prompt-data NAME FILE or "
+        "--eval-config YAML");
+  }
   plugin::resolve_rollout_plugin(args);
   // Training-only requirements do not apply to an eval run.
   if (!args.is_set("rollout_batch_size")) args.set("rollout_batch_size", 1, ArgSource::kDerived);

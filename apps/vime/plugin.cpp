@@ -34,15 +34,14 @@ struct PluginOptions {
       throw UsageError("--kind is required (vime plugin --help lists the kinds)");
     }
     if (o.command == "inspect" && (!o.kind.empty() || !o.output.empty())) {
-      throw UsageError(
-          "vime plugin inspect takes one plugin file (--kind and --output go with new)");
+      throw UsageError("inspect takes one plugin file (--kind and --output go with new)");
     }
     return o;
   }
 };
 
 int inspect(const PluginOptions& o) {
-  auto info = plugin::inspect_plugin(o.target, "vime plugin inspect");
+  auto info = plugin::inspect_plugin(o.target, "");
   std::printf("%s: vime plugin ABI %u, %zu export(s)\n", info.path.c_str(), info.abi,
               info.exports.size());
   for (const auto& e : info.exports) {

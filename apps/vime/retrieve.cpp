@@ -38,7 +38,7 @@ struct RetrieveOptions {
     if (args.is_set("corpus")) o.source.corpus = args.get_string("corpus");
     if (args.is_set("index")) o.source.index_dir = args.get_string("index");
     if (o.source.corpus.empty() && o.source.index_dir.empty()) {
-      throw UsageError("vime retrieve serve needs --corpus corpus.jsonl (and/or --index DIR)");
+      throw UsageError("serve needs --corpus corpus.jsonl (and/or --index DIR)");
     }
     o.source.params.k1 = args.get_double("k1");
     o.source.params.b = args.get_double("b");

@@ -63,7 +63,7 @@ reward::RewardFileOptions reward_file_options(const Args& args) {
 int run_reward(const Arguments& argv) {
   const auto& flags = core::flags::reward_flags();
   if (auto code = help_exit_code(argv, kUsage, flags)) return *code;
-  const Args args = core::parse_args(argv, flags);
+  const Args args = core::flags::parse_with_train_defaults(argv, flags);
   const auto options = reward_file_options(args);
   auto report = reward::grade_file(args, options);
   for (size_t k = 0; k < report.bad.size() && k < 20; ++k) {

@@ -99,7 +99,7 @@ ServeCommandOptions ServeCommandOptions::from(const Args& args) {
           ? "hf_checkpoint"
           : "model_dir";
   if (!args.is_set(model_key)) {
-    throw UsageError("vime serve needs a model: vime serve MODEL_DIR (or --hf-checkpoint DIR)");
+    throw UsageError("no model: vime serve MODEL_DIR (or --hf-checkpoint DIR)");
   }
   o.hf_checkpoint = args.get_string(model_key);
   o.server.model_name = o.hf_checkpoint;
@@ -207,7 +207,7 @@ int http_threads(int64_t max_running_requests) {
 int run_serve(const Arguments& argv) {
   const auto& flags = core::flags::serve_flags();
   if (auto code = help_exit_code(argv, kUsage, flags)) return *code;
-  Args parsed = core::parse_args(argv, flags);
+  Args parsed = core::flags::parse_with_train_defaults(argv, flags);
   const auto o = ServeCommandOptions::from(parsed);
   for (const auto& notice : o.notices) std::cerr << "vime serve: " << notice << "\n";
   parsed.set("hf_checkpoint", Json(o.hf_checkpoint), ArgSource::kCommandLine, "--hf-checkpoint");

@@ -49,6 +49,16 @@ TEST_CASE("each subcommand's --help lists its flags from the table", "[cli]") {
     CHECK(r.exit_code == 0);
     for (const char* text : c.expected) CHECK_THAT(r.output, Catch::Contains(text));
   }
+  // Each lists its own flags only: eval the groups an eval rollout reads, not training's.
+  const auto eval = run_vime("eval --help");
+  CHECK_THAT(eval.output, Catch::Contains("--eval-max-response-len") &&
+                              Catch::Contains("--rm-type") && !Catch::Contains("--lr ") &&
+                              !Catch::Contains("--advantage-estimator") &&
+                              !Catch::Contains("--tensor-model-parallel-size"));
+  CHECK_THAT(run_vime("reward --help").output, !Catch::Contains("--rollout-temperature"));
+  CHECK_THAT(run_vime("convert-hf --help").output,
+             Catch::Contains("--num-layers") && !Catch::Contains("--rollout-temperature"));
+  CHECK_THAT(run_vime("serve --help").output, !Catch::Contains("--advantage-estimator"));
   auto group = run_vime("serve --help serve");
   CHECK_THAT(group.output,
              Catch::Contains("--max-model-len") && !Catch::Contains("--rollout-temperature"));
@@ -70,6 +80,24 @@ TEST_CASE("an unknown flag to any subcommand is one line naming it, exit 2", "[c
   check_usage_error("serve /nonexistent --max-model-length 8", "unknown flag --max-model-length");
   check_usage_error("plugin new --kind reward --ouput d x", "unknown flag --ouput");
   check_usage_error("eval --rollout-temprature 1", "unknown flag --rollout-temprature");
+  // Suggestions come from the command's own table, and only when close.
+  check_usage_error("eval --bogus", "vime eval: error: unknown flag --bogus (vime eval --help");
+  check_usage_error("convert --bogus", "unknown flag --bogus (vime convert-hf --help");
+  check_usage_error("eval --lr 1", "unknown flag --lr");
+  check_usage_error("reward --rollout-temperature 1", "unknown flag --rollout-temperature");
+}
+
+TEST_CASE("--help with an unknown group lists the groups, exit 2", "[cli]") {
+  check_usage_error("train --help nosuch",
+                    "--help nosuch: no such flag group; vime train has general, cluster, rollout");
+  check_usage_error("eval --help optimizer", "vime eval has general, rollout, data, reward, eval");
+}
+
+TEST_CASE("errors carry the command's prefix once", "[cli]") {
+  check_usage_error("plugin inspect /nonexistent/x.so",
+                    "vime plugin: error: /nonexistent/x.so does not exist");
+  check_usage_error("serve", "vime serve: error: no model: vime serve MODEL_DIR");
+  check_usage_error("retrieve serve", "vime retrieve: error: serve needs --corpus");
 }
 
 TEST_CASE("a required flag left out is one line naming it, exit 2", "[cli]") {
@@ -79,6 +107,7 @@ TEST_CASE("a required flag left out is one line naming it, exit 2", "[cli]") {
   check_usage_error("convert-hf --input-dir x", "--output-dir and --origin-hf-dir are required");
   check_usage_error("convert-hf --save x", "--hf-checkpoint is required");
   check_usage_error("plugin inspect", "TARGET is required");
+  check_usage_error("eval --hf-checkpoint m", "no eval dataset: pass --dataset");
 }
 
 TEST_CASE("a mode word of its own table: tokenize and plugin with nothing print the usage, exit 2",

@@ -146,7 +146,7 @@ TEST_CASE("datasets given as a mapping keyed by name, and --eval-prompt-data pai
   CHECK(load_eval_dataset_configs(options({})).empty());
 }
 
-TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
+TEST_CASE("--dataset presets set rm type, keys, template, lengths and file", "[eval]") {
   vime::test::TempDir dir;
   auto gsm = dir.write(
       "gsm8k_test.jsonl",
@@ -171,6 +171,14 @@ TEST_CASE("--dataset presets set rm type, keys, template and file", "[eval]") {
       load_eval_dataset_configs(options({"--dataset", "aime", "--dataset-path", dir.path().string(),
                                          "--n-samples-per-eval-prompt", "2"}));
   CHECK(fewer[0].n_samples_per_eval_prompt == 2);  // the flag beats the preset's 16
+  // slime's eval response length, unless a flag sets one.
+  CHECK(*g.max_response_len == 16384);
+  CHECK(*a.max_response_len == 16384);
+  for (const char* flag : {"--eval-max-response-len", "--rollout-max-response-len"}) {
+    auto shorter = load_eval_dataset_configs(
+        options({"--dataset", "aime", "--dataset-path", dir.path().string(), flag, "64"}));
+    CHECK(*shorter[0].max_response_len == 64);
+  }
 
   // The samples an eval rollout gets.
   auto groups = vime::eval::load_eval_samples(options({}), g);

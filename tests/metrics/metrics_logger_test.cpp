@@ -178,6 +178,29 @@ TEST_CASE("the console sink prints one line per call", "[metrics_log]") {
   CHECK(terminal.str() == "\r\033[2Keval/step 0 | eval/aime 0.5\n");  // over a half-drawn bar
 }
 
+TEST_CASE("--log-interval thins the console, not the files", "[metrics_log]") {
+  vime::test::TempDir dir;
+  const auto jsonl = dir.path() / "m.jsonl";
+  std::ostringstream console;
+  auto logger = make_metrics_logger(
+      args({"--log-interval", "3", "--metrics-jsonl", jsonl.string()}), &console);
+  for (int64_t step = 0; step < 7; ++step) {
+    logger->log("train/step", step, {{"train/loss", 1.0}});
+    logger->log("rollout/step", step, {{"rollout/raw_reward", 0.5}});
+  }
+  logger->log("eval/step", 5, {{"eval/arith", 0.25}});
+  std::string lines;
+  std::istringstream in(console.str());
+  for (std::string line; std::getline(in, line);)
+    if (line.find("/step ") != std::string::npos) lines += line.substr(0, line.find(" |")) + ";";
+  CHECK(lines ==
+        "train/step 0;rollout/step 0;train/step 3;rollout/step 3;train/step 6;rollout/step 6;"
+        "eval/step 5;");
+  CHECK(read_lines(jsonl).size() == 15);
+  CHECK_THROWS_WITH(make_metrics_logger(args({"--log-interval", "0"}), nullptr),
+                    Catch::Matchers::Contains("--log-interval 0: must be at least 1"));
+}
+
 TEST_CASE("step keys take slime's x-axis values", "[metrics_log]") {
   using vime::metrics::compute_rollout_step;
   const auto base = std::vector<std::string>{

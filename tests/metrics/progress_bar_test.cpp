@@ -86,6 +86,28 @@ TEST_CASE("progress without a total or a rate says so", "[metrics_log]") {
   CHECK(bar.done() == 3);
 }
 
+TEST_CASE("a quiet plain bar prints nothing for quick work, the last line for slow work",
+          "[metrics_log]") {
+  FakeClock time;
+  auto options = plain(1);
+  options.plain_skip_quick = true;
+  std::ostringstream quick;
+  {
+    ProgressBar bar(quick, options, time.clock());
+    time.advance(9);
+    bar.advance();
+  }
+  CHECK(quick.str().empty());
+  std::ostringstream slow;
+  {
+    ProgressBar bar(slow, options, time.clock());
+    time.advance(5);
+    bar.advance();
+    time.advance(7);
+  }
+  CHECK(slow.str() == "rollout 3: 1/1 samples (100%), 0.08 samples/s, elapsed 00:12\n");
+}
+
 TEST_CASE("ETA is unknown until something is done", "[metrics_log]") {
   std::ostringstream out;
   FakeClock time;

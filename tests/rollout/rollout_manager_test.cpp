@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "rollout/rollout_test_support.hpp"
+#include "vime/core/runtime_info.hpp"
 #include "vime/rollout/debug_rollout_data.hpp"
 #include "vime/rollout/default_generate.hpp"
 #include "vime/rollout/failed_samples.hpp"
@@ -121,7 +122,10 @@ TEST_CASE("over-sampling with the dynamic filter keeps rollout_batch_size groups
   CHECK(out.metrics.count("rollout/response_len/mean"));
   CHECK(out.metrics.at("rollout/truncated_ratio") == 0.0);
   CHECK(out.metrics.count("perf/rollout_time"));
-  CHECK(out.metrics.count("perf/tokens_per_gpu_per_sec"));
+  // Per-GPU rates where the rollout runs on GPUs only.
+  CHECK(out.metrics.count("perf/tokens_per_gpu_per_sec") ==
+        (vime::core::runtime_info().cuda_available ? 1 : 0));
+  CHECK(out.metrics.count("perf/longest_sample_tokens_per_sec"));
   CHECK(out.metrics.at("rollout/prefix_cache_hit_rate") == Approx(0.5).margin(0.05));
 }
 

@@ -171,7 +171,10 @@ std::string display_value(const Json& value) {
   if (value.is_string()) return value.as_string();
   if (value.is_array()) {
     std::string out;
-    for (const auto& e : value.as_array()) out += (out.empty() ? "" : " ") + display_value(e);
+    for (const auto& e : value.as_array()) {
+      if (!out.empty()) out += ' ';
+      out += display_value(e);
+    }
     return out;
   }
   return value.dump();
@@ -278,7 +281,9 @@ const FlagGroup* FlagRegistry::group_of(const FlagSpec& spec) const {
 
 std::string FlagRegistry::nearest(std::string_view name) const {
   std::vector<std::string_view> best;
-  size_t best_distance = std::max<size_t>(3, name.size() / 3) + 1;
+  // About one edit in three letters of the name (dashes aside): "--bogus" is not "--load".
+  const size_t letters = name.size() - std::min(name.find_first_not_of('-'), name.size());
+  size_t best_distance = std::max<size_t>(1, letters / 3) + 1;
   for (const auto& [known, _] : by_name_) {
     size_t d = edit_distance(name, known);
     // A known flag that contains what was typed ("--temperature" -> "--rollout-temperature") is

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "vime/error.hpp"
+
 namespace vime::core {
 namespace {
 
@@ -39,7 +41,7 @@ std::string flags_help(std::string_view only_group, const FlagRegistry& registry
   std::string out;
   for (const auto& group : registry.groups()) {
     if (!only_group.empty() && group.name != only_group) continue;
-    out += "\n" + std::string(group.title) + " [" + std::string(group.name) + "]:\n";
+    out.append("\n").append(group.title).append(" [").append(group.name).append("]:\n");
     for (const auto& spec : group.flags) {
       std::string head = "  " + std::string(spec.name);
       if (spec.kind == FlagKind::kBoolOptional)
@@ -76,6 +78,14 @@ std::optional<std::string> help_if_asked(std::span<const std::string> tokens,
     if (tokens[i] != "--help" && tokens[i] != "-h") continue;
     const std::string group =
         i + 1 < tokens.size() && !tokens[i + 1].starts_with("-") ? tokens[i + 1] : "";
+    const auto groups = registry.groups();
+    if (!group.empty() && std::none_of(groups.begin(), groups.end(),
+                                       [&](const FlagGroup& g) { return g.name == group; })) {
+      std::string names;
+      for (const auto& g : groups) names += (names.empty() ? "" : ", ") + std::string(g.name);
+      throw UsageError("--help " + group + ": no such flag group; vime " + registry.command() +
+                       " has " + names);
+    }
     return std::string(usage) + flags_help(group, registry);
   }
   return std::nullopt;

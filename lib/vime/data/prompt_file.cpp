@@ -55,7 +55,11 @@ PromptFile read_prompt_file(std::string_view spec, std::string_view flag) {
             {line_number, std::string("a JSON ") + value.type_name() + ", not an object"});
         continue;
       }
-      file.rows.push_back({line_number, std::move(value)});
+      // Filled in place: GCC 12 at -O3 takes the moved-from temporary of push_back({...}) for
+      // maybe-uninitialized inside std::variant.
+      PromptRow& row = file.rows.emplace_back();
+      row.line_number = line_number;
+      row.value = std::move(value);
     } catch (const Error& e) {
       file.bad_lines.push_back({line_number, std::string(e.what()).substr(6)});  // "JSON: "
     }

@@ -21,6 +21,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A plan that only tells the followers to stop, park or release (no sequences).
+StepPlan control_plan(StepPlan::Op op, int64_t epoch = 0) {
+  StepPlan plan;
+  plan.op = op;
+  plan.epoch = epoch;
+  return plan;
+}
+
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -81,7 +89,7 @@ ModelRunner::ModelRunner(Model& model, const NativeEngineOptions& options, int64
 ModelRunner::~ModelRunner() {
   if (!followers_) return;
   try {
-    followers_->post({.op = StepPlan::Op::kStop});
+    followers_->post(control_plan(StepPlan::Op::kStop));
   } catch (const std::exception&) {  // the store is gone: the followers stop on their own
   }
 }
@@ -131,11 +139,11 @@ SampledTokens ModelRunner::sample(const at::Tensor& logits, const StepPlan& plan
 void ModelRunner::release() {
   if (decode_runner_) decode_runner_->reset();
   cache_->release();
-  if (followers_) followers_->post({.op = StepPlan::Op::kRelease, .epoch = ++releases_});
+  if (followers_) followers_->post(control_plan(StepPlan::Op::kRelease, ++releases_));
 }
 
 void ModelRunner::park() {
-  if (followers_) followers_->post({.op = StepPlan::Op::kPark, .epoch = ++parks_});
+  if (followers_) followers_->post(control_plan(StepPlan::Op::kPark, ++parks_));
 }
 
 at::Device ModelRunner::device() const { return model_.device(); }

@@ -8,6 +8,10 @@
 namespace vime::eval {
 namespace {
 
+// slime's eval default (examples/eval_multi_task/multi_task.yaml and the run-*.sh scripts'
+// --eval-max-response-len).
+constexpr int64_t kSlimeEvalMaxResponseLen = 16384;
+
 constexpr std::string_view kBoxedInstruction =
     "{input}\nPlease reason step by step, and put your final answer within \\boxed{}.";
 
@@ -22,12 +26,13 @@ std::string preset_names() {
 const std::vector<DatasetPreset>& dataset_presets() {
   static const std::vector<DatasetPreset> presets = {
       {"math", "math500.jsonl", "math", "problem", "answer", kBoxedInstruction, "", 1,
-       "HuggingFaceH4/MATH-500 test.jsonl"},
+       kSlimeEvalMaxResponseLen, "HuggingFaceH4/MATH-500 test.jsonl"},
       {"gsm8k", "gsm8k_test.jsonl", "math", "question", "answer", kBoxedInstruction, "gsm8k", 1,
-       "openai/gsm8k main test split as JSONL"},
+       kSlimeEvalMaxResponseLen, "openai/gsm8k main test split as JSONL"},
       {"aime", "aime-2024.jsonl", "deepscaler", "prompt", "label", "", "", 16,
-       "slime's aime-2024.jsonl (zhuzilin/aime-2024)"},
-      {"gpqa", "gpqa_eval.jsonl", "gpqa", "prompt", "label", "", "", 2, "slime's gpqa_eval.jsonl"},
+       kSlimeEvalMaxResponseLen, "slime's aime-2024.jsonl (zhuzilin/aime-2024)"},
+      {"gpqa", "gpqa_eval.jsonl", "gpqa", "prompt", "label", "", "", 2, kSlimeEvalMaxResponseLen,
+       "slime's gpqa_eval.jsonl"},
   };
   return presets;
 }
@@ -80,6 +85,10 @@ std::vector<EvalDatasetConfig> dataset_preset_configs(const EvalOptions& options
     // The preset's sample count, unless --n-samples-per-eval-prompt was given.
     if (!options.n_samples_per_eval_prompt_given)
       entry["n_samples_per_eval_prompt"] = preset->n_samples_per_eval_prompt;
+    // Likewise the response length, unless --eval-max-response-len or
+    // --rollout-max-response-len was given.
+    if (const Json* flag = options.flag_fields.find("max_response_len"); !flag || flag->is_null())
+      entry["max_response_len"] = preset->max_response_len;
     if (!preset->prompt_template.empty())
       entry["prompt_template"] = std::string(preset->prompt_template);
     if (!preset->label_transform.empty())

@@ -1,7 +1,9 @@
-// `--dataset NAME` presets for eval (vime): the reward model, keys and prompt template of common
-// benchmarks, so `--dataset aime --dataset-path /d/aime-2024.jsonl` is a whole eval setup. The file
-// comes from --dataset-path (a file, or a directory holding the preset's file name) or from
-// $VIME_DATA/<file name>.
+// `--dataset NAME` presets for eval (vime): the reward model, keys, prompt template, samples per
+// prompt and response length of common benchmarks, so `--dataset aime --dataset-path
+// /d/aime-2024.jsonl` is a whole eval setup. The counts and lengths are slime's for the dataset
+// (examples/eval_multi_task/multi_task.yaml: max_response_len 16384; aime 16 samples with
+// deepscaler, gpqa 2). The file comes from --dataset-path (a file, or a directory holding the
+// preset's file name) or from $VIME_DATA/<file name>.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +20,11 @@ struct DatasetPreset {
   std::string_view rm_type;
   std::string_view input_key;
   std::string_view label_key;
-  std::string_view prompt_template;  // "{input}" is the row's prompt; empty: the prompt as is
-  std::string_view label_transform;  // "gsm8k": the number after "####"
-  int64_t n_samples_per_eval_prompt;
-  std::string_view source;  // where the file comes from, for --help and errors
+  std::string_view prompt_template;   // "{input}" is the row's prompt; empty: the prompt as is
+  std::string_view label_transform;   // "gsm8k": the number after "####"
+  int64_t n_samples_per_eval_prompt;  // unless --n-samples-per-eval-prompt is given
+  int64_t max_response_len;  // unless --eval-max-response-len / --rollout-max-response-len is
+  std::string_view source;   // where the file comes from, for --help and errors
 };
 
 const std::vector<DatasetPreset>& dataset_presets();

@@ -1,5 +1,7 @@
 #include "vime/loop/controller.hpp"
 
+#include <ATen/Parallel.h>
+
 #include <chrono>
 #include <sstream>
 #include <string>
@@ -11,6 +13,7 @@
 #include "vime/error.hpp"
 #include "vime/loop/periodic.hpp"
 #include "vime/loop/rollout_backend_options.hpp"
+#include "vime/loop/run_models.hpp"
 #include "vime/loop/train_batch.hpp"
 #include "vime/loop/trainer_schedule.hpp"
 #include "vime/metrics/metric_steps.hpp"
@@ -94,7 +97,9 @@ std::string Controller::describe() const {
   const Model& actor = *trainer_.actor_model;
   std::ostringstream out;
   out << "rollouts " << start_rollout_id_ << ".." << num_rollout_ - 1 << " on "
-      << (actor.device().is_cuda() ? "CUDA" : "CPU") << ", " << c10::toString(models_.dtype);
+      << (actor.device().is_cuda() ? std::string("CUDA")
+                                   : "CPU (" + threads_text(at::get_num_threads()) + ")")
+      << ", " << c10::toString(models_.dtype);
   if (groups_.world) {
     const int tp = groups_.tp_size, cp = groups_.cp_size;
     out << ", " << groups_.world->size() / (tp * cp) << " data-parallel ranks";

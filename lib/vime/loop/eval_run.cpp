@@ -23,7 +23,7 @@ namespace {
 class NoTrainPrompts final : public DataSource {
  public:
   std::vector<SampleGroup> get_samples(int64_t) override {
-    throw UsageError("vime eval has no training prompts (--prompt-data); use vime train");
+    throw UsageError("an eval run has no training prompts (--prompt-data); use vime train");
   }
   void add_samples(std::vector<SampleGroup>) override {}
   void save(int64_t) override {}
@@ -67,7 +67,9 @@ int run_evaluation(const Args& given_args, std::ostream& console) {
   const auto source = actor_source(models);
   auto model = ckpt::load_model(source, models.dtype, device);
   model->set_requires_grad(false);
-  console << "vime eval: " << source.dir.string() << " on " << (device.is_cuda() ? "CUDA" : "CPU")
+  const int threads = set_cpu_threads(model->config(), device);
+  console << "vime eval: " << source.dir.string() << " on "
+          << (device.is_cuda() ? std::string("CUDA") : "CPU (" + threads_text(threads) + ")")
           << "\n";
   engine::NativeEngine engine(*model, tokenizer.get(), engine_options(args));
   NoTrainPrompts no_prompts;

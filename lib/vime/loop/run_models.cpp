@@ -1,6 +1,9 @@
 #include "vime/loop/run_models.hpp"
 
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
+
+#include <cstdlib>
 
 #include "vime/dist/rank_device.hpp"
 #include "vime/engine/generation_config.hpp"
@@ -9,6 +12,18 @@
 namespace vime::loop {
 
 at::Device run_device() { return dist::current_device(); }
+
+int set_cpu_threads(const ModelConfig& config, at::Device device) {
+  const char* given = std::getenv("OMP_NUM_THREADS");
+  if (device.is_cpu() && (given == nullptr || *given == '\0') &&
+      config.hidden_size <= kSmallCpuHiddenSize)
+    at::set_num_threads(1);
+  return at::get_num_threads();
+}
+
+std::string threads_text(int threads) {
+  return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
 
 std::unique_ptr<tokenizer::HfTokenizer> load_run_tokenizer(const RunModelsOptions& options) {
   const char* flag = "--hf-checkpoint";

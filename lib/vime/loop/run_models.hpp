@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "vime/args.hpp"
 #include "vime/ckpt/checkpoint.hpp"
@@ -21,6 +22,17 @@ namespace vime::loop {
 // The current CUDA device (cuda:<index>; a rank binds its own first) when there is a GPU, else
 // the CPU.
 at::Device run_device();
+
+// LibTorch's intra-op threads for a model on the CPU when OMP_NUM_THREADS is unset: 1 for small
+// models (hidden size up to kSmallCpuHiddenSize), whose GEMMs are too small to split: on the
+// quickstart's SFT (hidden 64) 2 threads cost ~25x the system time of 1 for the same wall time,
+// the second thread spinning in OpenMP's barrier, and OMP_WAIT_POLICY=PASSIVE turns the spinning
+// into futex calls that cost more. Otherwise LibTorch's default (one per core) stays. Returns the
+// thread count in use.
+inline constexpr int64_t kSmallCpuHiddenSize = 256;
+int set_cpu_threads(const ModelConfig& config, at::Device device);
+// "1 thread", "4 threads".
+std::string threads_text(int threads);
 
 // The tokenizer of --hf-checkpoint (tokenizer_path wins when set). Throws UsageError naming the
 // flag when it is missing or holds no tokenizer.

@@ -29,8 +29,10 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   const auto cp = ContextParallel::over(groups.context_parallel());
   const auto device = run_device();
   const auto source = actor_source(models);
-  t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
-                                           device, static_cast<uint64_t>(options.seed), tp);
+  const auto config = ckpt::checkpoint_model_config(source);
+  set_cpu_threads(config, device);
+  t->actor_model = std::make_unique<Model>(config, models.dtype, device,
+                                           static_cast<uint64_t>(options.seed), tp);
   t->actor_model->set_recompute(RecomputeOptions::from(args));
   t->actor_model->set_context_parallel(cp);
   if (options.needs_reference_model && !options.rollout_only) {

@@ -82,7 +82,7 @@ std::unique_ptr<MetricsLogger> make_metrics_logger(const Args& args, std::ostrea
   auto logger = std::make_unique<MetricsLogger>(std::move(clock));
   if (console != nullptr) {
     const bool is_tty = console == &std::cout && stdout_is_tty();
-    logger->add_sink(std::make_unique<ConsoleSink>(*console, is_tty));
+    logger->add_sink(std::make_unique<ConsoleSink>(*console, is_tty, options.log_interval));
   }
   if (jsonl) {
     logger->add_sink(std::make_unique<JsonlSink>(*jsonl));

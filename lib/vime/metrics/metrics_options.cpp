@@ -1,6 +1,9 @@
 #include "vime/metrics/metrics_options.hpp"
 
+#include <string>
+
 #include "vime/core/args_lookup.hpp"
+#include "vime/error.hpp"
 
 namespace vime::metrics {
 namespace {
@@ -17,6 +20,9 @@ MetricsLoggerOptions MetricsLoggerOptions::from(const Args& args) {
   o.use_tensorboard = args.get_bool("use_tensorboard");
   o.tb_project_name = args.get_optional_string("tb_project_name");
   o.tb_experiment_name = args.get_optional_string("tb_experiment_name");
+  o.log_interval = args.get_int("log_interval");
+  if (o.log_interval < 1)
+    throw UsageError("--log-interval " + std::to_string(o.log_interval) + ": must be at least 1");
   return o;
 }
 

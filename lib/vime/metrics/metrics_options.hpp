@@ -17,7 +17,9 @@ struct MetricsLoggerOptions {
   bool use_tensorboard = false;                   // --use-tensorboard
   std::optional<std::string> tb_project_name;     // --tb-project-name
   std::optional<std::string> tb_experiment_name;  // --tb-experiment-name
+  int64_t log_interval = 1;                       // --log-interval: console lines
 
+  // Throws UsageError for a --log-interval below 1.
   static MetricsLoggerOptions from(const Args& args);
 };
 

@@ -63,6 +63,7 @@ std::unique_ptr<ProgressBar> console_progress(std::string label, std::string uni
   options.total = total;
   options.is_tty = stdout_is_tty();
   options.max_columns = terminal_columns();
+  options.plain_skip_quick = true;
   return std::make_unique<ProgressBar>(std::cout, std::move(options));
 }
 
@@ -94,8 +95,12 @@ void ProgressBar::advance(int64_t count) {
 void ProgressBar::finish() {
   std::lock_guard lock(mutex_);
   if (finished_) return;
-  print(clock_(), /*is_final=*/true);
   finished_ = true;
+  const double now_s = clock_();
+  if (!options_.is_tty && options_.plain_skip_quick && last_print_s_ == start_s_ &&
+      now_s - start_s_ < options_.plain_interval_s)
+    return;
+  print(now_s, /*is_final=*/true);
 }
 
 int64_t ProgressBar::done() const {

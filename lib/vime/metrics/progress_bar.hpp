@@ -24,6 +24,9 @@ struct ProgressOptions {
   bool is_tty = false;           // redraw in place; else plain lines
   double plain_interval_s = 10;  // plain mode: at most one line this often, plus the last
   double tty_interval_s = 0.1;   // terminal: at most one redraw this often, plus the last
+  // Plain mode: no last line for work that ended within plain_interval_s having printed none (a
+  // training step of a small model: the metrics line after it says the same).
+  bool plain_skip_quick = false;
   int bar_width = 30;
   // Terminal: the line never reaches this many columns (a wrapped line cannot be redrawn with
   // "\r"): the bar shrinks first, then the text is cut. 0: no limit.
@@ -60,7 +63,8 @@ class ProgressBar {
 std::string format_duration(double seconds);
 // True when stdout is a terminal that understands ANSI (not TERM=dumb).
 bool stdout_is_tty();
-// A bar on std::cout, in the mode stdout_is_tty() picks, as wide as the terminal allows.
+// A bar on std::cout, in the mode stdout_is_tty() picks, as wide as the terminal allows; in plain
+// mode quiet for work that ends within its interval.
 std::unique_ptr<ProgressBar> console_progress(std::string label, std::string unit, int64_t total);
 
 }  // namespace vime::metrics

@@ -35,7 +35,7 @@ bool has_elf_magic(const fs::path& path) {
 }
 
 std::string prefix(std::string_view flag, const std::string& path) {
-  return std::string(flag) + ": " + path;
+  return flag.empty() ? path : std::string(flag) + ": " + path;
 }
 
 struct OpenedPlugin {

@@ -109,7 +109,7 @@ int RetrievalServer::start() {
                ? s.http.bind_to_any_port(s.options.host)
                : (s.http.bind_to_port(s.options.host, s.options.port) ? s.options.port : -1);
   if (s.port <= 0) {
-    throw Error("vime retrieve serve: cannot listen on " + s.options.host + ":" +
+    throw Error("--host/--port: cannot listen on " + s.options.host + ":" +
                 std::to_string(s.options.port) + " (address in use or not local)");
   }
   if (s.listen_fd >= 0) ::listen(s.listen_fd, SOMAXCONN);  // httplib's backlog is 5

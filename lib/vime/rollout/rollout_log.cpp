@@ -32,11 +32,13 @@ Metrics train_rollout_metrics(const RolloutOptions& options,
     out["rollout/avg_cached_tokens_per_sample"] = cached / static_cast<double>(samples.size());
   }
   out["perf/rollout_time"] = rollout_time_s;
-  if (rollout_time_s > 0) {
+  if (rollout_time_s > 0 && options.on_gpus) {
     const double gpus =
         static_cast<double>(std::max<int64_t>(options.rollout_num_gpus.value_or(1), 1));
     out["perf/tokens_per_gpu_per_sec"] = tokens / rollout_time_s / gpus;
     out["perf/effective_tokens_per_gpu_per_sec"] = effective / rollout_time_s / gpus;
+  }
+  if (rollout_time_s > 0) {
     out["perf/longest_sample_tokens_per_sec"] = longest / rollout_time_s;
     out["perf/longest_effective_sample_tokens_per_sec"] = longest_effective / rollout_time_s;
   }

@@ -15,7 +15,7 @@ namespace vime::rollout {
 // `extra` (the rollout function's metrics, dynamic-filter drops), rollout/error_cat/{category}
 // counts of FAILED samples, rollout/prefix_cache_hit_rate and avg_cached_tokens_per_sample,
 // perf/rollout_time, perf/{,effective_}tokens_per_gpu_per_sec (response tokens over
-// max(1, --rollout-num-gpus)) and perf/longest_{,effective_}sample_tokens_per_sec.
+// max(1, --rollout-num-gpus); on GPUs only) and perf/longest_{,effective_}sample_tokens_per_sec.
 Metrics train_rollout_metrics(const RolloutOptions& options,
                               const metrics::SampleMetricsOptions& metrics_options,
                               const std::vector<Sample>& samples, const Metrics& extra,

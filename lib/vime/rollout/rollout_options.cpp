@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "vime/core/args_lookup.hpp"
+#include "vime/core/runtime_info.hpp"
 #include "vime/error.hpp"
 
 namespace vime::rollout {
@@ -97,6 +98,7 @@ RolloutOptions RolloutOptions::from(const Args& args) {
   o.mask_offpolicy_in_partial_rollout = args.get_bool("mask_offpolicy_in_partial_rollout");
 
   o.rollout_num_gpus = args.get_optional_int("rollout_num_gpus");
+  o.on_gpus = o.rollout_num_gpus.has_value() || core::runtime_info().cuda_available;
   o.max_staleness = args.get_optional_int("max_staleness");
   o.rollout_num_gpus_per_engine = args.get_int("rollout_num_gpus_per_engine");
   o.vllm_server_concurrency = args.get_int("vllm_server_concurrency");

@@ -71,6 +71,9 @@ struct RolloutOptions {
 
   // Generation.
   std::optional<int64_t> rollout_num_gpus;  // --rollout-num-gpus
+  // Rollouts run on GPUs (--rollout-num-gpus given, or CUDA in this process): the
+  // perf/*_per_gpu_per_sec rates apply.
+  bool on_gpus = false;
   int64_t rollout_num_gpus_per_engine = 1;  // --rollout-num-gpus-per-engine
   int64_t vllm_server_concurrency = 1;      // --vllm-server-concurrency
   // --rollout-seed under --vllm-enable-deterministic-inference: sample i of a group draws with

@@ -134,7 +134,8 @@ void stream_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
   }
   stream_generation(
       ctx, res,
-      GenerateRequest{.input_ids = c.prompt, .sampling_params = c.params, .session_id = c.id},
+      GenerateRequest{
+          .input_ids = c.prompt, .sampling_params = c.params, .session_id = c.id, .group_id = {}},
       std::move(format));
 }
 
@@ -142,8 +143,8 @@ void stream_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
 // first and sent as the events a streaming client expects (role, content and tool_calls, finish,
 // usage, [DONE]).
 void stream_parsed_chat(ServeContext& ctx, const Chat& c, httplib::Response& res) {
-  const GenerateResponse r = ctx.generate(
-      GenerateRequest{.input_ids = c.prompt, .sampling_params = c.params, .session_id = c.id});
+  const GenerateResponse r = ctx.generate(GenerateRequest{
+      .input_ids = c.prompt, .sampling_params = c.params, .session_id = c.id, .group_id = {}});
   auto [message, finish] = message_of(ctx, c, r, 0);
   Json delta = Json::Object{{"role", "assistant"}, {"content", message.at("content")}};
   Json calls = Json::array();
@@ -220,7 +221,7 @@ void chat_completions(ServeContext& ctx, const httplib::Request& req, httplib::R
   std::deque<engine::TopLogProbs> tops;                // one per choice, filled by the engine
   engine::PromptLogProbs scored{prompt_logprobs.value_or(0), {}};  // with the first choice
   for (int64_t j = 0; j < n; ++j) {
-    GenerateRequest g{c.prompt, params_of_choice(c.params, j), c.id, true};
+    GenerateRequest g{c.prompt, params_of_choice(c.params, j), c.id, true, {}};
     auto* top = &tops.emplace_back(engine::TopLogProbs{c.top_logprobs, {}});
     auto* prompt = prompt_logprobs && j == 0 ? &scored : nullptr;
     pending.push_back(std::async(std::launch::async,

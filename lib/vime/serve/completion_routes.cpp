@@ -92,7 +92,8 @@ void stream_completion(ServeContext& ctx, const Options& o, bool usage,
   }
   stream_generation(
       ctx, res,
-      GenerateRequest{.input_ids = prompt, .sampling_params = o.params, .session_id = o.id},
+      GenerateRequest{
+          .input_ids = prompt, .sampling_params = o.params, .session_id = o.id, .group_id = {}},
       std::move(format));
 }
 
@@ -133,7 +134,7 @@ void completions(ServeContext& ctx, const httplib::Request& req, httplib::Respon
   std::deque<engine::PromptLogProbs> scored;
   for (const auto& ids : prompts) {
     for (int64_t j = 0; j < n; ++j) {
-      GenerateRequest g{ids, params_of_choice(params, j), request_id, true};
+      GenerateRequest g{ids, params_of_choice(params, j), request_id, true, {}};
       auto* top = &tops.emplace_back(engine::TopLogProbs{o.top_logprobs, {}});
       engine::PromptLogProbs* prompt = nullptr;
       if (o.prompt_logprobs && j == 0)

@@ -60,7 +60,8 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
   if (logprobs && !logprobs->is_null()) top.count = logprobs->as_int();
   engine::PromptLogProbs scored{prompt_logprobs.value_or(0), {}};
   const GenerateResponse r = ctx.generate(
-      GenerateRequest{.input_ids = prompt, .sampling_params = params, .session_id = request_id},
+      GenerateRequest{
+          .input_ids = prompt, .sampling_params = params, .session_id = request_id, .group_id = {}},
       &top, prompt_logprobs ? &scored : nullptr);
   Json choice = Json::object();
   choice["index"] = 0;

@@ -56,7 +56,7 @@ int Server::start() {
     port_ = impl_->http.bind_to_port(o.host, o.port) ? o.port : -1;
   }
   if (port_ <= 0) {
-    throw Error("vime serve: cannot listen on " + o.host + ":" + std::to_string(o.port) +
+    throw Error("--host/--port: cannot listen on " + o.host + ":" + std::to_string(o.port) +
                 " (address in use or not local)");
   }
   // httplib listens with a backlog of 5: a burst of clients overflows it and the dropped

@@ -16,6 +16,9 @@ constexpr FlagSpec kFromHf[] = {
      .default_value = nullptr,
      .help = "the vime checkpoint dir to write (OUT/iter_0000000 and the tracker file)",
      .required = true},
+    {"--padded-vocab-size", kInt, nullptr,
+     "vocabulary rows after padding (unset: vocab_size up to a multiple of "
+     "--make-vocab-size-divisible-by)"},
 };
 constexpr FlagSpec kToHf[] = {
     {.name = "--input-dir",

@@ -45,8 +45,10 @@ constexpr FlagSpec kFlags[] = {
      "--rollout-max-context-len; use --eval-max-response-len.",
      kNotYet},
     {"--dataset", kStringList, nullptr,
-     "Eval benchmark presets by name (math, gsm8k, aime, gpqa): reward type, keys, prompt template "
-     "and samples per prompt; the file comes from --dataset-path or $VIME_DATA."},
+     "Eval benchmark presets by name (math: MATH-500, gsm8k: GSM8K test, aime: AIME 2024, gpqa: "
+     "GPQA): reward type, keys, prompt template, and slime's samples per prompt (aime 16, gpqa 2, "
+     "else 1) and response length (16384) unless the flags set them; the file comes from "
+     "--dataset-path or $VIME_DATA."},
     {"--dataset-path", kStringList, nullptr,
      "Files of the --dataset presets, one per name, or one directory holding their files "
      "(math500.jsonl, gsm8k_test.jsonl, aime-2024.jsonl, gpqa_eval.jsonl)."},

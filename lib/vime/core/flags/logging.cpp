@@ -21,6 +21,10 @@ constexpr FlagSpec kFlags[] = {
      "Log the response-length quartiles and entropy of samples with raw reward 1. Not supported "
      "yet: log them from a --custom-rollout-log-function-path plugin.",
      kNotYet},
+    {"--log-interval", kInt, "1",
+     "Print the console metrics line of train/step and rollout/step every N steps (Megatron's "
+     "flag; its default is 100); eval lines always print, and --metrics-jsonl and TensorBoard get "
+     "every step."},
     {"--metrics-jsonl", kString, nullptr,
      "vime: append every logged metric dict as one JSON line to this file (unset: "
      "{--save}/metrics.jsonl when --save is set)."},

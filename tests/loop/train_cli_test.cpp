@@ -42,7 +42,7 @@ TEST_CASE("vime train: GRPO with --ci-test, eval, metrics, save and resume", "[t
                     " --save-interval 1 --metrics-jsonl " + metrics.string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.output, Catch::Contains("rollout 1:") && Catch::Contains("vime train: done"));
+  CHECK_THAT(r.output, Catch::Contains("rollout/step 1 ") && Catch::Contains("vime train: done"));
   auto m = vime::test::read_metrics(metrics);
   // slime's invariants, measured: actor = reference at rollout 0, on-policy step 0, and the
   // engine's log-probs agree with the trainer's.

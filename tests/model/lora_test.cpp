@@ -169,7 +169,8 @@ TEST_CASE("PEFT's files: names, shapes, config, round trip, merge", "[lora]") {
   CHECK(json.at("target_modules").size() == 3);
   vime::ckpt::SafetensorsFile file(dir / "adapter_model.safetensors");
   const auto& cfg = model->config();
-  std::set<std::string> names(file.names().begin(), file.names().end());
+  const auto listed = file.names();
+  std::set<std::string> names(listed.begin(), listed.end());
   CHECK(names.size() == size_t(6 * cfg.num_layers));
   const std::string layer1 = "base_model.model.model.layers.1.";
   REQUIRE(names.count(layer1 + "self_attn.q_proj.lora_A.weight"));

@@ -80,9 +80,10 @@ int to_hf(const ToHfOptions& o) {
   if (has_adapter && !o.merge_lora) {
     auto adapter = ckpt::read_peft_adapter(adapter_dir);
     ckpt::write_peft_adapter(out, adapter.config, adapter.tensors, o.origin);
-    std::printf("wrote %s (the LoRA adapter, r %lld, %zu tensors; --merge-lora writes the merged "
-                "model)\n",
-                out.c_str(), static_cast<long long>(adapter.config.rank), adapter.tensors.size());
+    std::printf(
+        "wrote %s (the LoRA adapter, r %lld, %zu tensors; --merge-lora writes the merged "
+        "model)\n",
+        out.c_str(), static_cast<long long>(adapter.config.rank), adapter.tensors.size());
     return 0;
   }
   // A LoRA checkpoint's adapter is merged into the loaded weights (ckpt::load_checkpoint).

@@ -124,12 +124,13 @@ TEST_CASE("LoRA adapters under TP 2 and TP 4 (replicated KV heads) train as on o
   CHECK(max_diff(one, start, "model.layers.1.mlp.down_proj.weight") == 0);
   for (int tp : {2, 4}) {
     CAPTURE(tp);
-    const auto run = run_tp(dir.path(), "tp" + std::to_string(tp), tp, tp,
-                            {"--config", config, "--lora"});
+    const auto run =
+        run_tp(dir.path(), "tp" + std::to_string(tp), tp, tp, {"--config", config, "--lora"});
     check_equals_one_rank(run[tp - 1], one);
   }
   const auto resave = (dir.path() / "lora_ckpt").string();
-  run_tp(dir.path(), "save", 2, 2, {"--config", config, "--lora", "--steps", "2", "--save", resave});
+  run_tp(dir.path(), "save", 2, 2,
+         {"--config", config, "--lora", "--steps", "2", "--save", resave});
   const auto straight =
       run_tp(dir.path(), "straight", 1, 1, {"--config", config, "--lora", "--steps", "4"})[0];
   const auto resumed = run_tp(dir.path(), "resume", 1, 1,

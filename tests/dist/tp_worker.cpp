@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < params.size(); ++i) {
         if (params[i].first.find("lora_B") == std::string::npos) continue;
         const auto& slice = model.lora_slices()[i];
-        auto whole = at::normal(0.0, 0.05, vime::whole_shape(params[i].second, slice,
-                                                             model.tensor_parallel().size),
-                                gen, at::TensorOptions().dtype(at::kFloat));
+        auto whole = at::normal(
+            0.0, 0.05, vime::whole_shape(params[i].second, slice, model.tensor_parallel().size),
+            gen, at::TensorOptions().dtype(at::kFloat));
         params[i].second.copy_(slice.of(whole));
       }
     }

@@ -114,7 +114,8 @@ TEST_CASE("recompute gives the same adapter gradients", "[lora]") {
   };
   auto plain = grads(false), recomputed = grads(true);
   REQUIRE(plain.size() == recomputed.size());
-  for (size_t i = 0; i < plain.size(); ++i) CHECK(at::allclose(plain[i], recomputed[i], 1e-5, 1e-6));
+  for (size_t i = 0; i < plain.size(); ++i)
+    CHECK(at::allclose(plain[i], recomputed[i], 1e-5, 1e-6));
 }
 
 TEST_CASE("adapters off is the base; merged weights compute base + adapter", "[lora]") {
@@ -137,8 +138,8 @@ TEST_CASE("--lora-rank, --lora-alpha, --target-modules", "[lora]") {
   CHECK(c.rank == 8);
   CHECK(c.alpha == 8);
   CHECK(c.target_modules.size() == 7);
-  c = vime::LoraConfig::from(args_of({"--lora-rank", "4", "--lora-alpha", "32", "--target-modules",
-                                      "v_proj", "q_proj"}));
+  c = vime::LoraConfig::from(
+      args_of({"--lora-rank", "4", "--lora-alpha", "32", "--target-modules", "v_proj", "q_proj"}));
   CHECK(c.scale() == 8);
   CHECK(c.target_modules == std::vector<std::string>{"q_proj", "v_proj"});
   CHECK_FALSE(vime::LoraConfig::from(args_of({})).enabled());
@@ -196,9 +197,9 @@ TEST_CASE("PEFT's files: names, shapes, config, round trip, merge", "[lora]") {
   CHECK_THROWS_WITH(vime::ckpt::apply_peft_adapter(dir, *other), Catch::Contains("--lora-rank 8"));
   // What vime cannot apply is refused naming the file.
   auto text = vime::read_text_file(dir / "adapter_config.json");
-  vime::write_text_file_atomic(dir / "adapter_config.json",
-                               text.replace(text.find("\"use_dora\": false"), 17,
-                                            "\"use_dora\": true"));
+  vime::write_text_file_atomic(
+      dir / "adapter_config.json",
+      text.replace(text.find("\"use_dora\": false"), 17, "\"use_dora\": true"));
   CHECK_THROWS_WITH(vime::ckpt::read_peft_adapter(dir), Catch::Contains("use_dora"));
   (void)base;
 }

@@ -451,8 +451,9 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
     std::optional<ResolvedCheckpoint> base;
     if (options.ref_load) base = resolve_checkpoint(*options.ref_load, options.ref_ckpt_step);
     if (!base) {
-      throw UsageError("--load " + *options.load +
-                       " is a PEFT adapter: its base model comes from --ref-load, which holds none");
+      throw UsageError(
+          "--load " + *options.load +
+          " is a PEFT adapter: its base model comes from --ref-load, which holds none");
     }
     load_checkpoint(*base, model, nullptr, false, group);
     if (model.has_lora()) {

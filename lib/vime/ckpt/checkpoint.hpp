@@ -74,16 +74,17 @@ std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::Scal
 at::ScalarType stored_dtype(const ResolvedCheckpoint& checkpoint);
 
 // Restores model weights (with the checkpoint's LoRA adapter: loaded into a model with adapters,
-// merged into one without when no optimizer state is asked for), and optionally the optimizer (null: skip), RNG and TrainState. The
-// optimizer's state loads from a checkpoint of any data-parallel size, sharded or not. With a
-// `group` every rank calls it, and an error on any rank is thrown on all of them.
+// merged into one without when no optimizer state is asked for), and optionally the optimizer
+// (null: skip), RNG and TrainState. The optimizer's state loads from a checkpoint of any
+// data-parallel size, sharded or not. With a `group` every rank calls it, and an error on any rank
+// is thrown on all of them.
 TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, Optimizer* optimizer,
                            bool load_rng, dist::ProcessGroup* group = nullptr);
 
 // slime's resume rules: --load (with --ckpt-step) if it holds a checkpoint, else --ref-load as a
 // fresh start (finetune: no optimizer, no RNG, iteration counters at 0). --load may name a PEFT
-// adapter dir: the base then comes from --ref-load and the adapter starts the run. Returns the state and
-// whether anything was loaded. --no-load-optim / --no-load-rng / --finetune are honoured.
+// adapter dir: the base then comes from --ref-load and the adapter starts the run. Returns the
+// state and whether anything was loaded. --no-load-optim / --no-load-rng / --finetune are honoured.
 struct ResumeResult {
   bool is_loaded = false;
   bool is_resumed = false;  // from --load: the next rollout is state.iteration + 1

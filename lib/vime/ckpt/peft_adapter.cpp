@@ -85,8 +85,8 @@ PeftAdapter read_peft_adapter(const fs::path& dir) {
     if (!is_empty(c.find(unsupported)))
       throw Error(where + ": " + unsupported + " is set; vime applies plain LoRA on whole layers");
   }
-  if (const Json* bias = c.find("bias"); bias != nullptr && bias->is_string() &&
-                                         bias->as_string() != "none")
+  if (const Json* bias = c.find("bias");
+      bias != nullptr && bias->is_string() && bias->as_string() != "none")
     throw Error(where + ": bias \"" + bias->as_string() + "\" trains biases; vime needs \"none\"");
   std::vector<std::string> targets;
   const Json& t = c.at("target_modules");
@@ -164,7 +164,8 @@ void merge_peft_adapter(const fs::path& dir, Model& model) {
     if (delta.sizes() != at::IntArrayRef(full))
       throw Error(where + ": \"" + stem + "\": B @ A has shape " + c10::str(delta.sizes()) +
                   ", the base weight " + c10::str(at::IntArrayRef(full)));
-    param.copy_((param.to(at::kFloat) + slice.of(delta).to(param.device())).to(param.scalar_type()));
+    param.copy_(
+        (param.to(at::kFloat) + slice.of(delta).to(param.device())).to(param.scalar_type()));
   }
 }
 

@@ -20,12 +20,14 @@ namespace {
 // What a LoRA run cannot do, refused by flag with the reason.
 void check_lora_run(const Args& args, const TrainLoopOptions& options, const LoraConfig& lora) {
   if (options.ref_update_interval && *options.ref_update_interval > 0) {
-    throw UsageError("--ref-update-interval cannot be combined with --lora-rank: the reference "
-                     "model is the frozen base the adapters train on");
+    throw UsageError(
+        "--ref-update-interval cannot be combined with --lora-rank: the reference "
+        "model is the frozen base the adapters train on");
   }
   if (lora.dropout > 0 && RecomputeOptions::from(args).enabled) {
-    throw UsageError("--lora-dropout > 0 cannot be combined with --recompute-granularity: the "
-                     "recomputed forward would draw other dropout masks");
+    throw UsageError(
+        "--lora-dropout > 0 cannot be combined with --recompute-granularity: the "
+        "recomputed forward would draw other dropout masks");
   }
 }
 

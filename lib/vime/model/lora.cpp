@@ -55,8 +55,8 @@ at::Tensor linear_with_adapter(const at::Tensor& x, const at::Tensor& weight,
                                const TensorParallel& tp) {
   auto y = at::linear(x, weight, bias);
   if (adapter == nullptr || !adapter->active()) return y;
-  const bool training = at::GradMode::is_enabled() &&
-                        (adapter->a.requires_grad() || adapter->b.requires_grad());
+  const bool training =
+      at::GradMode::is_enabled() && (adapter->a.requires_grad() || adapter->b.requires_grad());
   const auto& in = training && adapter->dropout > 0 ? at::dropout(x, adapter->dropout, true) : x;
   // The whole factor sees only this rank's share of the product: its gradient sums over the group.
   const auto a = adapter->row_parallel ? adapter->a : copy_to_tp(adapter->a, tp);
@@ -66,8 +66,8 @@ at::Tensor linear_with_adapter(const at::Tensor& x, const at::Tensor& weight,
 }
 
 std::string lora_base_weight_name(int64_t layer, const std::string& module) {
-  const bool attention = module == "q_proj" || module == "k_proj" || module == "v_proj" ||
-                         module == "o_proj";
+  const bool attention =
+      module == "q_proj" || module == "k_proj" || module == "v_proj" || module == "o_proj";
   return "model.layers." + std::to_string(layer) + (attention ? ".self_attn." : ".mlp.") + module +
          ".weight";
 }

@@ -83,8 +83,8 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
                                                    &w.lora.o, p.tp),
                                p.tp);
   auto h2 = copy_to_tp(rms_norm(x1, w.post_norm, cfg.rms_norm_eps), p.tp);
-  return x1 + reduce_from_tp(swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight,
-                                        &w.lora.gate, &w.lora.up, &w.lora.down, p.tp),
+  return x1 + reduce_from_tp(swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight, &w.lora.gate,
+                                        &w.lora.up, &w.lora.down, p.tp),
                              p.tp);
 }
 

@@ -72,9 +72,8 @@ void Model::add_lora(const LoraConfig& config, uint64_t seed) {
 NamedTensorList Model::lora_tensors() const {
   NamedTensorList out;
   for (size_t i = 0; i < lora_parameters_.size(); ++i) {
-    out.emplace_back(lora_parameters_[i].first,
-                     gather_full(lora_parameters_[i].second.detach(), lora_slices_[i],
-                                 parallel_->tp));
+    out.emplace_back(lora_parameters_[i].first, gather_full(lora_parameters_[i].second.detach(),
+                                                            lora_slices_[i], parallel_->tp));
   }
   return out;
 }
@@ -122,8 +121,7 @@ NamedTensorList Model::merged_hf_tensors(int64_t vocab_size) const {
   return tensors;
 }
 
-std::optional<std::pair<at::Tensor, TpSlice>> Model::find_parameter(
-    const std::string& name) const {
+std::optional<std::pair<at::Tensor, TpSlice>> Model::find_parameter(const std::string& name) const {
   for (size_t i = 0; i < parameters_.size(); ++i)
     if (parameters_[i].first == name) return std::make_pair(parameters_[i].second, slices_[i]);
   for (size_t i = 0; i < lora_parameters_.size(); ++i)

@@ -40,9 +40,9 @@ NamedTensorList trainable_parameters(Model& model, const Args& args) {
   const bool freeze = core::flag_set(args, "freeze_params_name_list");
   if (model.has_lora()) {
     if (only || freeze) {
-      throw UsageError(args.flag_name(only ? "only_train_params_name_list"
-                                           : "freeze_params_name_list") +
-                       " cannot be combined with --lora-rank: LoRA trains the adapters only");
+      throw UsageError(
+          args.flag_name(only ? "only_train_params_name_list" : "freeze_params_name_list") +
+          " cannot be combined with --lora-rank: LoRA trains the adapters only");
     }
     return model.lora_parameters();
   }

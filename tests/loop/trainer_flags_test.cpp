@@ -306,6 +306,28 @@ TEST_CASE("vime train --lora-rank: the adapters train, the base stays, checkpoin
   CHECK_THAT(without.output, Catch::Contains("--lora-rank 4"));
 
   const auto t = task_dir().string();
+  // convert-hf: the adapter alone in PEFT's files, which --load starts a run from (on the
+  // --ref-load base), or the merged model.
+  const auto peft = run.path() / "peft";
+  auto c = run_vime("convert-hf --input-dir " + save.string() + " --output-dir " + peft.string() +
+                    " --origin-hf-dir " + t + "/model");
+  INFO(c.output);
+  REQUIRE(c.exit_code == 0);
+  CHECK(tensors_of(peft).size() == 2 * 7 * 2);  // A and B of 7 linears in 2 layers
+  auto from_peft =
+      run_vime("train " + grpo_flags() + lora + "--num-rollout 1 --load " + peft.string());
+  INFO(from_peft.output);
+  CHECK(from_peft.exit_code == 0);
+  CHECK_THAT(from_peft.output, Catch::Contains("weights from " + peft.string()));
+  const auto merged = run.path() / "merged";
+  auto mc = run_vime("convert-hf --merge-lora --input-dir " + save.string() + " --output-dir " +
+                     merged.string() + " --origin-hf-dir " + t + "/model");
+  REQUIRE(mc.exit_code == 0);
+  const auto base = tensors_of(task_dir() / "model");
+  const auto merged_tensors = tensors_of(merged);
+  CHECK_FALSE(at::equal(merged_tensors.at("model.layers.1.mlp.down_proj.weight"),
+                        base.at("model.layers.1.mlp.down_proj.weight")));
+  CHECK(at::equal(merged_tensors.at("model.norm.weight"), base.at("model.norm.weight")));
   for (const std::string& variant :
        {std::string("--advantage-estimator ppo"),
         "--use-opd --opd-type megatron --opd-kl-coef 1 --opd-teacher-load " + t + "/model",

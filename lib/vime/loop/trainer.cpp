@@ -49,7 +49,8 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   t->actor_model = std::make_unique<Model>(ckpt::checkpoint_model_config(source), models.dtype,
                                            device, static_cast<uint64_t>(options.seed), tp);
   t->actor_model->set_recompute(RecomputeOptions::from(args));
-  t->base_model = models.hf_checkpoint.value_or(models.ref_load.value_or(""));
+  // The weights a LoRA run's adapters sit on: --ref-load (its reference), else --hf-checkpoint.
+  t->base_model = models.ref_load.value_or(models.hf_checkpoint.value_or(""));
   const auto lora = LoraConfig::from(args);
   if (lora.enabled()) {
     check_lora_run(args, options, lora);

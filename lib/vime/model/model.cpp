@@ -91,9 +91,6 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
 // A layer whose activations are not kept: forward runs without a graph, backward runs the layer
 // again with one and differentiates it (Megatron's --recompute-granularity full).
 struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
-  // `tensors`: the layer input, then every slot of LayerWeights (an empty tensor where absent: 1.13
-  // accepts no undefined inputs). They are separate arguments because LibTorch 1.13 does not look
-  // for variables inside a std::vector.
   // `tensors`: the layer input, every slot of LayerWeights, then each adapter's A and B (an empty
   // tensor where absent: 1.13 accepts no undefined inputs). They are separate arguments because
   // LibTorch 1.13 does not look for variables inside a std::vector. `layer`: the model's layer

@@ -15,6 +15,7 @@
 #include "vime/ckpt/checkpoint.hpp"
 #include "vime/ckpt/hf_export.hpp"
 #include "vime/ckpt/model_io.hpp"
+#include "vime/ckpt/peft_adapter.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/arg_parser.hpp"
 #include "vime/core/flags/command_flags.hpp"
@@ -32,7 +33,9 @@ constexpr const char* kUsage = R"(usage:
   vime convert-hf --input-dir CKPT --output-dir OUT (--origin-hf-dir DIR) [--vocab-size N] [-f]
       vime checkpoint (an iter_NNNNNNN dir or a save dir) -> HF directory. --vocab-size cuts the
       padded vocabulary (default: the config's vocab_size); the origin's config.json and
-      tokenizer files are copied; -f overwrites a non-empty OUT.
+      tokenizer files are copied; -f overwrites a non-empty OUT. A checkpoint trained with LoRA
+      gives its adapter alone in PEFT's files (adapter_config.json, adapter_model.safetensors;
+      base_model_name_or_path: --origin-hf-dir), or with --merge-lora the merged HF model.
   MODEL_ARGS are vime train's model flags (vime train --help model). `vime convert` is the same
   command with the same flags.
 )";
@@ -41,6 +44,7 @@ struct ToHfOptions {
   std::string input, output, origin;
   int64_t vocab_size = 0;  // 0: the config's vocab_size
   bool force = false;
+  bool merge_lora = false;
 
   // The flags of core::flags::convert_hf_to_hf(), checked.
   static ToHfOptions from(const Args& args) {
@@ -53,6 +57,7 @@ struct ToHfOptions {
     o.origin = args.get_string("origin_hf_dir");
     o.vocab_size = args.get_optional_int("vocab_size").value_or(0);
     o.force = args.get_bool("force");
+    o.merge_lora = args.get_bool("merge_lora");
     if (!ckpt::is_hf_dir(o.origin) && !fs::exists(fs::path(o.origin) / "config.json")) {
       throw UsageError("--origin-hf-dir " + o.origin + ": no config.json there");
     }
@@ -67,6 +72,21 @@ int to_hf(const ToHfOptions& o) {
   if (fs::exists(out) && !fs::is_empty(out) && !o.force) {
     throw UsageError("--output-dir " + o.output + " is not empty (pass -f to overwrite)");
   }
+  const fs::path adapter_dir = resolved->dir / "adapter";
+  const bool has_adapter = !resolved->is_hf && ckpt::is_peft_adapter_dir(adapter_dir);
+  if (o.merge_lora && !has_adapter) {
+    throw UsageError("--merge-lora: " + resolved->dir.string() + " holds no LoRA adapter");
+  }
+  if (has_adapter && !o.merge_lora) {
+    auto adapter = ckpt::read_peft_adapter(adapter_dir);
+    ckpt::write_peft_adapter(out, adapter.config, adapter.tensors, o.origin);
+    std::printf(
+        "wrote %s (the LoRA adapter, r %lld, %zu tensors; --merge-lora writes the merged "
+        "model)\n",
+        out.c_str(), static_cast<long long>(adapter.config.rank), adapter.tensors.size());
+    return 0;
+  }
+  // A LoRA checkpoint's adapter is merged into the loaded weights (ckpt::load_checkpoint).
   auto model = ckpt::load_model(*resolved, ckpt::stored_dtype(*resolved), at::kCPU);
   if (o.vocab_size > model->config().padded_vocab_size) {
     throw UsageError("--vocab-size " + std::to_string(o.vocab_size) + " exceeds the checkpoint's " +

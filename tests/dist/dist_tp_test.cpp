@@ -115,6 +115,34 @@ TEST_CASE("TP 2 with activation recompute and plain data parallelism trains as o
   check_equals_one_rank(plain[3], one);
 }
 
+// LoRA: A whole and B split by rows on column-parallel linears, A split by columns and B whole on
+// row-parallel ones; the whole factor's gradient summed over the group. Base weights stay fixed.
+TEST_CASE("LoRA adapters under TP 2 and TP 4 (replicated KV heads) train as on one rank",
+          "[dist_tp]") {
+  vime::test::TempDir dir;
+  const std::string config = VIME_SOURCE_DIR "/tests/model/golden/tiny_qwen2";
+  const auto one = run_tp(dir.path(), "one", 1, 1, {"--config", config, "--lora"})[0];
+  const auto start =
+      run_tp(dir.path(), "start", 1, 1, {"--config", config, "--lora", "--steps", "0"})[0];
+  REQUIRE(max_diff(one, start, "model.layers.0.self_attn.q_proj.lora_") > 1e-3);
+  CHECK(max_diff(one, start, "model.embed_tokens") == 0);  // the base is frozen
+  CHECK(max_diff(one, start, "model.layers.1.mlp.down_proj.weight") == 0);
+  for (int tp : {2, 4}) {
+    CAPTURE(tp);
+    const auto run =
+        run_tp(dir.path(), "tp" + std::to_string(tp), tp, tp, {"--config", config, "--lora"});
+    check_equals_one_rank(run[tp - 1], one);
+  }
+  const auto resave = (dir.path() / "lora_ckpt").string();
+  run_tp(dir.path(), "save", 2, 2,
+         {"--config", config, "--lora", "--steps", "2", "--save", resave});
+  const auto straight =
+      run_tp(dir.path(), "straight", 1, 1, {"--config", config, "--lora", "--steps", "4"})[0];
+  const auto resumed = run_tp(dir.path(), "resume", 1, 1,
+                              {"--config", config, "--lora", "--steps", "2", "--load", resave})[0];
+  CHECK(max_diff(straight, resumed, "model.layers.") < kTight);
+}
+
 TEST_CASE("checkpoints are whole: saved at one tensor-parallel size, resumed at another",
           "[dist_tp]") {
   vime::test::TempDir dir;

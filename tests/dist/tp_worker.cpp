@@ -4,7 +4,9 @@
 // of a loss on it, then the parameters after --steps AdamW steps on a deterministic global batch
 // (of which its data-parallel rank feeds its share) and each step's grad norm.
 //   tp_worker --rank R --world W --tp T --port P --out FILE [--steps K] [--distributed]
-//       [--recompute] [--config DIR] [--load DIR] [--save DIR]
+//       [--recompute] [--config DIR] [--load DIR] [--save DIR] [--lora]
+// --lora: rank-4 LoRA adapters on every linear (B drawn at random, the same whole values at any
+// tensor-parallel size), trained alone; the gradients and parameters written are the adapters'.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> opt;
   for (int i = 1; i < argc; ++i) {
     std::string key = argv[i];
-    if (key == "--distributed" || key == "--recompute") {
+    if (key == "--distributed" || key == "--recompute" || key == "--lora") {
       opt[key] = "1";
     } else if (i + 1 < argc) {
       opt[key] = argv[++i];
@@ -83,6 +85,27 @@ int main(int argc, char** argv) {
     vime::Model model(config, at::kFloat, at::kCPU, 1234,
                       vime::TensorParallel::over(groups.tensor_parallel()));
     if (opt.count("--recompute")) model.set_recompute({.enabled = true});
+    const bool lora = opt.count("--lora") > 0;
+    if (lora) {
+      vime::LoraConfig lc;
+      lc.rank = 4;
+      lc.alpha = 8;
+      lc.target_modules.assign(vime::kLoraModules.begin(), vime::kLoraModules.end());
+      model.add_lora(lc, 77);
+      at::NoGradGuard no_grad;
+      auto gen = at::make_generator<at::CPUGeneratorImpl>(78);
+      const auto& params = model.lora_parameters();
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (params[i].first.find("lora_B") == std::string::npos) continue;
+        const auto& slice = model.lora_slices()[i];
+        auto whole = at::normal(
+            0.0, 0.05, vime::whole_shape(params[i].second, slice, model.tensor_parallel().size),
+            gen, at::TensorOptions().dtype(at::kFloat));
+        params[i].second.copy_(slice.of(whole));
+      }
+    }
+    const auto& trained = lora ? model.lora_parameters() : model.named_parameters();
+    const auto& trained_slices = lora ? model.lora_slices() : model.parameter_slices();
     vime::OptimizerConfig oc;
     oc.clip_grad = 0.5;  // below the norms here: every update is scaled by the global norm
     // Adam divides by sqrt(v) + eps: at the default 1e-8 a gradient element near zero gets a
@@ -92,7 +115,7 @@ int main(int argc, char** argv) {
     oc.eps = 1e-4;
     oc.distributed = opt.count("--distributed") > 0;
     oc.bucket_elements = 1000;
-    vime::Optimizer optimizer(model.named_parameters(), oc, groups.data_parallel(),
+    vime::Optimizer optimizer(trained, oc, groups.data_parallel(),
                               vime::TensorParallelNorm::of(model));
     int64_t first_step = 0;
     if (opt.count("--load")) {
@@ -117,12 +140,11 @@ int main(int argc, char** argv) {
       // Layers run again by the backward: every layer with --recompute, none without.
       out.emplace_back("recomputed_layers",
                        at::tensor(vime::recomputed_layers() - recomputed_before, at::kLong));
-      const auto& params = model.named_parameters();
+      const auto& params = trained;
       for (size_t i = 0; i < params.size(); ++i) {
         auto& p = params[i].second;
-        out.emplace_back(
-            "grad." + params[i].first,
-            vime::gather_full(p.grad(), model.parameter_slices()[i], model.tensor_parallel()));
+        out.emplace_back("grad." + params[i].first,
+                         vime::gather_full(p.grad(), trained_slices[i], model.tensor_parallel()));
         p.mutable_grad() = at::Tensor();
       }
     }
@@ -148,6 +170,8 @@ int main(int argc, char** argv) {
                                   groups.world);
     }
     for (auto& [name, t] : model.hf_tensors()) out.emplace_back(name, t);
+    if (lora)
+      for (auto& [name, t] : model.lora_tensors()) out.emplace_back(name, t);
     out.emplace_back("grad_norms", at::tensor(norms, at::kDouble));
     vime::ckpt::write_safetensors(opt.at("--out"), out);
     return 0;

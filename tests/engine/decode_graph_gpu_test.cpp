@@ -12,6 +12,8 @@
 #include "support/skip.hpp"
 #include "vime/engine/decode_graph.hpp"
 #include "vime/engine/native_engine.hpp"
+#include "vime/model/lora.hpp"
+#include "vime/model/model.hpp"
 #include "vime/model/paged_attention.hpp"
 #include "vime/model/paged_decode.hpp"
 #include "vime/model/paged_forward.hpp"
@@ -293,4 +295,48 @@ TEST_CASE("split-K decode graphs give the unsplit engine's greedy output", "[gpu
   const double same = agreement(a, b);
   WARN("split-K / unsplit greedy agreement " << same);
   CHECK(same >= 0.95);
+}
+
+// LoRA: the engine generates with the trainer's adapters (unmerged); an update writes them in
+// place, so the captured graphs stay valid and follow it: the same engine, after the update,
+// gives an eager engine's output on the updated model.
+TEST_CASE("CUDA-graph decode with LoRA adapters follows an in-place adapter update",
+          "[gpu][engine_gpu]") {
+  if (skip_without_cuda()) return;
+  auto model = kernel_sized_model(at::kFloat);
+  vime::LoraConfig lora;
+  lora.rank = 8;
+  lora.alpha = 16;
+  lora.target_modules.assign(vime::kLoraModules.begin(), vime::kLoraModules.end());
+  model->add_lora(lora);
+  auto draw_b = [&](uint64_t seed) {
+    at::NoGradGuard no_grad;
+    at::manual_seed(seed);
+    for (auto& [name, t] : model->lora_parameters())
+      if (name.find("lora_B") != std::string::npos) t.normal_(0.0, 0.05);
+  };
+  auto generate = [](vime::engine::NativeEngine& engine) {
+    engine.pause();
+    std::vector<std::future<vime::GenerateResponse>> futures;
+    for (const auto& r : decode_requests()) futures.push_back(engine.submit(r, {}));
+    engine.resume();
+    EngineRun run;
+    for (auto& f : futures) run.outputs.push_back(f.get().output_ids);
+    run.graphs = engine.stats().cuda_graphs;
+    return run;
+  };
+  vime::engine::NativeEngineOptions graphs, eager;
+  graphs.kv_block_size = eager.kv_block_size = 16;
+  eager.cuda_graphs = false;
+  const auto base = run_engine(*model, eager);  // B = 0: the base
+  draw_b(1);
+  vime::engine::NativeEngine engine(*model, nullptr, graphs);
+  const auto first = generate(engine);
+  CHECK(first.graphs >= 2);
+  CHECK(first.outputs == run_engine(*model, eager).outputs);
+  CHECK(agreement(first, base) < 0.9);  // the adapters change what is generated
+  draw_b(2);                            // in place, as the optimizer writes them
+  const auto second = generate(engine);
+  CHECK(second.outputs == run_engine(*model, eager).outputs);
+  CHECK(agreement(second, first) < 0.9);
 }

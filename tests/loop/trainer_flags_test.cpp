@@ -295,3 +295,83 @@ TEST_CASE("vime train: flags vime cannot honour are refused by name", "[trainer_
                              Catch::Contains("not supported yet"));
   }
 }
+
+// LoRA end to end: GRPO (with a KL loss against the base), PPO's actor (the critic in full), OPD
+// and SFT train the adapters alone; the checkpoint holds them in PEFT's files and resumes them
+// with their optimizer state; what cannot apply is refused by flag.
+TEST_CASE("vime train --lora-rank: the adapters train, the base stays, checkpoints resume",
+          "[trainer_flags]") {
+  vime::test::TempDir run;
+  const std::string lora = "--lora-rank 4 --lora-alpha 8 ";
+  const auto save = run.path() / "grpo";
+  const auto metrics = run.path() / "grpo.jsonl";
+  auto r = run_vime("train " + grpo_flags() + lora +
+                    "--use-kl-loss --kl-loss-coef 0.1 --num-rollout 1 --save-interval 1 --save " +
+                    save.string() + " --metrics-jsonl " + metrics.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (const auto& [name, did_move] : moved(save / "iter_0000000")) {
+    INFO(name);
+    CHECK_FALSE(did_move);  // the base is frozen
+  }
+  const auto adapter = save / "iter_0000000" / "adapter";
+  REQUIRE(fs::exists(adapter / "adapter_config.json"));
+  auto b = tensors_of(adapter).at("base_model.model.model.layers.1.mlp.down_proj.lora_B.weight");
+  CHECK(b.abs().max().item<double>() > 0);  // B left zero: one step moved it
+  auto m = vime::test::read_metrics(metrics);
+  // Rollout 0: the adapters are fresh (B = 0), so the reference (the base) scores what the
+  // engine sampled as the engine did.
+  REQUIRE(m["rollout/ref_log_probs"].size() == 1);
+  CHECK(m["rollout/ref_log_probs"][0] == Approx(m["rollout/rollout_log_probs"][0]).margin(1e-4));
+
+  auto resumed = run_vime("train " + grpo_flags() + lora + "--num-rollout 2 --load " +
+                          save.string() + " --save-interval 1 --save " + save.string());
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(optimizer_steps(save / "iter_0000001") == 2);
+  auto without = run_vime("train " + grpo_flags() + "--num-rollout 3 --load " + save.string());
+  CHECK(without.exit_code == 2);
+  CHECK_THAT(without.output, Catch::Contains("--lora-rank 4"));
+
+  const auto t = task_dir().string();
+  // convert-hf: the adapter alone in PEFT's files, which --load starts a run from (on the
+  // --ref-load base), or the merged model.
+  const auto peft = run.path() / "peft";
+  auto c = run_vime("convert-hf --input-dir " + save.string() + " --output-dir " + peft.string() +
+                    " --origin-hf-dir " + t + "/model");
+  INFO(c.output);
+  REQUIRE(c.exit_code == 0);
+  CHECK(tensors_of(peft).size() == 2 * 7 * 2);  // A and B of 7 linears in 2 layers
+  auto from_peft =
+      run_vime("train " + grpo_flags() + lora + "--num-rollout 1 --load " + peft.string());
+  INFO(from_peft.output);
+  CHECK(from_peft.exit_code == 0);
+  CHECK_THAT(from_peft.output, Catch::Contains("weights from " + peft.string()));
+  const auto merged = run.path() / "merged";
+  auto mc = run_vime("convert-hf --merge-lora --input-dir " + save.string() + " --output-dir " +
+                     merged.string() + " --origin-hf-dir " + t + "/model");
+  REQUIRE(mc.exit_code == 0);
+  const auto base = tensors_of(task_dir() / "model");
+  const auto merged_tensors = tensors_of(merged);
+  CHECK_FALSE(at::equal(merged_tensors.at("model.layers.1.mlp.down_proj.weight"),
+                        base.at("model.layers.1.mlp.down_proj.weight")));
+  CHECK(at::equal(merged_tensors.at("model.norm.weight"), base.at("model.norm.weight")));
+  for (const std::string& variant :
+       {std::string("--advantage-estimator ppo"),
+        "--use-opd --opd-type megatron --opd-kl-coef 1 --opd-teacher-load " + t + "/model",
+        "--rollout-function-path sft --loss-type sft_loss --disable-compute-advantages-and-returns "
+        "--prompt-data " +
+            t + "/data/sft.jsonl"}) {
+    INFO(variant);
+    const auto dir = run.path() / std::to_string(std::hash<std::string>()(variant));
+    auto v = run_vime("train " + grpo_flags() + lora + variant +
+                      " --num-rollout 1 --save-interval 1 --save " + dir.string());
+    INFO(v.output);
+    CHECK(v.exit_code == 0);
+    CHECK(fs::exists(dir / "iter_0000000" / "adapter" / "adapter_model.safetensors"));
+  }
+  auto refused =
+      run_vime("train " + grpo_flags() + lora + "--num-rollout 1 --ref-update-interval 1");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output, Catch::Contains("--ref-update-interval"));
+}

@@ -1,5 +1,7 @@
-// Writes a model's logits for packed sequences, for tools/parity/hf_parity.py:
-//   vime_dump_logits MODEL_DIR TOKENS.safetensors OUT.safetensors float32|bfloat16 cpu|cuda [TP]
+// Writes a model's logits for packed sequences, for tools/parity/hf_parity.py (and
+// tools/parity/lora_parity.py, which passes a PEFT adapter dir: applied as adapters, not merged):
+//   vime_dump_logits MODEL_DIR TOKENS.safetensors OUT.safetensors float32|bfloat16 cpu|cuda [TP
+//       [ADAPTER_DIR]]
 // TOKENS holds "tokens" [total] int64 and "cu_seqlens" [num_seqs + 1] int64; OUT gets "logits"
 // [total, vocab] fp32. TP > 1: TP local ranks (vime's launcher; one GPU each on CUDA) hold the
 // model's tensor-parallel shards, and rank 0 writes the gathered logits.
@@ -13,6 +15,7 @@
 #include <memory>
 
 #include "vime/ckpt/checkpoint.hpp"
+#include "vime/ckpt/peft_adapter.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/dist/local_launcher.hpp"
 #include "vime/dist/process_group.hpp"
@@ -20,14 +23,15 @@
 #include "vime/error.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 6 && argc != 7) {
-    std::fprintf(stderr,
-                 "usage: %s MODEL_DIR TOKENS.safetensors OUT.safetensors DTYPE DEVICE [TP]\n",
-                 argv[0]);
+  if (argc < 6 || argc > 8) {
+    std::fprintf(
+        stderr,
+        "usage: %s MODEL_DIR TOKENS.safetensors OUT.safetensors DTYPE DEVICE [TP [ADAPTER_DIR]]\n",
+        argv[0]);
     return 2;
   }
   try {
-    const int tp = argc == 7 ? std::stoi(argv[6]) : 1;
+    const int tp = argc >= 7 ? std::stoi(argv[6]) : 1;
     const vime::Args no_flags;
     auto env = vime::dist::rank_env_from_environment(no_flags);
     if (tp > 1 && env.is_single()) {
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
     const bool is_bf16 = std::string(argv[4]) == "bfloat16";
     auto model = vime::ckpt::load_model(*resolved, is_bf16 ? at::kBFloat16 : at::kFloat, device,
                                         vime::TensorParallel::over(group.get()));
+    if (argc == 8) vime::ckpt::apply_peft_adapter(argv[7], *model);
     vime::ckpt::SafetensorsFile input(argv[2]);
     auto tokens = input.get("tokens");
     auto cu = input.get("cu_seqlens");

@@ -12,6 +12,7 @@
 
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/optimizer_shards.hpp"
+#include "vime/ckpt/peft_adapter.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/core/crash_point.hpp"
@@ -93,18 +94,14 @@ NamedTensorList whole_model_tensors(const Model& model) {
 // parameters): all-gathered over the data-parallel shards, then the tensor-parallel slices
 // (every rank calls this).
 NamedTensorList whole_optimizer_state(const Model& model, const Optimizer& optimizer) {
-  std::map<std::string, size_t> index;
-  const auto& params = model.named_parameters();
-  for (size_t i = 0; i < params.size(); ++i) index[params[i].first] = i;
   NamedTensorList out;
   for (auto& [key, t] : optimizer.gathered_state_tensors()) {
-    auto it = index.find(key.substr(key.find('.') + 1));
-    if (it == index.end()) {  // not the model's (a critic's value head): whole already
+    auto param = model.find_parameter(key.substr(key.find('.') + 1));
+    if (!param) {  // not the model's (a critic's value head): whole already
       out.emplace_back(key, t);
       continue;
     }
-    out.emplace_back(key,
-                     gather_full(t, model.parameter_slices()[it->second], model.tensor_parallel()));
+    out.emplace_back(key, gather_full(t, param->second, model.tensor_parallel()));
   }
   return out;
 }
@@ -112,9 +109,12 @@ NamedTensorList whole_optimizer_state(const Model& model, const Optimizer& optim
 // Rank 0's part: the model, its config, the RNG, state.json and an unsharded optimizer
 // (`optimizer_state`: its whole state, when it is saved in one file).
 void write_rank0_files(const fs::path& dir, const Model& model, const NamedTensorList& tensors,
-                       const Optimizer* optimizer, const NamedTensorList* optimizer_state,
-                       const TrainState& state, const SaveOptions& options) {
+                       const NamedTensorList& adapter, const Optimizer* optimizer,
+                       const NamedTensorList* optimizer_state, const TrainState& state,
+                       const SaveOptions& options) {
   write_safetensors_dir(dir / "model", tensors);
+  if (model.has_lora())
+    write_peft_adapter(dir / "adapter", model.lora_config(), adapter, options.base_model);
   Json config = model.config().to_hf_json(model.dtype() == at::kBFloat16 ? "bfloat16"
                                           : model.dtype() == at::kHalf   ? "float16"
                                                                          : "float32");
@@ -195,6 +195,7 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
   const bool has_optimizer = optimizer != nullptr && options.save_optimizer;
   const bool writes_shards = has_optimizer && optimizer->is_sharded() && !is_tp;
   const NamedTensorList tensors = whole_model_tensors(model);
+  const NamedTensorList adapter = model.has_lora() ? model.lora_tensors() : NamedTensorList{};
   std::optional<NamedTensorList> optimizer_state;
   if (has_optimizer && !writes_shards) optimizer_state = whole_optimizer_state(model, *optimizer);
   // Rank 0 makes the temp dir and tells the others its name (its pid makes it unique).
@@ -222,7 +223,7 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
   if (!error.empty()) throw Error(error);
   try {
     if (rank == 0) {
-      write_rank0_files(temp_dir, model, tensors, optimizer,
+      write_rank0_files(temp_dir, model, tensors, adapter, optimizer,
                         optimizer_state ? &*optimizer_state : nullptr, state, options);
     }
     if (writes_shards) write_optimizer_shard(temp_dir, *optimizer);
@@ -316,6 +317,9 @@ std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::Scal
       std::make_unique<Model>(checkpoint_model_config(checkpoint), dtype, device, 1234, tp);
   const fs::path dir = checkpoint.is_hf ? checkpoint.dir : checkpoint.dir / "model";
   model->load_tensors(read_safetensors_dir(dir), dir.string());
+  // Trained with LoRA: the adapter merged in (what the run's model computes).
+  if (!checkpoint.is_hf && is_peft_adapter_dir(checkpoint.dir / "adapter"))
+    merge_peft_adapter(checkpoint.dir / "adapter", *model);
   return model;
 }
 
@@ -325,19 +329,15 @@ namespace {
 // whole state of the parameter and takes the slice.
 StateReader tensor_parallel_reader(const Model& model, StateReader whole) {
   if (!model.tensor_parallel().is_parallel()) return whole;
-  std::map<std::string, size_t> index;
-  const auto& params = model.named_parameters();
-  for (size_t i = 0; i < params.size(); ++i) index[params[i].first] = i;
-  return [&model, index, whole](const std::string& key, at::IntArrayRef shape, int64_t offset,
-                                int64_t numel) {
-    auto it = index.find(key.substr(key.find('.') + 1));
-    if (it == index.end()) return whole(key, shape, offset, numel);
-    const size_t i = it->second;
-    const auto full = model.full_shape(i);
+  return [&model, whole](const std::string& key, at::IntArrayRef shape, int64_t offset,
+                         int64_t numel) {
+    auto param = model.find_parameter(key.substr(key.find('.') + 1));
+    if (!param) return whole(key, shape, offset, numel);
+    const auto full = whole_shape(param->first, param->second, model.tensor_parallel().size);
     int64_t full_numel = 1;
     for (auto d : full) full_numel *= d;
     auto t = whole(key, full, 0, full_numel).view(full);
-    auto local = model.parameter_slices()[i].of(t).contiguous();
+    auto local = param->second.of(t).contiguous();
     if (local.sizes() != shape) {
       throw Error("optimizer state \"" + key + "\": this rank's slice has shape " +
                   c10::str(local.sizes()) + ", expected " + c10::str(shape));
@@ -385,6 +385,24 @@ void load_optimizer(const fs::path& iter_dir, const Model& model, Optimizer& opt
       num_steps);
 }
 
+// The checkpoint's LoRA adapter, if it has one: into the model's adapters, or merged into a model
+// without any unless its optimizer state (the adapters') is to be resumed.
+void load_adapter(const fs::path& iter_dir, Model& model, bool resumes_optimizer) {
+  const fs::path dir = iter_dir / "adapter";
+  if (!is_peft_adapter_dir(dir)) return;
+  if (model.has_lora()) return apply_peft_adapter(dir, model);
+  if (resumes_optimizer) {
+    const auto adapter = read_peft_adapter(dir);
+    std::string targets;
+    for (const auto& m : adapter.config.target_modules) targets += " " + m;
+    throw UsageError(iter_dir.string() + " was trained with LoRA: resume it with --lora-rank " +
+                     std::to_string(adapter.config.rank) + " --lora-alpha " +
+                     c10::str(adapter.config.alpha) + " --target-modules" + targets +
+                     " (or start from its merged weights with --no-load-optim)");
+  }
+  merge_peft_adapter(dir, model);
+}
+
 }  // namespace
 
 TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, Optimizer* optimizer,
@@ -395,6 +413,7 @@ TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, O
   try {
     const fs::path model_dir = checkpoint.is_hf ? checkpoint.dir : checkpoint.dir / "model";
     model.load_tensors(read_safetensors_dir(model_dir), model_dir.string());
+    if (!checkpoint.is_hf) load_adapter(checkpoint.dir, model, optimizer != nullptr);
     if (!checkpoint.is_hf) {
       Json s = read_json(checkpoint.dir / "state.json");
       state.iteration = s.at("iteration").as_int();
@@ -427,6 +446,26 @@ ResumeResult load_for_training(const Args& args, Model& model, Optimizer& optimi
                                LrScheduler& lr_scheduler, dist::ProcessGroup* group) {
   const CheckpointOptions options = CheckpointOptions::from(args);
   ResumeResult result;
+  if (options.load && is_peft_adapter_dir(*options.load)) {
+    // A PEFT adapter: the base from --ref-load, then the adapter (a fresh start).
+    std::optional<ResolvedCheckpoint> base;
+    if (options.ref_load) base = resolve_checkpoint(*options.ref_load, options.ref_ckpt_step);
+    if (!base) {
+      throw UsageError(
+          "--load " + *options.load +
+          " is a PEFT adapter: its base model comes from --ref-load, which holds none");
+    }
+    load_checkpoint(*base, model, nullptr, false, group);
+    if (model.has_lora()) {
+      apply_peft_adapter(*options.load, model);
+    } else {
+      merge_peft_adapter(*options.load, model);
+    }
+    optimizer.sync_masters_from_params();
+    result.is_loaded = true;
+    result.from = *options.load;
+    return result;
+  }
   std::optional<ResolvedCheckpoint> from_load;
   if (options.load) from_load = resolve_checkpoint(*options.load, options.ckpt_step);
   if (from_load.has_value()) {

@@ -3,6 +3,7 @@
 //   model/             config.json + model.safetensors (HF names, padded vocabulary)
 //   optimizer_rank_00000.safetensors   AdamW moments and fp32 masters (one replica of them), or
 //   optimizer/         the distributed optimizer's per-rank shards (optimizer_shards.hpp)
+//   adapter/           a model with LoRA adapters: them, in PEFT's files (peft_adapter.hpp)
 //   rng.safetensors    the CPU generator state
 //   state.json         step counters, the LR scheduler, the data source's state, the args
 // An iteration is written to a temp dir and renamed into place, then the tracker file is replaced,
@@ -37,6 +38,8 @@ struct TrainState {
 struct SaveOptions {
   bool save_optimizer = true;  // --no-save-optim turns it off
   bool save_rng = true;        // --no-save-rng turns it off
+  // A model with LoRA adapters: its adapter_config.json's base_model_name_or_path.
+  std::string base_model;
 };
 
 std::string iteration_dir_name(int64_t iteration);  // "iter_0000100"
@@ -64,21 +67,24 @@ std::optional<ResolvedCheckpoint> resolve_checkpoint(const std::filesystem::path
 
 ModelConfig checkpoint_model_config(const ResolvedCheckpoint& checkpoint);
 // The model of a checkpoint or HF dir, in `dtype` on `device` (this rank's shards of it under
-// tensor parallelism `tp`).
+// tensor parallelism `tp`); a checkpoint's LoRA adapter merged into it.
 std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::ScalarType dtype,
                                   const at::Device& device, TensorParallel tp = {});
 // The dtype the checkpoint's model tensors are stored in.
 at::ScalarType stored_dtype(const ResolvedCheckpoint& checkpoint);
 
-// Restores model weights, and optionally the optimizer (null: skip), RNG and TrainState. The
-// optimizer's state loads from a checkpoint of any data-parallel size, sharded or not. With a
-// `group` every rank calls it, and an error on any rank is thrown on all of them.
+// Restores model weights (with the checkpoint's LoRA adapter: loaded into a model with adapters,
+// merged into one without when no optimizer state is asked for), and optionally the optimizer
+// (null: skip), RNG and TrainState. The optimizer's state loads from a checkpoint of any
+// data-parallel size, sharded or not. With a `group` every rank calls it, and an error on any rank
+// is thrown on all of them.
 TrainState load_checkpoint(const ResolvedCheckpoint& checkpoint, Model& model, Optimizer* optimizer,
                            bool load_rng, dist::ProcessGroup* group = nullptr);
 
 // slime's resume rules: --load (with --ckpt-step) if it holds a checkpoint, else --ref-load as a
-// fresh start (finetune: no optimizer, no RNG, iteration counters at 0). Returns the state and
-// whether anything was loaded. --no-load-optim / --no-load-rng / --finetune are honoured.
+// fresh start (finetune: no optimizer, no RNG, iteration counters at 0). --load may name a PEFT
+// adapter dir: the base then comes from --ref-load and the adapter starts the run. Returns the
+// state and whether anything was loaded. --no-load-optim / --no-load-rng / --finetune are honoured.
 struct ResumeResult {
   bool is_loaded = false;
   bool is_resumed = false;  // from --load: the next rollout is state.iteration + 1

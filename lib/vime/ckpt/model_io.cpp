@@ -28,7 +28,10 @@ void save_hf_model(const Model& model, const std::filesystem::path& dir, int64_t
   std::filesystem::create_directories(dir);
   if (dtype == at::ScalarType::Undefined) dtype = model.dtype();
   NamedTensorList tensors;
-  for (auto& [name, t] : model.hf_tensors(vocab_size)) tensors.emplace_back(name, t.to(dtype));
+  // With LoRA adapters: the merged weights (what the adapted model computes).
+  for (auto& [name, t] :
+       model.has_lora() ? model.merged_hf_tensors(vocab_size) : model.hf_tensors(vocab_size))
+    tensors.emplace_back(name, t.to(dtype));
   write_safetensors_dir(dir, tensors);
   auto config = model.config();
   if (vocab_size > 0) config.vocab_size = vocab_size;

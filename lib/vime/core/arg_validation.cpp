@@ -58,6 +58,12 @@ double rope_scaling_applied(const Args& a) {
   }
 }
 
+// A PEFT adapter (a LoRA run starts from it on the --ref-load base).
+bool is_peft_adapter_dir(const std::string& dir) {
+  std::error_code ec;
+  return !dir.empty() && fs::exists(fs::path(dir) / "adapter_config.json", ec);
+}
+
 }  // namespace
 
 std::string strip_row_slice(const std::string& path) {
@@ -149,7 +155,7 @@ std::vector<std::string> derive_values(Args& a) {
     derive(a, "no_load_optim", true);
     derive(a, "no_load_rng", true);
     derive(a, "finetune", true);
-    if (!is_hf_dir(load)) derive(a, "load", a.get("ref_load"));
+    if (!is_hf_dir(load) && !is_peft_adapter_dir(load)) derive(a, "load", a.get("ref_load"));
     if (a.has("ref_ckpt_step")) derive(a, "ckpt_step", a.get("ref_ckpt_step"));
     derive(a, "start_rollout_id", 0);
   }

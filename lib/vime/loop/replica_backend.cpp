@@ -32,6 +32,10 @@ class ReplicaBackend final : public RolloutBackend {
     for (size_t i = 0; i < devices.size(); ++i) {
       auto r = std::make_unique<Replica>();
       r->model = std::make_unique<Model>(trainer.config(), trainer.dtype(), devices[i]);
+      if (trainer.has_lora()) {  // the same adapters: an update sends them alone
+        r->model->add_lora(trainer.lora_config());
+        for (auto& [name, t] : r->model->lora_parameters()) t.requires_grad_(false);
+      }
       r->model->set_requires_grad(false);
       auto options = engine_options(args);
       // Replica 0 draws the seeds of unseeded requests as the colocated engine does (the same
@@ -86,8 +90,20 @@ class ReplicaBackend final : public RolloutBackend {
     for (auto& r : replicas_) {
       r->engine->pause();
       try {
-        auto s = weight_sync::copy_weights_packed(trainer.named_parameters(),
-                                                  r->model->named_parameters(), bucket_bytes_);
+        // With LoRA the frozen base goes once; then the adapters' bytes alone.
+        const bool adapters_only = trainer.has_lora() && base_copied_;
+        weight_sync::DeviceCopyStats s;
+        if (!adapters_only) {
+          s = weight_sync::copy_weights_packed(trainer.named_parameters(),
+                                               r->model->named_parameters(), bucket_bytes_);
+        }
+        if (trainer.has_lora()) {
+          auto a = weight_sync::copy_weights_packed(trainer.lora_parameters(),
+                                                    r->model->lora_parameters(), bucket_bytes_);
+          s.bytes += a.bytes;
+          s.buckets += a.buckets;
+          s.seconds += a.seconds;
+        }
         total.bytes += s.bytes;
         total.buckets += s.buckets;
         total.seconds += s.seconds;
@@ -98,11 +114,13 @@ class ReplicaBackend final : public RolloutBackend {
       r->engine->set_weight_version(std::to_string(version));
       r->engine->resume();
     }
+    base_copied_ = true;
     std::lock_guard<std::mutex> lock(mutex_);
     last_ = total;
   }
 
   int64_t bucket_bytes_;
+  bool base_copied_ = false;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<std::string> names_;
   engine::EngineBalancer fleet_;  // borrows the replicas' engines (destroyed first)

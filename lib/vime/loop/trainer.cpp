@@ -15,6 +15,24 @@
 
 namespace vime::loop {
 
+namespace {
+
+// What a LoRA run cannot do, refused by flag with the reason.
+void check_lora_run(const Args& args, const TrainLoopOptions& options, const LoraConfig& lora) {
+  if (options.ref_update_interval && *options.ref_update_interval > 0) {
+    throw UsageError(
+        "--ref-update-interval cannot be combined with --lora-rank: the reference "
+        "model is the frozen base the adapters train on");
+  }
+  if (lora.dropout > 0 && RecomputeOptions::from(args).enabled) {
+    throw UsageError(
+        "--lora-dropout > 0 cannot be combined with --recompute-granularity: the "
+        "recomputed forward would draw other dropout masks");
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& options,
                                       const RunModelsOptions& models,
                                       const dist::ParallelGroups& groups, std::ostream& console) {
@@ -35,14 +53,26 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
                                            static_cast<uint64_t>(options.seed), tp);
   t->actor_model->set_recompute(RecomputeOptions::from(args));
   t->actor_model->set_context_parallel(cp);
-  if (options.needs_reference_model && !options.rollout_only) {
+  // The weights a LoRA run's adapters sit on: --ref-load (its reference), else --hf-checkpoint.
+  t->base_model = models.ref_load.value_or(models.hf_checkpoint.value_or(""));
+  const auto lora = LoraConfig::from(args);
+  if (lora.enabled()) {
+    check_lora_run(args, options, lora);
+    t->actor_model->add_lora(lora, static_cast<uint64_t>(options.seed));
+  }
+  // LoRA: the reference model is the actor's base, its adapters off (no second copy).
+  Model* reference = nullptr;
+  if (lora.enabled() && options.needs_reference_model && !options.rollout_only) {
+    reference = t->actor_model.get();
+  } else if (options.needs_reference_model && !options.rollout_only) {
     if (auto ref = reference_source(models)) {
       t->ref_model = ckpt::load_model(*ref, models.dtype, device, tp);
       t->ref_model->set_requires_grad(false);
       t->ref_model->set_context_parallel(cp);
+      reference = t->ref_model.get();
     }
   }
-  t->actor = std::make_unique<train::Actor>(args, *t->actor_model, t->ref_model.get(), *t->reducer);
+  t->actor = std::make_unique<train::Actor>(args, *t->actor_model, reference, *t->reducer);
   t->actor->set_timer(&t->timer);
   if (auto teacher = opd_teacher_source(models); teacher && !options.rollout_only) {
     t->teacher_model = ckpt::load_model(*teacher, models.dtype, device, tp);
@@ -55,6 +85,7 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
   if (t->resume.is_loaded && t->reducer->rank() == 0)
     console << "vime train: weights from " << t->resume.from.string() << "\n";
   if (options.train_critic && !options.rollout_only) {
+    // The critic trains in full (a checkpoint's adapter merged into its trunk).
     t->critic_trunk = ckpt::load_model(source, models.dtype, device, tp);
     t->critic_trunk->set_context_parallel(cp);
     t->critic = std::make_unique<train::Critic>(args, *t->critic_trunk, *t->reducer);
@@ -114,6 +145,7 @@ void save_checkpoint(Trainer& t, const TrainLoopOptions& options, int64_t rollou
   ckpt::SaveOptions save;
   save.save_optimizer = options.save_optimizer;
   save.save_rng = options.save_rng;
+  save.base_model = t.base_model;
   ckpt::save_checkpoint(*options.save, *t.actor_model, &t.actor->optimizer(), state, save, t.world);
 }
 

@@ -29,6 +29,7 @@ struct Trainer {
   std::unique_ptr<train::Actor> actor;
   std::unique_ptr<train::Critic> critic;
   ckpt::ResumeResult resume;
+  std::string base_model;  // --ref-load (else --hf-checkpoint): a LoRA adapter's base model
 };
 
 // Actor from --load / --ref-load / --hf-checkpoint (resumed with its optimizer), the reference

@@ -55,7 +55,8 @@ void join_save_hf_gather(const TrainLoopOptions& options, const Model& actor, in
   const auto& tp = actor.tensor_parallel();
   // Megatron's rank order: global ranks 0 .. tp-1 are rank 0's tensor-parallel group.
   if (!options.save_hf || !tp.is_parallel() || global_rank == 0 || global_rank >= tp.size) return;
-  (void)actor.hf_tensors();  // the same gathers, in the same order, as rank 0's save_hf_model
+  // The same gathers, in the same order, as rank 0's save_hf_model.
+  (void)(actor.has_lora() ? actor.merged_hf_tensors() : actor.hf_tensors());
 }
 
 }  // namespace vime::loop

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "vime/model/layers.hpp"
+#include "vime/model/lora.hpp"
 #include "vime/model/model_config.hpp"
 #include "vime/model/tensor_parallel.hpp"
 
@@ -25,6 +26,7 @@ struct LayerWeights {
   at::Tensor post_norm;               // [hidden]
   at::Tensor gate_weight, up_weight;  // [ffn, hidden]
   at::Tensor down_weight;             // [hidden, ffn]
+  LayerLora lora;                     // adapters on the linears (none unless Model::add_lora)
 
   std::vector<at::Tensor*> slots() {
     return {&input_norm, &q_weight, &q_bias, &k_weight,  &k_bias,      &v_weight,  &v_bias,

@@ -241,12 +241,16 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
 }
 
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_weight,
-                      const at::Tensor& up_weight, const at::Tensor& down_weight) {
-  auto gate = at::linear(x, gate_weight), up = at::linear(x, up_weight);
+                      const at::Tensor& up_weight, const at::Tensor& down_weight,
+                      const LoraLinear* gate_lora, const LoraLinear* up_lora,
+                      const LoraLinear* down_lora, const TensorParallel& tp) {
+  auto gate = linear_with_adapter(x, gate_weight, {}, gate_lora, tp),
+       up = linear_with_adapter(x, up_weight, {}, up_lora, tp);
 #if defined(VIME_HAS_CUDA_KERNELS)
-  if (swiglu_kernel_fits(gate, up)) return at::linear(FusedSwiglu::apply(gate, up)[0], down_weight);
+  if (swiglu_kernel_fits(gate, up))
+    return linear_with_adapter(FusedSwiglu::apply(gate, up)[0], down_weight, {}, down_lora, tp);
 #endif
-  return at::linear(at::silu(gate) * up, down_weight);
+  return linear_with_adapter(at::silu(gate) * up, down_weight, {}, down_lora, tp);
 }
 
 }  // namespace vime

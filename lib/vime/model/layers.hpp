@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "vime/model/lora.hpp"
 #include "vime/model/model_config.hpp"
 
 namespace vime {
@@ -31,8 +32,11 @@ RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& 
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 
 // down(silu(gate(x)) * up(x)); weights in HF's [out, in] layout. On CUDA the product is one kernel
-// each way (swiglu_kernel.hpp), in fp32 rounded once, like apply_rope.
+// each way (swiglu_kernel.hpp), in fp32 rounded once, like apply_rope. With adapters (lora.hpp)
+// on the linears they are active on.
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_weight,
-                      const at::Tensor& up_weight, const at::Tensor& down_weight);
+                      const at::Tensor& up_weight, const at::Tensor& down_weight,
+                      const LoraLinear* gate_lora = nullptr, const LoraLinear* up_lora = nullptr,
+                      const LoraLinear* down_lora = nullptr, const TensorParallel& tp = {});
 
 }  // namespace vime

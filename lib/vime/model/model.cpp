@@ -62,16 +62,6 @@ bool is_vocab_tensor(const std::string& name) {
   return name == "model.embed_tokens.weight" || name == "lm_head.weight";
 }
 
-// The shape of the whole parameter whose `slice` a rank holds as `local`.
-std::vector<int64_t> whole_shape(const at::Tensor& local, const TpSlice& slice, int tp_size) {
-  auto shape = local.sizes().vec();
-  if (slice.dim >= 0) {
-    shape[slice.dim] = slice.num_replica_slots > 0 ? slice.length * slice.num_replica_slots
-                                                   : slice.length * tp_size;
-  }
-  return shape;
-}
-
 }  // namespace
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const ModelConfig& cfg,
@@ -82,12 +72,13 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
   const int64_t tokens = x.size(0);
   // Heads from the weights' shapes: a tensor-parallel rank holds some of them.
   auto h = copy_to_tp(rms_norm(x, w.input_norm, cfg.rms_norm_eps), p.tp);
-  auto q = at::linear(h, w.q_weight, w.q_bias).view({tokens, -1, cfg.head_dim});
-  auto k = at::linear(h, sum_over_replicas(w.k_weight, p.kv, p.tp),
-                      sum_over_replicas(w.k_bias, p.kv, p.tp))
+  auto q = linear_with_adapter(h, w.q_weight, w.q_bias, &w.lora.q, p.tp)
                .view({tokens, -1, cfg.head_dim});
-  auto v = at::linear(h, sum_over_replicas(w.v_weight, p.kv, p.tp),
-                      sum_over_replicas(w.v_bias, p.kv, p.tp))
+  auto k = linear_with_adapter(h, sum_over_replicas(w.k_weight, p.kv, p.tp),
+                               sum_over_replicas(w.k_bias, p.kv, p.tp), &w.lora.k, p.tp)
+               .view({tokens, -1, cfg.head_dim});
+  auto v = linear_with_adapter(h, sum_over_replicas(w.v_weight, p.kv, p.tp),
+                               sum_over_replicas(w.v_bias, p.kv, p.tp), &w.lora.v, p.tp)
                .view({tokens, -1, cfg.head_dim});
   if (cfg.qk_norm) {  // replicated weights over sharded heads: their gradients sum over ranks
     q = rms_norm(q, copy_to_tp(w.q_norm, p.tp), cfg.rms_norm_eps);
@@ -96,23 +87,30 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
   q = apply_rope(q, rope);
   k = apply_rope(k, rope);
   auto attn = attend(q, k, v);
-  auto x1 = x + reduce_from_tp(at::linear(attn.reshape({tokens, -1}), w.o_weight), p.tp);
+  auto x1 = x + reduce_from_tp(linear_with_adapter(attn.reshape({tokens, -1}), w.o_weight, {},
+                                                   &w.lora.o, p.tp),
+                               p.tp);
   auto h2 = copy_to_tp(rms_norm(x1, w.post_norm, cfg.rms_norm_eps), p.tp);
-  return x1 + reduce_from_tp(swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight), p.tp);
+  return x1 + reduce_from_tp(swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight, &w.lora.gate,
+                                        &w.lora.up, &w.lora.down, p.tp),
+                             p.tp);
 }
 
 // A layer whose activations are not kept: forward runs without a graph, backward runs the layer
 // again with one and differentiates it (Megatron's --recompute-granularity full).
 struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
-  // `tensors`: the layer input, then every slot of LayerWeights (an empty tensor where absent: 1.13
-  // accepts no undefined inputs). They are separate arguments because LibTorch 1.13 does not look
-  // for variables inside a std::vector.
+  // `tensors`: the layer input, every slot of LayerWeights, then each adapter's A and B (an empty
+  // tensor where absent: 1.13 accepts no undefined inputs). They are separate arguments because
+  // LibTorch 1.13 does not look for variables inside a std::vector. `layer`: the model's layer
+  // (the adapters' settings).
   template <class... Tensors>
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const LayerContext* context, Tensors... tensors) {
+                                                const LayerContext* context,
+                                                const LayerWeights* layer, Tensors... tensors) {
     std::vector<at::Tensor> inputs{tensors...};
     ctx->save_for_backward(inputs);
     ctx->saved_data["config"] = reinterpret_cast<int64_t>(context->config);
+    ctx->saved_data["layer"] = reinterpret_cast<int64_t>(layer);
     ctx->saved_data["cu_seqlens"] = c10::IValue(context->varlen->cu_seqlens);
     ctx->saved_data["max_seqlen"] = context->varlen->max_seqlen;
     if (context->varlen->cu_seqlens_device.defined()) {
@@ -124,7 +122,7 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     ctx->saved_data["parallel"] = reinterpret_cast<int64_t>(context->parallel);
     ctx->saved_data["has_cp"] = context->cp != nullptr;
     if (context->cp != nullptr) save_cp_layout(ctx, *context->cp);
-    return {layer_math(weights_from(inputs), inputs[0], *context)};
+    return {layer_math(weights_from(inputs, *layer), inputs[0], *context)};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -132,8 +130,9 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     auto saved = ctx->get_saved_variables();
     std::vector<at::Tensor> leaves, defined_leaves;
     for (const auto& s : saved) {
-      const bool is_present = s.numel() > 0;
-      leaves.push_back(is_present ? s.detach().requires_grad_(true) : s);
+      // Frozen weights (LoRA's base) get no gradient and are not differentiated.
+      const bool is_present = s.numel() > 0 && s.requires_grad();
+      leaves.push_back(is_present ? s.detach().requires_grad_(true) : s.detach());
       if (is_present) defined_leaves.push_back(leaves.back());
     }
     VarlenInfo varlen;
@@ -152,28 +151,40 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
       cp = restore_cp_layout(ctx);
       context.cp = &*cp;
     }
+    const auto* layer = reinterpret_cast<const LayerWeights*>(ctx->saved_data["layer"].toInt());
     at::Tensor out;
     {
       at::AutoGradMode enable_grad(true);
-      out = layer_math(weights_from(leaves), leaves[0], context);
+      out = layer_math(weights_from(leaves, *layer), leaves[0], context);
     }
     ++recomputed_layer_count;
     auto defined_grads =
         torch::autograd::grad({out}, defined_leaves, {grads[0]}, /*retain_graph=*/false,
                               /*create_graph=*/false, /*allow_unused=*/true);
-    torch::autograd::variable_list result{at::Tensor()};  // context
+    torch::autograd::variable_list result{at::Tensor(), at::Tensor()};  // context, layer
     size_t next = 0;
     for (const auto& leaf : leaves) {
-      result.push_back(leaf.numel() > 0 ? defined_grads[next++] : at::Tensor());
+      result.push_back(leaf.requires_grad() ? defined_grads[next++] : at::Tensor());
     }
     return result;
   }
 
-  static LayerWeights weights_from(const std::vector<at::Tensor>& inputs) {
+  // The inputs' tensors in `layer`'s places (its adapters' settings kept).
+  static LayerWeights weights_from(const std::vector<at::Tensor>& inputs,
+                                   const LayerWeights& layer) {
     LayerWeights w;
+    w.lora = layer.lora;
     auto slots = w.slots();
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (inputs[i + 1].numel() > 0) *slots[i] = inputs[i + 1];
+    size_t next = 1;
+    for (auto* slot : slots) {
+      const auto& t = inputs[next++];
+      if (t.numel() > 0) *slot = t;
+    }
+    for (auto* m : w.lora.modules()) {
+      const auto &a = inputs[next], &b = inputs[next + 1];
+      next += 2;
+      m->a = a.numel() > 0 ? a : at::Tensor();
+      m->b = b.numel() > 0 ? b : at::Tensor();
     }
     return w;
   }
@@ -385,17 +396,32 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
                                 : recompute_.num_layers <= 0
                                     ? config_.num_layers
                                     : std::min(recompute_.num_layers, config_.num_layers);
+  const bool without_adapters = has_lora() && !lora_enabled_;
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& w = *layers_[i];
+    LayerWeights base;
+    if (without_adapters) {
+      base = w;
+      base.lora = {};
+    }
+    const LayerWeights& l = without_adapters ? base : w;
     if (i < num_recompute && at::GradMode::is_enabled()) {
-      LayerWeights s = w;
+      LayerWeights s = l;
+      auto empty = at::empty({0}, x.options().requires_grad(false));
       for (auto* slot : s.slots())
-        if (!slot->defined()) *slot = at::empty({0}, x.options().requires_grad(false));
-      x = LayerRecompute::apply(&context, x, s.input_norm, s.q_weight, s.q_bias, s.k_weight,
+        if (!slot->defined()) *slot = empty;
+      std::vector<at::Tensor> ab;
+      for (auto* m : s.lora.modules()) {
+        ab.push_back(m->active() ? m->a : empty);
+        ab.push_back(m->active() ? m->b : empty);
+      }
+      x = LayerRecompute::apply(&context, &w, x, s.input_norm, s.q_weight, s.q_bias, s.k_weight,
                                 s.k_bias, s.v_weight, s.v_bias, s.o_weight, s.q_norm, s.k_norm,
-                                s.post_norm, s.gate_weight, s.up_weight, s.down_weight)[0];
+                                s.post_norm, s.gate_weight, s.up_weight, s.down_weight, ab[0],
+                                ab[1], ab[2], ab[3], ab[4], ab[5], ab[6], ab[7], ab[8], ab[9],
+                                ab[10], ab[11], ab[12], ab[13])[0];
     } else {
-      x = layer_math(w, x, context);
+      x = layer_math(l, x, context);
     }
   }
   return rms_norm(x, final_norm_, config_.rms_norm_eps);

@@ -10,12 +10,14 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "vime/model/attention.hpp"
 #include "vime/model/context_parallel.hpp"
+#include "vime/model/lora.hpp"
 #include "vime/model/model_config.hpp"
 #include "vime/model/tensor_parallel.hpp"
 
@@ -119,6 +121,29 @@ class Model {
   // (shard_for_context_parallel); the weights are the same on every rank of it.
   void set_context_parallel(ContextParallel cp) { cp_ = cp; }
   const ContextParallel& context_parallel() const { return cp_; }
+  // LoRA (model/lora.hpp): adapters on the targeted linears of every layer (A drawn as PEFT does,
+  // reproducibly from `seed` on any tensor-parallel size; B zeros), in the model's dtype, the
+  // only tensors that then require grad; the base parameters are frozen. Once only.
+  void add_lora(const LoraConfig& config, uint64_t seed = 1234);
+  bool has_lora() const { return lora_.enabled(); }
+  const LoraConfig& lora_config() const { return lora_; }
+  // The adapters under HF-style names ("model.layers.0.self_attn.q_proj.lora_A.weight"): this
+  // rank's parts under tensor parallelism, and which part each is (same order).
+  const NamedTensorList& lora_parameters() const { return lora_parameters_; }
+  const std::vector<TpSlice>& lora_slices() const { return lora_slices_; }
+  // The adapters whole (a collective under tensor parallelism).
+  NamedTensorList lora_tensors() const;
+  // Copies adapters in, whole or this rank's parts, under the names of lora_parameters(); every
+  // adapter must be there. vime::Error naming `where` and the tensor otherwise.
+  void load_lora_tensors(const NamedTensorList& tensors, const std::string& where);
+  // Off: forward_hidden() runs the base alone (the reference model of a LoRA run). The engine's
+  // paged forward, which reads layer(), keeps the adapters.
+  void set_lora_enabled(bool enabled) { lora_enabled_ = enabled; }
+  bool lora_enabled() const { return lora_enabled_; }
+  // hf_tensors() with each adapted weight merged: W + scale * B @ A (computed in fp32).
+  NamedTensorList merged_hf_tensors(int64_t vocab_size = 0) const;
+  // A base parameter or an adapter by name: this rank's tensor and its slice.
+  std::optional<std::pair<at::Tensor, TpSlice>> find_parameter(const std::string& name) const;
 
   void set_recompute(RecomputeOptions options) { recompute_ = options; }
   void set_attention_backend(AttentionBackend backend) { attention_backend_ = backend; }
@@ -138,6 +163,10 @@ class Model {
   at::Tensor final_norm_;  // [hidden]
   at::Tensor lm_head_;     // [padded_vocab, hidden]; the same tensor as embed_ when tied
   at::Tensor inv_freq_;    // [head_dim / 2] fp32
+  LoraConfig lora_;
+  NamedTensorList lora_parameters_;
+  std::vector<TpSlice> lora_slices_;
+  bool lora_enabled_ = true;
   RecomputeOptions recompute_;
   AttentionBackend attention_backend_ = AttentionBackend::kAuto;
   ContextParallel cp_;

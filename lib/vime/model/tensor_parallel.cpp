@@ -182,6 +182,15 @@ TpSlice tp_slice(const std::string& name, const ModelConfig& c, const TensorPara
   return s;
 }
 
+std::vector<int64_t> whole_shape(const at::Tensor& local, const TpSlice& slice, int tp_size) {
+  auto shape = local.sizes().vec();
+  if (slice.dim >= 0) {
+    shape[slice.dim] = slice.num_replica_slots > 0 ? slice.length * slice.num_replica_slots
+                                                   : slice.length * tp_size;
+  }
+  return shape;
+}
+
 at::Tensor copy_to_tp(const at::Tensor& x, const TensorParallel& tp) {
   if (!tp.is_parallel() || !records_grad(x)) return x;
   return CopyToTp::apply(x, tp.group)[0];

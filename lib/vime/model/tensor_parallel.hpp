@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace vime::dist {
 class ProcessGroup;
@@ -52,6 +53,9 @@ struct TpSlice {
     return dim < 0 ? full : full.narrow(dim, start, length);
   }
 };
+// The shape of the whole tensor whose `slice` a rank holds as `local`.
+std::vector<int64_t> whole_shape(const at::Tensor& local, const TpSlice& slice, int tp_size);
+
 // `name`: HF name; `config.padded_vocab_size` must already divide by tp.size.
 TpSlice tp_slice(const std::string& name, const ModelConfig& config, const TensorParallel& tp);
 

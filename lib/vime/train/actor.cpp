@@ -179,7 +179,17 @@ void Actor::compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensor
   for (size_t i = 0; i < owner.size(); ++i)
     if (owner[i] == reducer_.rank()) mine.push_back(static_cast<int64_t>(i));
   auto log_probs_of = [&](Model& model) {
-    auto out = compute_log_probs(model, batch, mine);
+    // LoRA: the reference is the actor's own base (its adapters off).
+    const bool base_only = &model == ref_model_ && ref_model_ == &model_ && model_.has_lora();
+    if (base_only) model_.set_lora_enabled(false);
+    std::vector<at::Tensor> out;
+    try {
+      out = compute_log_probs(model, batch, mine);
+    } catch (...) {
+      if (base_only) model_.set_lora_enabled(true);
+      throw;
+    }
+    if (base_only) model_.set_lora_enabled(true);
     reducer_.share_samples(out, owner, data.response_lengths);
     return out;
   };

@@ -30,7 +30,8 @@ using vime::Metrics;  // the public one (vime/rollout_types.hpp): name -> value
 
 class Actor {
  public:
-  // `ref_model` may be null (no KL to a reference). The actor keeps references to `args` (its
+  // `ref_model` may be null (no KL to a reference), or `model` itself when it has LoRA adapters:
+  // the reference is then its base (adapters off). The actor keeps references to `args` (its
   // plugins receive them) and to both models.
   Actor(const Args& args, Model& model, Model* ref_model, RankReducer& reducer);
   ~Actor();

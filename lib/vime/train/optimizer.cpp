@@ -39,6 +39,9 @@ TensorParallelNorm TensorParallelNorm::of(const Model& model) {
   const auto& params = model.named_parameters();
   for (size_t i = 0; i < params.size(); ++i)
     if (model.parameter_slices()[i].is_duplicate) n.duplicates.insert(params[i].first);
+  const auto& adapters = model.lora_parameters();
+  for (size_t i = 0; i < adapters.size(); ++i)
+    if (model.lora_slices()[i].is_duplicate) n.duplicates.insert(adapters[i].first);
   return n;
 }
 

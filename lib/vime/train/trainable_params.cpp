@@ -38,6 +38,14 @@ Patterns patterns_of(const Args& args, const char* key) {
 NamedTensorList trainable_parameters(Model& model, const Args& args) {
   const bool only = core::flag_set(args, "only_train_params_name_list");
   const bool freeze = core::flag_set(args, "freeze_params_name_list");
+  if (model.has_lora()) {
+    if (only || freeze) {
+      throw UsageError(
+          args.flag_name(only ? "only_train_params_name_list" : "freeze_params_name_list") +
+          " cannot be combined with --lora-rank: LoRA trains the adapters only");
+    }
+    return model.lora_parameters();
+  }
   if (!only && !freeze) return model.named_parameters();
   const Patterns patterns =
       patterns_of(args, only ? "only_train_params_name_list" : "freeze_params_name_list");

@@ -11,8 +11,8 @@
 namespace vime::train {
 
 // The parameters of `model` that train under the flags (all of them when neither is set); marks
-// the others requires_grad = false. Throws UsageError naming the flag on a pattern that does not
-// compile, and when the flags leave nothing to train.
+// the others requires_grad = false. A model with LoRA adapters trains them alone. Throws UsageError
+// naming the flag on a pattern that does not compile, and when the flags leave nothing to train.
 NamedTensorList trainable_parameters(Model& model, const Args& args);
 
 }  // namespace vime::train

@@ -130,6 +130,8 @@ void NcclWeightSender::connect(const std::vector<std::string>& server_urls,
 }
 
 SendStats NcclWeightSender::send(const Model& model, const std::string& weight_version) {
+  // LoRA: the merged weights (under TP whole on this rank; the group gathers with it).
+  if (model.has_lora()) return send(model.merged_hf_tensors(), weight_version);
   if (!model.tensor_parallel().is_parallel()) return send(model.hf_tensors(), weight_version);
   // Tensor parallel: the shards are gathered into HF layout one packed bucket at a time (as
   // slime gathers them), so no whole copy of the model is ever held here; the group's other
@@ -166,6 +168,10 @@ SendStats NcclWeightSender::send(const Model& model, const std::string& weight_v
 
 void follow_gathered_send(const Model& model) {
   at::NoGradGuard no_grad;
+  if (model.has_lora()) {
+    (void)model.merged_hf_tensors();
+    return;
+  }
   for (size_t i = 0; i < model.named_parameters().size(); ++i) (void)model.full_parameter(i);
 }
 

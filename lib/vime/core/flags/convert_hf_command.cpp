@@ -47,6 +47,9 @@ constexpr FlagSpec kToHf[] = {
      {},
      {},
      "-f"},
+    {"--merge-lora", kStoreTrue, nullptr,
+     "a checkpoint trained with LoRA: write the merged model (W + alpha/r * B A); without it, "
+     "the adapter alone in PEFT's files"},
     {"--model-name", kString, nullptr,
      "slime's model family name: not supported, pass --origin-hf-dir", Support::kNotYet},
 };

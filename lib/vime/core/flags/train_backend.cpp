@@ -36,6 +36,16 @@ constexpr FlagSpec kFlags[] = {
      "Exclusive with --freeze-params-name-list."},
     {"--freeze-params-name-list", kStringList, nullptr,
      "Regexes (searched in parameter names) of the parameters to freeze; all others train."},
+    {"--lora-rank", kInt, nullptr,
+     "Train LoRA adapters of this rank on the actor's linears (PEFT's r) instead of the whole "
+     "model: the base stays frozen (no gradient, no optimizer state) and the reference model is "
+     "the base with the adapters off."},
+    {"--lora-alpha", kFloat, nullptr,
+     "LoRA's alpha: the adapters' output is scaled by alpha / rank (default 8, as PEFT)."},
+    {"--lora-dropout", kFloat, "0.0", "Dropout on the adapters' input while training (PEFT's)."},
+    {"--target-modules", kStringList, "all-linear",
+     "The linears that get adapters, by PEFT's names: q_proj k_proj v_proj o_proj gate_proj "
+     "up_proj down_proj, or all-linear (all of them; never the output layer)."},
     {"--freeze-indexer", kStoreTrue, nullptr,
      "Freeze the DSA (sparse attention) indexer parameters.", kNotYet},
     {"--allgather-cp", kStoreTrue, nullptr,

@@ -15,6 +15,7 @@
 #include "support/rank_processes.hpp"
 #include "support/test_support.hpp"
 #include "vime/dist/parallel_groups.hpp"
+#include "vime/model/model.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -122,4 +123,33 @@ TEST_CASE("context-parallel groups: sizes that do not divide the ranks are refus
   auto alone = vime::dist::make_parallel_groups(nullptr, 1, 1);
   CHECK(alone.gradient() == nullptr);
   CHECK(alone.context_parallel() == nullptr);
+}
+
+TEST_CASE("a context-parallel shard: chunks r and 2N-1-r at their own positions, padded",
+          "[dist_tp]") {
+  // 10 tokens in 4 chunks of 3 (2 of padding), 3 tokens in 4 chunks of 1 (1 of padding).
+  std::vector<int64_t> first{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, second{30, 31, 32};
+  const auto full = vime::PackedBatch::pack({first, second}, at::kCPU);
+  auto values = [](const at::Tensor& t) {
+    return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  };
+  vime::ContextParallel cp;
+  cp.size = 2;
+  cp.rank = 0;
+  auto r0 = vime::shard_for_context_parallel(full, cp);
+  CHECK(values(r0.tokens) == std::vector<int64_t>{10, 11, 12, 19, 0, 0, 30, 0});
+  CHECK(values(r0.positions) == std::vector<int64_t>{0, 1, 2, 9, 10, 11, 0, 3});
+  CHECK(r0.context_parallel->global_rows == std::vector<int64_t>{0, 1, 2, 9, -1, -1, 10, -1});
+  // Each chunk sees its sample's keys up to its end: 3 and 12 keys, then 1 and 4.
+  CHECK(r0.context_parallel->queries.cu_seqlens == std::vector<int64_t>{0, 3, 6, 7, 8});
+  CHECK(r0.context_parallel->keys.cu_seqlens == std::vector<int64_t>{0, 3, 15, 16, 20});
+  cp.rank = 1;
+  auto r1 = vime::shard_for_context_parallel(full, cp);
+  CHECK(values(r1.tokens) == std::vector<int64_t>{13, 14, 15, 16, 17, 18, 31, 32});
+  CHECK(values(r1.positions) == std::vector<int64_t>{3, 4, 5, 6, 7, 8, 1, 2});
+  // Rank 1's second chunk of the first sample (positions 6..8) sees positions 0..8: rank 0's rows
+  // 0..2, then its own 0..5 (rows 8.. of the gathered [rank 0 | rank 1] K/V).
+  auto keys = values(r1.context_parallel->key_rows);
+  CHECK(std::vector<int64_t>(keys.begin() + 6, keys.begin() + 15) ==
+        std::vector<int64_t>{0, 1, 2, 8, 9, 10, 11, 12, 13});
 }

@@ -20,7 +20,8 @@ namespace vime::core {
 Args parse_args(std::span<const std::string> tokens,
                 const FlagRegistry& registry = FlagRegistry::instance());
 
-// Every flag set to a non-default value whose support is kNotYet, as "--context-parallel-size 2".
+// Every flag set to a non-default value whose support is kNotYet, as
+// "--pipeline-model-parallel-size 2".
 std::vector<std::string> unsupported_settings(
     const Args& args, const FlagRegistry& registry = FlagRegistry::instance());
 // Every flag set to a non-default value whose support is kNoEffect, as "--attention-backend flash"

@@ -29,7 +29,7 @@ enum class Support : unsigned char {
   kNoEffect,  // accepted for compatibility with slime/Megatron scripts; vime has nothing it would
               // change
   kNotYet,    // would change results or resources and is not implemented: refused when set to
-              // anything but its default ("--context-parallel-size 2 is not supported yet")
+              // anything but its default ("--pipeline-model-parallel-size 2 is not supported yet")
 };
 
 struct FlagSpec {

@@ -9,6 +9,7 @@
 
 #include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
+#include "vime/model/context_parallel_saved.hpp"
 #include "vime/model/model.hpp"
 
 namespace vime {

@@ -21,9 +21,6 @@
 namespace vime::dist {
 class ProcessGroup;
 }
-namespace torch::autograd {
-struct AutogradContext;
-}
 
 namespace vime {
 
@@ -60,17 +57,12 @@ PackedBatch shard_for_context_parallel(const PackedBatch& full, const ContextPar
 
 // Causal attention of the local rows of `layout`'s shard: q [local, heads, D], k, v [local,
 // kv_heads, D]. Differentiable; the K/V gradients of every rank's queries are reduce-scattered
-// back to the ranks that hold those rows. Saves only the local q, k, v: backward gathers K/V again
-// and differentiates the attention recomputed (as Transformer Engine's all-gather CP keeps only
-// the local K/V).
+// back to the ranks that hold those rows. Saves only the local q, k, v (the whole sequence's K/V
+// are not kept from forward to backward): backward gathers K/V again and differentiates the
+// attention recomputed.
 at::Tensor context_parallel_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                       const CpLayout& layout, double scale,
                                       AttentionBackend backend);
-
-// The attention part of `layout` kept in an autograd node's saved data, and rebuilt from it (a
-// node's backward may run after the batch that made the layout is gone).
-void save_cp_layout(torch::autograd::AutogradContext* ctx, const CpLayout& layout);
-CpLayout restore_cp_layout(torch::autograd::AutogradContext* ctx);
 
 // The whole [num_rows, ...] tensor from every rank's rows: row dest[i] of the result is x[i] of the
 // rank that holds it (each row held by exactly one rank; the ranks' parts summed over the group).

@@ -13,6 +13,7 @@
 
 #include "vime/error.hpp"
 #include "vime/model/context_parallel.hpp"
+#include "vime/model/context_parallel_saved.hpp"
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
 #include "vime/model/recompute_counter.hpp"

@@ -166,7 +166,7 @@ bool rms_norm_kernel_fits(const at::Tensor& x, const at::Tensor& weight) {
 bool swiglu_kernel_fits(const at::Tensor& gate, const at::Tensor& up) {
   const auto type = gate.scalar_type();
   return gate.is_cuda() && (type == at::kFloat || type == at::kHalf || type == at::kBFloat16) &&
-         up.scalar_type() == type && gate.sizes() == up.sizes();
+         up.scalar_type() == type && gate.sizes() == up.sizes() && gate.numel() > 0;
 }
 
 // q or k [tokens, heads, head_dim] and tables [tokens, 1, head_dim], all on CUDA in one dtype.
@@ -240,13 +240,16 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
   return x * tables.cos + rotated * tables.sin;
 }
 
+at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
+#if defined(VIME_HAS_CUDA_KERNELS)
+  if (swiglu_kernel_fits(gate, up)) return FusedSwiglu::apply(gate, up)[0];
+#endif
+  return at::silu(gate) * up;
+}
+
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_weight,
                       const at::Tensor& up_weight, const at::Tensor& down_weight) {
-  auto gate = at::linear(x, gate_weight), up = at::linear(x, up_weight);
-#if defined(VIME_HAS_CUDA_KERNELS)
-  if (swiglu_kernel_fits(gate, up)) return at::linear(FusedSwiglu::apply(gate, up)[0], down_weight);
-#endif
-  return at::linear(at::silu(gate) * up, down_weight);
+  return at::linear(swiglu(at::linear(x, gate_weight), at::linear(x, up_weight)), down_weight);
 }
 
 }  // namespace vime

@@ -1,6 +1,7 @@
 // The MoE block against a dense reference built from the same weights (each token through its
 // top-k experts one at a time), its gradients, routing replay and the load-balancing loss; the
-// MoE config from config.json and from Megatron's flags; a checkpoint missing an expert.
+// MoE config from config.json and from Megatron's flags; both HF expert layouts in and the Hub's
+// out; the engine's paged forward; a checkpoint missing an expert.
 #include "vime/model/moe.hpp"
 
 #include <ATen/ATen.h>
@@ -8,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 
 #include "support/test_support.hpp"
 #include "vime/ckpt/model_io.hpp"
@@ -16,6 +18,7 @@
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
 #include "vime/model/grouped_gemm.hpp"
+#include "vime/model/paged_forward.hpp"
 
 namespace {
 
@@ -309,4 +312,61 @@ TEST_CASE("a MoE checkpoint missing an expert tensor names it", "[model]") {
       vime::ckpt::load_hf_model(path, at::kFloat, at::kCPU),
       Catch::Contains(path.string()) &&
           Catch::Contains("\"model.layers.2.mlp.experts.7.up_proj.weight\" is missing"));
+}
+
+TEST_CASE("MoE weights load from both expert layouts and save in the Hub's, bit-exact", "[model]") {
+  vime::test::TempDir dir;
+  auto hub = vime::ckpt::read_safetensors_dir(kGolden + "tiny_qwen3_moe");
+  for (auto& [name, t] : hub) t = t.to(at::kBFloat16);
+  std::map<std::string, at::Tensor> hub_by_name(hub.begin(), hub.end());
+  // transformers 5: mlp.experts.gate_up_proj [E, 2F, H] (gate rows first), down_proj [E, H, F].
+  vime::ckpt::NamedTensors fused;
+  for (const auto& [name, t] : hub)
+    if (name.find(".mlp.experts.") == std::string::npos) fused.emplace_back(name, t);
+  for (int layer : {0, 2}) {
+    const std::string p = "model.layers." + std::to_string(layer) + ".mlp.experts.";
+    std::vector<at::Tensor> gate_up, down;
+    for (int e = 0; e < 10; ++e) {
+      const std::string x = p + std::to_string(e) + ".";
+      gate_up.push_back(
+          at::cat({hub_by_name[x + "gate_proj.weight"], hub_by_name[x + "up_proj.weight"]}, 0));
+      down.push_back(hub_by_name[x + "down_proj.weight"]);
+    }
+    fused.emplace_back(p + "gate_up_proj", at::stack(gate_up, 0));
+    fused.emplace_back(p + "down_proj", at::stack(down, 0));
+  }
+  for (const auto& [layout, tensors] : {std::pair{"hub", hub}, std::pair{"fused", fused}}) {
+    CAPTURE(layout);
+    const auto in = dir.path() / (std::string(layout) + "_in");
+    std::filesystem::create_directories(in);
+    std::filesystem::copy_file(kGolden + "tiny_qwen3_moe/config.json", in / "config.json");
+    vime::ckpt::write_safetensors(in / "model.safetensors", tensors);
+    auto model = vime::ckpt::load_hf_model(in, at::kBFloat16, at::kCPU);
+    const auto out = dir.path() / (std::string(layout) + "_out");
+    vime::ckpt::save_hf_model(*model, out);
+    auto back = vime::ckpt::read_safetensors_dir(out);
+    REQUIRE(back.size() == hub.size());
+    std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
+    for (const auto& [name, t] : hub) {
+      CAPTURE(name);
+      REQUIRE(by_name.count(name) == 1);
+      CHECK(by_name[name].equal(t));
+    }
+  }
+}
+
+TEST_CASE("the engine's paged forward runs MoE layers as the packed forward does", "[model]") {
+  for (const char* name : {"tiny_qwen3_moe", "tiny_qwen2_moe"}) {
+    CAPTURE(name);
+    auto model = vime::ckpt::load_hf_model(kGolden + name, at::kFloat, at::kCPU);
+    at::NoGradGuard no_grad;
+    vime::PagedKvCache cache(model->config(), at::kFloat, at::kCPU, 4);
+    cache.resize(8);
+    const std::vector<int32_t> a{11, 12, 13, 14, 15, 16, 17}, table{3, 1};
+    auto full = model->forward(vime::PackedBatch::pack({{11, 12, 13, 14, 15, 16, 17}}, at::kCPU));
+    auto prefill = vime::paged_forward(*model, cache, {{a, 0, 6, &table, true}});
+    CHECK((prefill[0] - full[5]).abs().max().item<double>() < 1e-5);
+    auto decode = vime::paged_forward(*model, cache, {{a, 6, 7, &table, true}});
+    CHECK((decode[0] - full[6]).abs().max().item<double>() < 1e-5);
+  }
 }

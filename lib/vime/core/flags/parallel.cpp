@@ -19,7 +19,8 @@ constexpr FlagSpec kFlags[] = {
      kNotYet},
     {"--expert-model-parallel-size", kInt, "1", "Expert-parallel degree for MoE layers.", kNotYet},
     {"--expert-tensor-parallel-size", kInt, nullptr,
-     "Tensor-parallel degree inside MoE experts; only MoE layers use it and vime has none yet.",
+     "Tensor-parallel degree inside MoE experts; vime splits every expert's FFN over the "
+     "tensor-parallel group like the dense MLP (the same results, another memory layout).",
      kNoEffect},
     {"--sequence-parallel", kStoreTrue, nullptr,
      "Shard norms and dropout along the sequence across the tensor-parallel group; Megatron turns "

@@ -370,3 +370,42 @@ TEST_CASE("the engine's paged forward runs MoE layers as the packed forward does
     CHECK((decode[0] - full[6]).abs().max().item<double>() < 1e-5);
   }
 }
+
+TEST_CASE("activation recompute replays the forward's routing, replayed or not", "[model]") {
+  auto model = vime::ckpt::load_hf_model(kGolden + "tiny_qwen3_moe", at::kFloat, at::kCPU);
+  auto batch = vime::PackedBatch::pack({{1, 2, 3, 4, 5, 6, 7}, {9, 10, 11}}, at::kCPU);
+  // The rollout's choices (MoE layers 0 and 2), far from what the router would pick.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  std::vector<at::Tensor> forced;
+  for (int layer = 0; layer < 2; ++layer) {
+    std::vector<at::Tensor> rows;
+    for (int t = 0; t < 10; ++t)
+      rows.push_back(at::randperm(10, gen, at::TensorOptions().dtype(at::kLong)).narrow(0, 0, 3));
+    forced.push_back(at::stack(rows));
+  }
+  auto grads_of = [&](bool recompute, bool replay) {
+    model->set_recompute({recompute, 0});
+    for (auto& p : model->parameters()) p.mutable_grad() = at::Tensor();
+    vime::MoeRouting routing;
+    if (replay) routing.replay = forced;
+    at::Tensor loss;
+    {
+      vime::MoeRoutingScope scope(&routing);
+      loss = at::log_softmax(model->forward(batch), -1).select(1, 7).sum();
+    }
+    loss.backward();
+    REQUIRE(routing.chosen.size() == 2);
+    if (replay) CHECK(routing.chosen[1].equal(forced[1]));
+    std::vector<at::Tensor> grads;
+    for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+    return grads;
+  };
+  for (bool replay : {false, true}) {
+    CAPTURE(replay);
+    auto plain = grads_of(false, replay), recomputed = grads_of(true, replay);
+    for (size_t i = 0; i < plain.size(); ++i) {
+      CAPTURE(model->named_parameters()[i].first);
+      CHECK((plain[i] - recomputed[i]).abs().max().item<double>() < 1e-6);
+    }
+  }
+}

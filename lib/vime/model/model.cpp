@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "vime/error.hpp"
 #include "vime/model/layer_weights.hpp"
@@ -159,7 +160,18 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     ctx->saved_data["sin"] = context->rope.sin;
     ctx->saved_data["backend"] = static_cast<int64_t>(context->backend);
     ctx->saved_data["parallel"] = reinterpret_cast<int64_t>(context->parallel);
-    return {layer_math(weights_from(inputs), inputs[0], *context)};
+    auto weights = weights_from(inputs);
+    if (!weights.moe.defined()) return {layer_math(weights, inputs[0], *context)};
+    // An MoE layer keeps its experts' choice, so that backward's recompute replays it (the
+    // forward may itself replay the rollout's routing).
+    MoeRouting* outer = current_moe_routing();
+    MoeRouting own;
+    std::optional<MoeRoutingScope> scope;
+    if (outer == nullptr) scope.emplace(&own);
+    auto out = layer_math(weights, inputs[0], *context);
+    MoeRouting* used = outer != nullptr ? outer : &own;
+    if (!used->chosen.empty()) ctx->saved_data["moe_indices"] = used->chosen.back();
+    return {out};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -185,6 +197,10 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     at::Tensor out;
     {
       at::AutoGradMode enable_grad(true);
+      MoeRouting replay;
+      if (ctx->saved_data.count("moe_indices") > 0)
+        replay.replay = {ctx->saved_data["moe_indices"].toTensor()};
+      MoeRoutingScope scope(&replay);
       out = layer_math(weights_from(leaves), leaves[0], context);
     }
     auto defined_grads =

@@ -87,6 +87,8 @@ MoeRoutingScope::MoeRoutingScope(MoeRouting* routing) : previous_(current_routin
 
 MoeRoutingScope::~MoeRoutingScope() { current_routing = previous_; }
 
+MoeRouting* current_moe_routing() { return current_routing; }
+
 at::Tensor moe_mlp(const MoeWeights& w, const at::Tensor& h, const MoeConfig& config,
                    const TensorParallel& tp) {
   MoeRouting* routing = current_routing;

@@ -70,6 +70,9 @@ class MoeRoutingScope {
   MoeRouting* previous_;
 };
 
+// The current thread's routing (null outside any MoeRoutingScope).
+MoeRouting* current_moe_routing();
+
 // moe_block with the current MoeRoutingScope's replay and records (none: route, record nothing);
 // returns MoeOutput::out.
 at::Tensor moe_mlp(const MoeWeights& w, const at::Tensor& h, const MoeConfig& config,

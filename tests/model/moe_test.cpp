@@ -9,7 +9,9 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <cmath>
 #include <map>
+#include <sstream>
 
 #include "support/test_support.hpp"
 #include "vime/ckpt/model_io.hpp"
@@ -279,23 +281,39 @@ TEST_CASE("Megatron's --moe-layer-freq", "[model]") {
   CHECK_THROWS_WITH(parse_moe_layer_freq("every", 4), Catch::Contains("not an int"));
 }
 
-TEST_CASE("the Qwen3-MoE presets count total and active parameters", "[model]") {
-  vime::test::TempDir dir;
-  auto script = dir.write("print.sh", std::string("source ") + VIME_SOURCE_DIR +
-                                          "/scripts/models/qwen3-30B-A3B.sh\n"
-                                          "printf '%s\\n' \"${MODEL_ARGS[@]}\"\n");
-  auto r = vime::test::run_command("bash " + script.string());
-  REQUIRE(r.exit_code == 0);
-  std::vector<std::string> flags;
-  std::istringstream lines(r.output);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty()) flags.push_back(line);
-  auto c = vime::ModelConfig::from(vime::core::parse_args(flags));
-  CHECK(c.model_type == "qwen3_moe");
-  CHECK(c.num_parameters() > 30.0e9);  // Qwen3-30B-A3B: 30.5B parameters, 3.3B active
-  CHECK(c.num_parameters() < 31.0e9);
-  CHECK(c.num_active_parameters() > 3.0e9);
-  CHECK(c.num_active_parameters() < 3.6e9);
+TEST_CASE("the MoE presets parse as slime passes them and count active parameters", "[model]") {
+  // Qwen3-30B-A3B: 30.5B parameters, 3.3B active; Qwen3-235B-A22B: 235B, 22B active.
+  struct Expect {
+    const char* preset;
+    double total, active;
+  };
+  for (const auto& e :
+       {Expect{"qwen3-30B-A3B", 30.5e9, 3.3e9}, Expect{"qwen3-235B-A22B", 235e9, 22e9},
+        Expect{"qwen3-moe-debug-tiny", 0, 0}}) {
+    CAPTURE(e.preset);
+    vime::test::TempDir dir;
+    auto script =
+        dir.write("print.sh", std::string("source ") + VIME_SOURCE_DIR + "/scripts/models/" +
+                                  e.preset + ".sh\nprintf '%s\\n' \"${MODEL_ARGS[@]}\"\n");
+    auto r = vime::test::run_command("bash " + script.string());
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> flags;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty()) flags.push_back(line);
+    auto args = vime::core::parse_args(flags);
+    CHECK_NOTHROW(vime::core::check_supported(args));
+    auto c = vime::ModelConfig::from(args);
+    CHECK(c.model_type == "qwen3_moe");
+    CHECK(c.moe.norm_topk_prob);
+    if (e.total == 0) {
+      CHECK(c.moe.mlp_only_layers == std::vector<int64_t>{0});
+      continue;
+    }
+    CHECK(c.moe.mlp_only_layers.empty());
+    CHECK(std::abs(double(c.num_parameters()) / e.total - 1) < 0.02);
+    CHECK(std::abs(double(c.num_active_parameters()) / e.active - 1) < 0.05);
+  }
 }
 
 TEST_CASE("a MoE checkpoint missing an expert tensor names it", "[model]") {

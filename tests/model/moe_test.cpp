@@ -8,8 +8,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <catch2/catch.hpp>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <sstream>
 

@@ -6,14 +6,20 @@
 
 #include "vime/core/torch_compat.hpp"
 
+#if VIME_HAS_GROUPED_MM && defined(VIME_HAS_CUDA_KERNELS)
+#include <ATen/cuda/CUDAContext.h>
+#define VIME_FUSED_GROUPED_MM 1
+#endif
+
 namespace vime {
 
 bool grouped_linear_is_fused(const at::Tensor& x, const at::Tensor& weight) {
-#if VIME_HAS_GROUPED_MM
-  // 2.8's kernel: bf16 on sm90, operand rows 16-byte aligned (in and out multiples of 8).
+#if defined(VIME_FUSED_GROUPED_MM)
+  // The CUTLASS kernel: bf16 on sm90 (Hopper) and later, operand rows 16-byte aligned (in and out
+  // multiples of 8); other GPUs get LibTorch's fallback, which may read the offsets on the host.
   return x.is_cuda() && x.scalar_type() == at::kBFloat16 && weight.scalar_type() == at::kBFloat16 &&
          x.dim() == 2 && weight.dim() == 3 && x.size(1) % 8 == 0 && weight.size(1) % 8 == 0 &&
-         x.size(0) > 0;
+         x.size(0) > 0 && at::cuda::getDeviceProperties(x.device().index())->major >= 9;
 #else
   (void)x;
   (void)weight;
@@ -23,7 +29,7 @@ bool grouped_linear_is_fused(const at::Tensor& x, const at::Tensor& weight) {
 
 at::Tensor grouped_linear(const at::Tensor& x, const at::Tensor& weight,
                           const at::Tensor& offsets) {
-#if VIME_HAS_GROUPED_MM
+#if defined(VIME_FUSED_GROUPED_MM)
   if (grouped_linear_is_fused(x, weight)) {
     // mat2 [groups, in, out] with unit stride along `in`: the weight's transpose view as it is.
     return at::_grouped_mm(x.contiguous(), weight.transpose(1, 2), offsets.to(at::kInt));

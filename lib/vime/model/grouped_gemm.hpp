@@ -1,7 +1,8 @@
 // The expert MLPs' matrix products as one grouped GEMM: rows sorted by group, each contiguous
 // segment multiplied by its group's weight. On CUDA with LibTorch >= 2.8 one at::_grouped_mm call
 // (offsets stay on the device, so it runs inside a CUDA graph); elsewhere, and for shapes or dtypes
-// it does not take, a loop of at::mm over the non-empty segments (reads the offsets on the host).
+// it does not take (fp32, pre-Hopper GPUs, unaligned widths), a loop of at::mm over the non-empty
+// segments (reads the offsets on the host).
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -30,6 +30,13 @@ void check_moe_flags(const Args& args) {
                        " is not supported yet; vime dispatches tokens all-to-all (alltoall)");
     }
   }
+  if (args.has("moe_aux_loss_coeff")) {
+    const Json& coeff = args.get("moe_aux_loss_coeff");
+    if (coeff.is_array() && coeff.size() > 1) {
+      throw UsageError(
+          "--moe-aux-loss-coeff takes one value in vime (one load-balancing type, aux_loss)");
+    }
+  }
   if (args.has("moe_shared_expert_intermediate_size") &&
       args.is_set("moe_shared_expert_intermediate_size") &&
       !args.get_bool("moe_shared_expert_gate")) {

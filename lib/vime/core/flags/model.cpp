@@ -163,9 +163,8 @@ constexpr FlagSpec kFlags[] = {
      "Load-balancing strategy (one, or one per layer group).", kNotYet,
      "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|none"},
     {"--moe-aux-loss-coeff", kFloatList, "0.0",
-     "Weight of the load-balancing auxiliary loss (Megatron's switch_load_balancing_loss_func); "
-     "the MoE block computes it, the trainer does not add it yet, so only 0 is accepted.",
-     kNotYet},
+     "Weight of the load-balancing auxiliary loss (Megatron's switch_load_balancing_loss_func), "
+     "logged as train/load_balancing_loss; the first value applies to every MoE layer."},
     {"--moe-z-loss-coeff", kFloat, nullptr, "Weight of the router z-loss.", kNotYet},
     {"--moe-input-jitter-eps", kFloat, nullptr,
      "Multiplicative noise applied to the router input during training.", kNotYet},

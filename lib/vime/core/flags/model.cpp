@@ -140,7 +140,7 @@ constexpr FlagSpec kFlags[] = {
      "shared expert)."},
     {"--moe-router-topk", kInt, "2", "Experts each token is routed to."},
     {"--moe-router-score-function", kString, "softmax",
-     "Router scoring function; vime implements softmax and refuses sigmoid.", kYes,
+     "Router scoring function; vime implements softmax (Qwen3-MoE, Qwen2-MoE).", kNotYet,
      "softmax|sigmoid"},
     {"--moe-router-pre-softmax", kStoreTrue, nullptr,
      "Keep the full softmax's top-k values instead of renormalising them (HF norm_topk_prob "

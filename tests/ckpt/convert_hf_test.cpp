@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <tuple>
 
 #include "support/test_support.hpp"
 #include "vime/ckpt/safetensors.hpp"
@@ -101,4 +103,70 @@ TEST_CASE("vime convert is convert-hf under its short name, both directions", "[
   auto bad = run_vime("convert --input-dir x --output-dir y");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.output, Catch::StartsWith("vime convert: error"));
+}
+
+// A MoE directory through convert-hf both ways: the Hub's per-expert layout comes back bit-exact,
+// and transformers 5's fused layout (mlp.experts.gate_up_proj [E, 2F, H], gate rows first;
+// mlp.experts.down_proj [E, H, F]) comes back in the Hub's layout with the same values.
+TEST_CASE("convert-hf: MoE checkpoints round trip in both expert layouts", "[ckpt]") {
+  const std::string q3 =
+      " --num-layers 3 --hidden-size 32 --untie-embeddings-and-output-weights "
+      "--qk-layernorm --num-experts 10 --moe-router-topk 3 "
+      "--moe-ffn-hidden-size 16 --moe-layer-freq '[1,0,1]'";
+  const std::string q2 =
+      " --num-layers 2 --hidden-size 32 --untie-embeddings-and-output-weights "
+      "--add-qkv-bias --num-experts 8 --moe-router-topk 2 "
+      "--moe-ffn-hidden-size 16 --moe-router-pre-softmax "
+      "--moe-shared-expert-intermediate-size 24 --moe-shared-expert-gate";
+  for (const auto& [name, flags, fused] :
+       {std::tuple{"tiny_qwen2_moe", q2, false}, std::tuple{"tiny_qwen3_moe", q3, true}}) {
+    CAPTURE(name, fused);
+    vime::test::TempDir dir;
+    const fs::path origin = dir.path() / "origin";
+    fs::copy(std::string(VIME_SOURCE_DIR "/tests/model/golden/") + name, origin);
+    fs::remove(origin / "logits.safetensors");
+    auto hub = vime::ckpt::read_safetensors_dir(origin);
+    for (auto& [n, t] : hub) t = t.to(at::kBFloat16);
+    std::map<std::string, at::Tensor> hub_by_name(hub.begin(), hub.end());
+    vime::ckpt::NamedTensors written;
+    if (!fused) {
+      written = hub;
+    } else {  // every layer's experts stacked as transformers 5 holds them
+      for (const auto& [n, t] : hub)
+        if (n.find(".mlp.experts.") == std::string::npos) written.emplace_back(n, t);
+      for (int layer : {0, 2}) {
+        const std::string p = "model.layers." + std::to_string(layer) + ".mlp.experts.";
+        std::vector<at::Tensor> gate_up, down;
+        for (int e = 0; e < 10; ++e) {
+          const std::string x = p + std::to_string(e) + ".";
+          gate_up.push_back(
+              at::cat({hub_by_name[x + "gate_proj.weight"], hub_by_name[x + "up_proj.weight"]}, 0));
+          down.push_back(hub_by_name[x + "down_proj.weight"]);
+        }
+        written.emplace_back(p + "gate_up_proj", at::stack(gate_up, 0));
+        written.emplace_back(p + "down_proj", at::stack(down, 0));
+      }
+    }
+    vime::ckpt::write_safetensors(origin / "model.safetensors", written);
+
+    const auto ckpt = dir.path() / "ckpt";
+    auto to_vime = run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " +
+                            ckpt.string() + flags);
+    INFO(to_vime.output);
+    REQUIRE(to_vime.exit_code == 0);
+    const auto out = dir.path() / "hf";
+    auto to_hf =
+        run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " + out.string() +
+                 " --origin-hf-dir " + origin.string() + " --vocab-size 96");
+    INFO(to_hf.output);
+    REQUIRE(to_hf.exit_code == 0);
+    auto back = vime::ckpt::read_safetensors_dir(out);
+    REQUIRE(back.size() == hub.size());
+    std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
+    for (const auto& [n, t] : hub) {
+      CAPTURE(n);
+      REQUIRE(by_name.count(n) == 1);
+      CHECK(by_name[n].equal(t));
+    }
+  }
 }

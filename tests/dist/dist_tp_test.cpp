@@ -100,6 +100,23 @@ TEST_CASE("TP 2, TP 4 (replicated KV heads) and TP 2 x DP 2 train as one rank", 
   }
 }
 
+// MoE layers split every expert's FFN width (and the shared expert's) over the ranks; the router's
+// and the shared expert's gate's gradients are summed over them.
+TEST_CASE("TP 2 trains the tiny Qwen3-MoE and Qwen2-MoE as one rank", "[dist_tp]") {
+  vime::test::TempDir dir;
+  for (const char* model : {"tiny_qwen3_moe", "tiny_qwen2_moe"}) {
+    CAPTURE(model);
+    const std::string config = std::string(VIME_SOURCE_DIR "/tests/model/golden/") + model;
+    const std::string m(model);
+    const auto one = run_tp(dir.path(), m + "_one", 1, 1, {"--config", config})[0];
+    const auto tp2 = run_tp(dir.path(), m + "_tp2", 2, 2, {"--config", config});
+    for (size_t r = 0; r < tp2.size(); ++r) {
+      CAPTURE(r);
+      check_equals_one_rank(tp2[r], one);
+    }
+  }
+}
+
 TEST_CASE("TP 2 with activation recompute and plain data parallelism trains as one rank",
           "[dist_tp]") {
   vime::test::TempDir dir;

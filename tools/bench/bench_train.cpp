@@ -55,8 +55,16 @@ double model_flops(const vime::ModelConfig& c, int64_t tokens, int64_t seq_len) 
   const double q = double(c.num_attention_heads * c.head_dim);
   const double kv = double(c.num_key_value_heads * c.head_dim);
   const double h = double(c.hidden_size);
-  const double per_layer = h * (q + 2 * kv) + q * h + 3 * h * double(c.intermediate_size);
-  const double matmul_params = double(c.num_layers) * per_layer + double(c.vocab_size) * h;
+  // MoE layers count the active parameters: the router, the top-k experts and the shared one.
+  double matmul_params = double(c.vocab_size) * h;
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const auto& m = c.moe;
+    const double ffn = c.is_moe_layer(i) ? double(m.num_experts_per_tok * m.moe_intermediate_size +
+                                                  m.shared_expert_intermediate_size)
+                                         : double(c.intermediate_size);
+    matmul_params += h * (q + 2 * kv) + q * h + 3 * h * ffn +
+                     (c.is_moe_layer(i) ? h * double(m.num_experts) : 0.0);
+  }
   const double num_seqs = double(tokens / seq_len);
   const double attention =
       6.0 * double(c.num_layers) * q * num_seqs * double(seq_len) * double(seq_len);

@@ -4,7 +4,9 @@ transformers but no weights):
 
     python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits --out DIR [--tp N]
 
-For random-init tiny Qwen3, Qwen2 and Llama-3 (rope scaling) configs saved with save_pretrained,
+For random-init tiny Qwen3, Qwen2, Llama-3 (rope scaling), Qwen3-MoE (top-8 of 128 experts
+renormalised; top-4 of 16 not renormalised with a dense mlp_only layer) and Qwen2-MoE (a gated
+shared expert) configs saved with save_pretrained,
 packs a few sequences of different lengths, runs HF (each sequence alone, eager attention) and
 vime (one packed varlen batch) in fp32 and bf16 on CUDA, and prints one JSON line per model and
 dtype with the max abs logits difference. Exits 1 when fp32 exceeds --fp32-tolerance. --tp N: vime
@@ -19,7 +21,8 @@ import sys
 import torch
 from safetensors.torch import load_file, save_file
 from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
-                          Qwen3Config, Qwen3ForCausalLM)
+                          Qwen2MoeConfig, Qwen2MoeForCausalLM, Qwen3Config, Qwen3ForCausalLM,
+                          Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 COMMON = dict(vocab_size=1000, hidden_size=256, intermediate_size=512, num_hidden_layers=3,
               num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=4096,
@@ -34,6 +37,24 @@ MODELS = {
                    rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
                                      high_freq_factor=4.0,
                                      original_max_position_embeddings=64))),
+    "qwen3_moe_top8_of_128": (Qwen3MoeConfig, Qwen3MoeForCausalLM,
+                              dict(COMMON, head_dim=64, rope_theta=1000000.0,
+                                   tie_word_embeddings=False, num_experts=128,
+                                   num_experts_per_tok=8, moe_intermediate_size=64,
+                                   norm_topk_prob=True, decoder_sparse_step=1,
+                                   mlp_only_layers=[])),
+    "qwen3_moe_no_norm_mlp_only": (Qwen3MoeConfig, Qwen3MoeForCausalLM,
+                                   dict(COMMON, head_dim=64, rope_theta=1000000.0,
+                                        tie_word_embeddings=False, num_experts=16,
+                                        num_experts_per_tok=4, moe_intermediate_size=128,
+                                        norm_topk_prob=False, decoder_sparse_step=1,
+                                        mlp_only_layers=[1])),
+    "qwen2_moe_shared_expert": (Qwen2MoeConfig, Qwen2MoeForCausalLM,
+                                dict(COMMON, rope_theta=1000000.0, tie_word_embeddings=False,
+                                     num_experts=16, num_experts_per_tok=4,
+                                     moe_intermediate_size=128,
+                                     shared_expert_intermediate_size=256, norm_topk_prob=False,
+                                     decoder_sparse_step=1, mlp_only_layers=[])),
 }
 LENGTHS = [37, 200, 5, 129]
 
@@ -62,6 +83,8 @@ def main():
             for n, prm in model.named_parameters():
                 if "norm" in n:
                     prm.add_(0.1 * torch.randn_like(prm))
+                if n.endswith("mlp.gate.weight"):  # a decisive router: bf16 rounding flips no choice
+                    prm.mul_(10.0)
         model_dir = os.path.join(a.out, name)
         model.save_pretrained(model_dir)
         for dtype_name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):

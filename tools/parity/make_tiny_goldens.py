@@ -3,10 +3,14 @@
 
     /usr/bin/python3 tools/parity/make_tiny_goldens.py tests/model/golden
 
-For each of a tiny Qwen3, Qwen2 and Llama-3 (rope scaling) config: random fp32 weights in an HF
-directory (config.json + model.safetensors), and the reference logits of three packed sequences in
+For each of a tiny Qwen3, Qwen2, Llama-3 (rope scaling), Qwen3-MoE (top-3 of 10 experts,
+renormalised, one dense mlp_only layer) and Qwen2-MoE (top-2 of 8, not renormalised, a gated shared
+expert) config: random fp32 weights in an HF directory (config.json + model.safetensors, experts in
+the Hub's one-tensor-per-expert layout), and the reference logits of three packed sequences in
 logits.safetensors, computed by a plain PyTorch port of HF transformers' eager modeling code
-(modeling_qwen3.py / modeling_qwen2.py / modeling_llama.py). The GPU parity script
+(modeling_qwen3.py / modeling_qwen2.py / modeling_llama.py / modeling_qwen3_moe.py /
+modeling_qwen2_moe.py: Qwen3MoeSparseMoeBlock's and Qwen2MoeSparseMoeBlock's loop over experts
+with index_add_). The GPU parity script
 (tools/parity/hf_parity.py) checks vime against HF transformers itself.
 """
 import json
@@ -38,7 +42,30 @@ CONFIGS = {
                        rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
                                          high_freq_factor=4.0,
                                          original_max_position_embeddings=8)),
+    "tiny_qwen3_moe": dict(architectures=["Qwen3MoeForCausalLM"], model_type="qwen3_moe",
+                           vocab_size=96, hidden_size=32, intermediate_size=48,
+                           num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                           head_dim=16, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                           tie_word_embeddings=False, attention_bias=False,
+                           max_position_embeddings=4096, hidden_act="silu", num_experts=10,
+                           num_experts_per_tok=3, moe_intermediate_size=16, norm_topk_prob=True,
+                           decoder_sparse_step=1, mlp_only_layers=[1],
+                           router_aux_loss_coef=0.001),
+    "tiny_qwen2_moe": dict(architectures=["Qwen2MoeForCausalLM"], model_type="qwen2_moe",
+                           vocab_size=96, hidden_size=32, intermediate_size=48,
+                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                           rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=False,
+                           max_position_embeddings=4096, hidden_act="silu", num_experts=8,
+                           num_experts_per_tok=2, moe_intermediate_size=16,
+                           shared_expert_intermediate_size=24, norm_topk_prob=False,
+                           decoder_sparse_step=1, mlp_only_layers=[],
+                           router_aux_loss_coef=0.001),
 }
+
+
+def is_moe_layer(cfg, i):
+    return (cfg.get("num_experts", 0) > 0 and i not in cfg.get("mlp_only_layers", [])
+            and (i + 1) % cfg.get("decoder_sparse_step", 1) == 0)
 
 DTYPES = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16", torch.int64: "I64"}
 
@@ -75,15 +102,30 @@ def make_weights(cfg, seed):
         w[p + "self_attn.q_proj.weight"] = rnd(q, h)
         w[p + "self_attn.k_proj.weight"] = rnd(kv, h)
         w[p + "self_attn.v_proj.weight"] = rnd(kv, h)
-        if cfg["model_type"] == "qwen2":
+        if cfg["model_type"] in ("qwen2", "qwen2_moe"):
             w[p + "self_attn.q_proj.bias"] = rnd(q)
             w[p + "self_attn.k_proj.bias"] = rnd(kv)
             w[p + "self_attn.v_proj.bias"] = rnd(kv)
         w[p + "self_attn.o_proj.weight"] = rnd(h, q)
-        if cfg["model_type"] == "qwen3":
+        if cfg["model_type"] in ("qwen3", "qwen3_moe"):
             w[p + "self_attn.q_norm.weight"] = norm(d)
             w[p + "self_attn.k_norm.weight"] = norm(d)
         w[p + "post_attention_layernorm.weight"] = norm(h)
+        if is_moe_layer(cfg, i):
+            fe = cfg["moe_intermediate_size"]
+            # A wide router: the top-k choice is far from ties, so rounding cannot flip it.
+            w[p + "mlp.gate.weight"] = rnd(cfg["num_experts"], h) * 3
+            for e in range(cfg["num_experts"]):
+                w[p + f"mlp.experts.{e}.gate_proj.weight"] = rnd(fe, h)
+                w[p + f"mlp.experts.{e}.up_proj.weight"] = rnd(fe, h)
+                w[p + f"mlp.experts.{e}.down_proj.weight"] = rnd(h, fe)
+            fs = cfg.get("shared_expert_intermediate_size", 0)
+            if fs:
+                w[p + "mlp.shared_expert.gate_proj.weight"] = rnd(fs, h)
+                w[p + "mlp.shared_expert.up_proj.weight"] = rnd(fs, h)
+                w[p + "mlp.shared_expert.down_proj.weight"] = rnd(h, fs)
+                w[p + "mlp.shared_expert_gate.weight"] = rnd(1, h)
+            continue
         w[p + "mlp.gate_proj.weight"] = rnd(f, h)
         w[p + "mlp.up_proj.weight"] = rnd(f, h)
         w[p + "mlp.down_proj.weight"] = rnd(h, f)
@@ -122,6 +164,42 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def mlp(x, w, prefix):
+    lin = lambda x, name: torch.nn.functional.linear(x, w[prefix + name])
+    return lin(torch.nn.functional.silu(lin(x, "gate_proj.weight")) * lin(x, "up_proj.weight"),
+               "down_proj.weight")
+
+
+MIN_ROUTING_GAP = [float("inf")]
+
+
+def sparse_moe_block(cfg, w, p, hidden_states):
+    """Qwen3MoeSparseMoeBlock.forward / Qwen2MoeSparseMoeBlock.forward (batch of one)."""
+    num_experts, top_k = cfg["num_experts"], cfg["num_experts_per_tok"]
+    router_logits = torch.nn.functional.linear(hidden_states, w[p + "mlp.gate.weight"])
+    routing_weights = torch.nn.functional.softmax(router_logits, dim=1, dtype=torch.float)
+    ranked = router_logits.sort(dim=-1, descending=True).values
+    MIN_ROUTING_GAP[0] = min(MIN_ROUTING_GAP[0], float((ranked[:, top_k - 1] - ranked[:, top_k]).min()))
+    routing_weights, selected_experts = torch.topk(routing_weights, top_k, dim=-1)
+    if cfg["norm_topk_prob"]:
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+    routing_weights = routing_weights.to(hidden_states.dtype)
+    final_hidden_states = torch.zeros_like(hidden_states)
+    expert_mask = torch.nn.functional.one_hot(selected_experts, num_classes=num_experts).permute(2, 1, 0)
+    for expert_idx in range(num_experts):
+        idx, top_x = torch.where(expert_mask[expert_idx])
+        current_state = hidden_states[None, top_x].reshape(-1, hidden_states.shape[-1])
+        current_hidden_states = (mlp(current_state, w, p + f"mlp.experts.{expert_idx}.")
+                                 * routing_weights[top_x, idx, None])
+        final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+    if cfg.get("shared_expert_intermediate_size", 0):
+        shared_expert_output = mlp(hidden_states, w, p + "mlp.shared_expert.")
+        shared_expert_output = torch.sigmoid(torch.nn.functional.linear(
+            hidden_states, w[p + "mlp.shared_expert_gate.weight"])) * shared_expert_output
+        final_hidden_states = final_hidden_states + shared_expert_output
+    return final_hidden_states
+
+
 def forward(cfg, w, tokens):
     h = cfg["hidden_size"]
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
@@ -141,7 +219,7 @@ def forward(cfg, w, tokens):
         q = lin(y, p + "self_attn.q_proj.weight").view(t, nh, d)
         k = lin(y, p + "self_attn.k_proj.weight").view(t, nkv, d)
         v = lin(y, p + "self_attn.v_proj.weight").view(t, nkv, d)
-        if cfg["model_type"] == "qwen3":
+        if cfg["model_type"] in ("qwen3", "qwen3_moe"):
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)  # [H, T, D]
@@ -155,6 +233,9 @@ def forward(cfg, w, tokens):
         attn = (probs @ v).transpose(0, 1).reshape(t, nh * d)
         x = res + lin(attn, p + "self_attn.o_proj.weight")
         y = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        if is_moe_layer(cfg, i):
+            x = x + sparse_moe_block(cfg, w, p, y)
+            continue
         gate = lin(y, p + "mlp.gate_proj.weight")
         x = x + lin(torch.nn.functional.silu(gate) * lin(y, p + "mlp.up_proj.weight"),
                     p + "mlp.down_proj.weight")
@@ -177,6 +258,7 @@ def main(out_dir):
             "logits": logits, "tokens": torch.tensor(sum(SEQUENCES, [])),
             "cu_seqlens": torch.tensor([0, 5, 14, 17])})
         print(name, tuple(logits.shape), float(logits.abs().max()))
+    print("smallest gap between the k-th and the next router logit:", MIN_ROUTING_GAP[0])
 
 
 if __name__ == "__main__":

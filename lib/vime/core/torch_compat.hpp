@@ -32,6 +32,15 @@
 #define VIME_HAS_FUSED_RMS_NORM 0
 #endif
 
+// at::_grouped_mm (one CUTLASS grouped GEMM over contiguous row segments, offsets on the device,
+// with autograd), CUDA only, from 2.8 on; 2.8 runs it in bf16 on sm90 and needs 16-byte aligned
+// rows.
+#if VIME_TORCH_AT_LEAST(2, 8)
+#define VIME_HAS_GROUPED_MM 1
+#else
+#define VIME_HAS_GROUPED_MM 0
+#endif
+
 namespace vime::compat {
 
 // c10d's collective options (AllreduceOptions, AllgatherOptions, ...): from 2.8 on, asyncOp =

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "vime/error.hpp"
+#include "vime/model/layer_weights.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/model/paged_decode.hpp"
 
 #if defined(VIME_HAS_CUDA_KERNELS)
@@ -29,6 +31,11 @@ struct DecodeGraphRunner::Impl {
         staging(max_batch, max_blocks, c.block_size()),
         kernel(decode_kernel) {
     graphs = want_graphs && m.device().is_cuda();
+    // An MoE layer whose grouped GEMM falls back to a loop reads expert offsets on the host.
+    for (int64_t l = 0; l < m.config().num_layers; ++l) {
+      const auto& moe = m.layer(l).moe;
+      if (moe.defined() && !moe_block_is_capturable(moe)) graphs = false;
+    }
 #if !defined(VIME_DECODE_GRAPHS)
     graphs = false;
 #endif

@@ -11,6 +11,7 @@
 #include "vime/model/layers.hpp"
 #include "vime/model/lora.hpp"
 #include "vime/model/model_config.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/model/tensor_parallel.hpp"
 
 namespace vime {
@@ -27,10 +28,20 @@ struct LayerWeights {
   at::Tensor gate_weight, up_weight;  // [ffn, hidden]
   at::Tensor down_weight;             // [hidden, ffn]
   LayerLora lora;                     // adapters on the linears (none unless Model::add_lora)
+  MoeWeights moe;                     // MoE layers: the routed experts instead of gate/up/down
 
   std::vector<at::Tensor*> slots() {
-    return {&input_norm, &q_weight, &q_bias, &k_weight,  &k_bias,      &v_weight,  &v_bias,
-            &o_weight,   &q_norm,   &k_norm, &post_norm, &gate_weight, &up_weight, &down_weight};
+    return {&input_norm,      &q_weight,
+            &q_bias,          &k_weight,
+            &k_bias,          &v_weight,
+            &v_bias,          &o_weight,
+            &q_norm,          &k_norm,
+            &post_norm,       &gate_weight,
+            &up_weight,       &down_weight,
+            &moe.router,      &moe.gate,
+            &moe.up,          &moe.down,
+            &moe.shared_gate, &moe.shared_up,
+            &moe.shared_down, &moe.shared_expert_gate};
   }
 };
 

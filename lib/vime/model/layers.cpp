@@ -166,7 +166,7 @@ bool rms_norm_kernel_fits(const at::Tensor& x, const at::Tensor& weight) {
 bool swiglu_kernel_fits(const at::Tensor& gate, const at::Tensor& up) {
   const auto type = gate.scalar_type();
   return gate.is_cuda() && (type == at::kFloat || type == at::kHalf || type == at::kBFloat16) &&
-         up.scalar_type() == type && gate.sizes() == up.sizes();
+         up.scalar_type() == type && gate.sizes() == up.sizes() && gate.numel() > 0;
 }
 
 // q or k [tokens, heads, head_dim] and tables [tokens, 1, head_dim], all on CUDA in one dtype.
@@ -240,17 +240,20 @@ at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
   return x * tables.cos + rotated * tables.sin;
 }
 
+at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
+#if defined(VIME_HAS_CUDA_KERNELS)
+  if (swiglu_kernel_fits(gate, up)) return FusedSwiglu::apply(gate, up)[0];
+#endif
+  return at::silu(gate) * up;
+}
+
 at::Tensor swiglu_mlp(const at::Tensor& x, const at::Tensor& gate_weight,
                       const at::Tensor& up_weight, const at::Tensor& down_weight,
                       const LoraLinear* gate_lora, const LoraLinear* up_lora,
                       const LoraLinear* down_lora, const TensorParallel& tp) {
   auto gate = linear_with_adapter(x, gate_weight, {}, gate_lora, tp),
        up = linear_with_adapter(x, up_weight, {}, up_lora, tp);
-#if defined(VIME_HAS_CUDA_KERNELS)
-  if (swiglu_kernel_fits(gate, up))
-    return linear_with_adapter(FusedSwiglu::apply(gate, up)[0], down_weight, {}, down_lora, tp);
-#endif
-  return linear_with_adapter(at::silu(gate) * up, down_weight, {}, down_lora, tp);
+  return linear_with_adapter(swiglu(gate, up), down_weight, {}, down_lora, tp);
 }
 
 }  // namespace vime

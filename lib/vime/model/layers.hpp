@@ -31,6 +31,9 @@ RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& 
 // and the same on the trainer's and the engine's side.
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 
+// silu(gate) * up, elementwise (one kernel each way on CUDA, like swiglu_mlp's).
+at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up);
+
 // down(silu(gate(x)) * up(x)); weights in HF's [out, in] layout. On CUDA the product is one kernel
 // each way (swiglu_kernel.hpp), in fp32 rounded once, like apply_rope. With adapters (lora.hpp)
 // on the linears they are active on.

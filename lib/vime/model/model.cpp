@@ -16,6 +16,7 @@
 #include "vime/model/context_parallel_saved.hpp"
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/model/recompute_counter.hpp"
 
 namespace vime {
@@ -37,7 +38,15 @@ const char* const kSlotNames[] = {"input_layernorm.weight",
                                   "post_attention_layernorm.weight",
                                   "mlp.gate_proj.weight",
                                   "mlp.up_proj.weight",
-                                  "mlp.down_proj.weight"};
+                                  "mlp.down_proj.weight",
+                                  "mlp.gate.weight",
+                                  "mlp.experts.gate_proj",
+                                  "mlp.experts.up_proj",
+                                  "mlp.experts.down_proj",
+                                  "mlp.shared_expert.gate_proj.weight",
+                                  "mlp.shared_expert.up_proj.weight",
+                                  "mlp.shared_expert.down_proj.weight",
+                                  "mlp.shared_expert_gate.weight"};
 
 struct LayerContext {
   const ModelConfig* config;
@@ -61,6 +70,40 @@ at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerCon
 
 bool is_vocab_tensor(const std::string& name) {
   return name == "model.embed_tokens.weight" || name == "lm_head.weight";
+}
+
+bool is_stacked_expert(const std::string& name) { return !per_expert_name(name, 0).empty(); }
+
+// A stacked expert parameter ([experts, ...]) from a checkpoint that holds it under its own name
+// (vime's checkpoints; transformers 5's mlp.experts.down_proj), as transformers 5's fused
+// mlp.experts.gate_up_proj (gate rows first), or as the Hub's one tensor per expert. Throws naming
+// `where` and the first missing per-expert tensor.
+at::Tensor stacked_expert_tensor(const std::map<std::string, const at::Tensor*>& by_name,
+                                 const std::string& name, const ModelConfig& config,
+                                 const std::string& where) {
+  if (auto it = by_name.find(name); it != by_name.end()) return *it->second;
+  const bool is_gate = name.ends_with(".gate_proj"), is_up = name.ends_with(".up_proj");
+  if (is_gate || is_up) {
+    const std::string fused = name.substr(0, name.rfind('.') + 1) + "gate_up_proj";
+    if (auto it = by_name.find(fused); it != by_name.end()) {
+      const at::Tensor& t = *it->second;
+      const int64_t half = t.dim() == 3 ? t.size(1) / 2 : 0;
+      return t.narrow(1, is_gate ? 0 : half, half);
+    }
+  }
+  std::vector<at::Tensor> experts;
+  for (int64_t j = 0; j < config.moe.num_experts; ++j) {
+    const std::string expert = per_expert_name(name, j);
+    auto it = by_name.find(expert);
+    if (it == by_name.end()) {
+      throw Error(where + ": tensor \"" + expert + "\" is missing (a " + config.model_type +
+                  " checkpoint holds each of its " + std::to_string(config.moe.num_experts) +
+                  " experts' gate_proj, up_proj and down_proj, or transformers 5's fused "
+                  "mlp.experts.gate_up_proj and mlp.experts.down_proj)");
+    }
+    experts.push_back(*it->second);
+  }
+  return at::stack(experts, 0);
 }
 
 }  // namespace
@@ -92,9 +135,10 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
                                                    &w.lora.o, p.tp),
                                p.tp);
   auto h2 = copy_to_tp(rms_norm(x1, w.post_norm, cfg.rms_norm_eps), p.tp);
-  return x1 + reduce_from_tp(swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight, &w.lora.gate,
-                                        &w.lora.up, &w.lora.down, p.tp),
-                             p.tp);
+  auto mlp = w.moe.defined() ? moe_mlp(w.moe, h2, cfg.moe, p.tp)
+                             : swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight,
+                                          &w.lora.gate, &w.lora.up, &w.lora.down, p.tp);
+  return x1 + reduce_from_tp(mlp, p.tp);
 }
 
 // A layer whose activations are not kept: forward runs without a graph, backward runs the layer
@@ -123,7 +167,18 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     ctx->saved_data["parallel"] = reinterpret_cast<int64_t>(context->parallel);
     ctx->saved_data["has_cp"] = context->cp != nullptr;
     if (context->cp != nullptr) save_cp_layout(ctx, *context->cp);
-    return {layer_math(weights_from(inputs, *layer), inputs[0], *context)};
+    auto weights = weights_from(inputs, *layer);
+    if (!weights.moe.defined()) return {layer_math(weights, inputs[0], *context)};
+    // An MoE layer keeps its experts' choice, so that backward's recompute replays it (the
+    // forward may itself replay the rollout's routing).
+    MoeRouting* outer = current_moe_routing();
+    MoeRouting own;
+    std::optional<MoeRoutingScope> scope;
+    if (outer == nullptr) scope.emplace(&own);
+    auto out = layer_math(weights, inputs[0], *context);
+    MoeRouting* used = outer != nullptr ? outer : &own;
+    if (!used->chosen.empty()) ctx->saved_data["moe_indices"] = used->chosen.back();
+    return {out};
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -156,6 +211,10 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     at::Tensor out;
     {
       at::AutoGradMode enable_grad(true);
+      MoeRouting replay;
+      if (ctx->saved_data.count("moe_indices") > 0)
+        replay.replay = {ctx->saved_data["moe_indices"].toTensor()};
+      MoeRoutingScope scope(&replay);
       out = layer_math(weights_from(leaves, *layer), leaves[0], context);
     }
     ++recomputed_layer_count;
@@ -268,9 +327,24 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
       full.k_norm = make({c.head_dim}, true);
     }
     full.post_norm = make({c.hidden_size}, true);
-    full.gate_weight = make({c.intermediate_size, c.hidden_size}, false);
-    full.up_weight = make({c.intermediate_size, c.hidden_size}, false);
-    full.down_weight = make({c.hidden_size, c.intermediate_size}, false);
+    if (c.is_moe_layer(i)) {
+      const auto& m = c.moe;
+      const int64_t e = m.num_experts, f = m.moe_intermediate_size;
+      full.moe.router = make({e, c.hidden_size}, false);
+      full.moe.gate = make({e, f, c.hidden_size}, false);
+      full.moe.up = make({e, f, c.hidden_size}, false);
+      full.moe.down = make({e, c.hidden_size, f}, false);
+      if (const int64_t s = m.shared_expert_intermediate_size; s > 0) {
+        full.moe.shared_gate = make({s, c.hidden_size}, false);
+        full.moe.shared_up = make({s, c.hidden_size}, false);
+        full.moe.shared_down = make({c.hidden_size, s}, false);
+        full.moe.shared_expert_gate = make({1, c.hidden_size}, false);
+      }
+    } else {
+      full.gate_weight = make({c.intermediate_size, c.hidden_size}, false);
+      full.up_weight = make({c.intermediate_size, c.hidden_size}, false);
+      full.down_weight = make({c.hidden_size, c.intermediate_size}, false);
+    }
     auto w = std::make_unique<LayerWeights>();
     auto full_slots = full.slots();
     auto slots = w->slots();
@@ -312,12 +386,15 @@ void Model::load_tensors(const NamedTensorList& tensors, const std::string& wher
   for (size_t i = 0; i < parameters_.size(); ++i) {
     auto& [name, param] = parameters_[i];
     const TpSlice& slice = slices_[i];
+    at::Tensor stacked;
     auto it = by_name.find(name);
-    if (it == by_name.end()) {
+    if (it == by_name.end() && is_stacked_expert(name)) {
+      stacked = stacked_expert_tensor(by_name, name, config_, where);
+    } else if (it == by_name.end()) {
       throw Error(where + ": tensor \"" + name + "\" is missing (is this checkpoint for a " +
                   config_.model_type + " model of this size?)");
     }
-    const at::Tensor& src = *it->second;
+    const at::Tensor& src = stacked.defined() ? stacked : *it->second;
     const auto full = whole_shape(param, slice, tp.size);
     // The whole vocabulary, padded or not: this rank's rows of it, zero past its end.
     if (is_vocab_tensor(name) && src.dim() == 2 && src.size(1) == param.size(1) &&
@@ -355,6 +432,10 @@ NamedTensorList Model::hf_tensors(int64_t vocab_size) const {
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const auto& name = parameters_[i].first;
     auto t = full_parameter(i);
+    if (is_stacked_expert(name)) {  // the Hub's layout: one tensor per expert
+      for (int64_t j = 0; j < t.size(0); ++j) out.emplace_back(per_expert_name(name, j), t[j]);
+      continue;
+    }
     out.emplace_back(name, is_vocab_tensor(name) ? t.narrow(0, 0, vocab_size) : t);
   }
   return out;
@@ -418,9 +499,11 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
       }
       x = LayerRecompute::apply(&context, &w, x, s.input_norm, s.q_weight, s.q_bias, s.k_weight,
                                 s.k_bias, s.v_weight, s.v_bias, s.o_weight, s.q_norm, s.k_norm,
-                                s.post_norm, s.gate_weight, s.up_weight, s.down_weight, ab[0],
-                                ab[1], ab[2], ab[3], ab[4], ab[5], ab[6], ab[7], ab[8], ab[9],
-                                ab[10], ab[11], ab[12], ab[13])[0];
+                                s.post_norm, s.gate_weight, s.up_weight, s.down_weight,
+                                s.moe.router, s.moe.gate, s.moe.up, s.moe.down, s.moe.shared_gate,
+                                s.moe.shared_up, s.moe.shared_down, s.moe.shared_expert_gate,
+                                ab[0], ab[1], ab[2], ab[3], ab[4], ab[5], ab[6], ab[7], ab[8],
+                                ab[9], ab[10], ab[11], ab[12], ab[13])[0];
     } else {
       x = layer_math(l, x, context);
     }

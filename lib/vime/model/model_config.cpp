@@ -36,13 +36,15 @@ std::string model_type_of(const Json& config, const std::string& where) {
   std::string type = config.contains("model_type") ? config.at("model_type").as_string() : "";
   if (type.empty() && config.contains("architectures") && config.at("architectures").size() > 0) {
     std::string arch = config.at("architectures").at(0).as_string();
-    if (arch.starts_with("Qwen3")) type = "qwen3";
-    if (arch.starts_with("Qwen2")) type = "qwen2";
+    if (arch.starts_with("Qwen3")) type = arch.starts_with("Qwen3Moe") ? "qwen3_moe" : "qwen3";
+    if (arch.starts_with("Qwen2")) type = arch.starts_with("Qwen2Moe") ? "qwen2_moe" : "qwen2";
     if (arch.starts_with("Llama")) type = "llama";
   }
-  if (type != "qwen3" && type != "qwen2" && type != "llama") {
+  if (type != "qwen3" && type != "qwen2" && type != "llama" && type != "qwen3_moe" &&
+      type != "qwen2_moe") {
     throw Error(where + ": model_type \"" + type +
-                "\" is not supported (vime runs llama, qwen2 and qwen3 models)");
+                "\" is not supported (vime runs llama, qwen2, qwen3, qwen2_moe and qwen3_moe "
+                "models)");
   }
   return type;
 }
@@ -50,7 +52,31 @@ std::string model_type_of(const Json& config, const std::string& where) {
 const char* architecture_of(const std::string& model_type) {
   if (model_type == "qwen3") return "Qwen3ForCausalLM";
   if (model_type == "qwen2") return "Qwen2ForCausalLM";
+  if (model_type == "qwen3_moe") return "Qwen3MoeForCausalLM";
+  if (model_type == "qwen2_moe") return "Qwen2MoeForCausalLM";
   return "LlamaForCausalLM";
+}
+
+void read_moe(const Json& config, const std::string& where, ModelConfig& c) {
+  auto& m = c.moe;
+  m.num_experts = require_int(config, "num_experts", where);
+  m.num_experts_per_tok = require_int(config, "num_experts_per_tok", where);
+  m.moe_intermediate_size = require_int(config, "moe_intermediate_size", where);
+  m.norm_topk_prob = bool_or(config, "norm_topk_prob", false);  // HF's default for both
+  m.decoder_sparse_step = int_or(config, "decoder_sparse_step", 1);
+  m.router_aux_loss_coef = double_or(config, "router_aux_loss_coef", 0.001);
+  const Json* only = config.find("mlp_only_layers");
+  if (only != nullptr && !only->is_null()) {
+    for (size_t i = 0; i < only->size(); ++i) m.mlp_only_layers.push_back(only->at(i).as_int());
+  }
+  if (c.model_type == "qwen2_moe") {
+    m.shared_expert_intermediate_size =
+        require_int(config, "shared_expert_intermediate_size", where);
+  }
+  if (m.num_experts <= 0 || m.num_experts_per_tok <= 0 || m.num_experts_per_tok > m.num_experts) {
+    throw Error(where + ": num_experts_per_tok must be in [1, num_experts]");
+  }
+  if (m.decoder_sparse_step <= 0) throw Error(where + ": decoder_sparse_step must be >= 1");
 }
 
 }  // namespace
@@ -76,8 +102,11 @@ ModelConfig ModelConfig::from_hf_json(const Json& config, const std::string& whe
     c.rms_norm_eps = double_or(config, "rms_norm_eps", 1e-6);
     c.max_position_embeddings = int_or(config, "max_position_embeddings", 32768);
     c.tie_word_embeddings = bool_or(config, "tie_word_embeddings", false);
-    c.qk_norm = c.model_type == "qwen3";
-    c.qkv_bias = c.model_type == "qwen2" ? true : bool_or(config, "attention_bias", false);
+    c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe";
+    c.qkv_bias = c.model_type == "qwen2" || c.model_type == "qwen2_moe"
+                     ? true
+                     : bool_or(config, "attention_bias", false);
+    if (c.model_type.ends_with("_moe")) read_moe(config, where, c);
     // transformers 5 moves rope_theta and rope_scaling into rope_parameters.
     const Json* rope = config.find("rope_parameters");
     if (rope == nullptr || rope->is_null()) rope = config.find("rope_scaling");
@@ -142,7 +171,21 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
   j["tie_word_embeddings"] = tie_word_embeddings;
   j["hidden_act"] = "silu";
   j["torch_dtype"] = torch_dtype;
-  if (model_type != "qwen2") j["attention_bias"] = qkv_bias;
+  if (model_type != "qwen2" && model_type != "qwen2_moe") j["attention_bias"] = qkv_bias;
+  if (is_moe()) {
+    j["num_experts"] = moe.num_experts;
+    j["num_experts_per_tok"] = moe.num_experts_per_tok;
+    j["moe_intermediate_size"] = moe.moe_intermediate_size;
+    j["norm_topk_prob"] = moe.norm_topk_prob;
+    j["decoder_sparse_step"] = moe.decoder_sparse_step;
+    Json::Array only;
+    for (int64_t i : moe.mlp_only_layers) only.emplace_back(i);
+    j["mlp_only_layers"] = Json(std::move(only));
+    j["router_aux_loss_coef"] = moe.router_aux_loss_coef;
+    if (moe.shared_expert_intermediate_size > 0) {
+      j["shared_expert_intermediate_size"] = moe.shared_expert_intermediate_size;
+    }
+  }
   if (rope_scaling.type == "llama3") {
     Json r = Json::object();
     r["rope_type"] = "llama3";
@@ -155,14 +198,41 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
   return j;
 }
 
+bool ModelConfig::is_moe_layer(int64_t index) const {
+  if (!is_moe()) return false;
+  for (int64_t i : moe.mlp_only_layers)
+    if (i == index) return false;
+  return (index + 1) % moe.decoder_sparse_step == 0;
+}
+
 int64_t ModelConfig::num_parameters() const {
   int64_t q = num_attention_heads * head_dim, kv = num_key_value_heads * head_dim;
   int64_t attn = hidden_size * (q + 2 * kv) + q * hidden_size + (qkv_bias ? q + 2 * kv : 0) +
                  (qk_norm ? 2 * head_dim : 0);
-  int64_t mlp = 3 * hidden_size * intermediate_size;
-  int64_t layer = attn + mlp + 2 * hidden_size;
+  int64_t total = 0;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    int64_t mlp = 3 * hidden_size * intermediate_size;
+    if (is_moe_layer(i)) {
+      mlp = moe.num_experts * (3 * hidden_size * moe.moe_intermediate_size + hidden_size);
+      if (moe.shared_expert_intermediate_size > 0) {
+        mlp += 3 * hidden_size * moe.shared_expert_intermediate_size + hidden_size;
+      }
+    }
+    total += attn + mlp + 2 * hidden_size;
+  }
   int64_t embed = padded_vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
-  return num_layers * layer + embed + hidden_size;
+  return total + embed + hidden_size;
+}
+
+int64_t ModelConfig::num_active_parameters() const {
+  int64_t idle = 0;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    if (is_moe_layer(i)) {
+      idle +=
+          (moe.num_experts - moe.num_experts_per_tok) * 3 * hidden_size * moe.moe_intermediate_size;
+    }
+  }
+  return num_parameters() - idle;
 }
 
 }  // namespace vime

@@ -1,10 +1,12 @@
-// The shape of a decoder-only transformer (Llama-3, Qwen2/2.5, Qwen3), read from an HF config.json
-// or from Megatron-style flags (MODEL_ARGS), and checked to agree when both are given. No torch.
+// The shape of a decoder-only transformer (Llama-3, Qwen2/2.5, Qwen3, and the mixture-of-experts
+// Qwen3-MoE and Qwen2-MoE), read from an HF config.json or from Megatron-style flags (MODEL_ARGS),
+// and checked to agree when both are given. No torch.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "vime/args.hpp"
 #include "vime/json.hpp"
@@ -19,8 +21,23 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 8192;
 };
 
+// The routed experts of an MoE model (HF Qwen3MoeConfig / Qwen2MoeConfig); num_experts == 0: dense.
+struct MoeConfig {
+  int64_t num_experts = 0;
+  int64_t num_experts_per_tok = 0;    // top-k
+  int64_t moe_intermediate_size = 0;  // each routed expert's FFN width
+  // Renormalise the top-k probabilities to sum to 1 (Megatron: without --moe-router-pre-softmax).
+  bool norm_topk_prob = true;
+  // HF: layer i is sparse when (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers.
+  int64_t decoder_sparse_step = 1;
+  std::vector<int64_t> mlp_only_layers;
+  double router_aux_loss_coef = 0.0;
+  // Qwen2-MoE: one shared expert of this width, scaled by sigmoid(shared_expert_gate(h)); 0: none.
+  int64_t shared_expert_intermediate_size = 0;
+};
+
 struct ModelConfig {
-  std::string model_type = "qwen3";  // "qwen3", "qwen2", "llama"
+  std::string model_type = "qwen3";  // "qwen3", "qwen2", "llama", "qwen3_moe", "qwen2_moe"
   int64_t vocab_size = 0;            // the HF vocab_size (rows of the HF embedding)
   int64_t padded_vocab_size = 0;     // rows of vime's embedding/output (multiple of 128 by default)
   int64_t hidden_size = 0;
@@ -36,6 +53,11 @@ struct ModelConfig {
   bool qkv_bias = false;  // Qwen2/2.5
   bool qk_norm = false;   // Qwen3
   int64_t max_position_embeddings = 32768;
+  MoeConfig moe;
+
+  bool is_moe() const { return moe.num_experts > 0; }
+  // Whether layer `index` runs the routed experts (else the dense MLP of intermediate_size).
+  bool is_moe_layer(int64_t index) const;
 
   // From an HF config.json object; `where` names the file in errors.
   static ModelConfig from_hf_json(const Json& config, const std::string& where);
@@ -51,7 +73,15 @@ struct ModelConfig {
   Json to_hf_json(const std::string& torch_dtype = "bfloat16") const;
   // Parameters, counting the padded vocabulary once (or twice when untied).
   int64_t num_parameters() const;
+  // The parameters one token runs through: num_parameters() less the routed experts it is not
+  // sent to (what MFU counts for an MoE model; num_parameters() for a dense one).
+  int64_t num_active_parameters() const;
 };
+
+// Megatron's --moe-layer-freq: an int N (layer i is MoE when i % N == 0) or a Python list
+// expression such as "[0]*3+[1]*45" or "[1, 1, 0]"; one entry per layer (1: MoE). Throws
+// UsageError naming the flag when it does not parse or has the wrong length.
+std::vector<int64_t> parse_moe_layer_freq(const std::string& text, int64_t num_layers);
 
 // Megatron's padding: the smallest multiple of `divisible_by` that is >= vocab_size.
 int64_t pad_vocab_size(int64_t vocab_size, int64_t divisible_by);

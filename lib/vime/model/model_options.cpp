@@ -1,10 +1,126 @@
 // Every flag the model area reads, in one place: the model's shape from flags (ModelConfig),
 // the check of a checkpoint's config against the flags, and activation recompute.
+#include <cctype>
+
 #include "vime/error.hpp"
 #include "vime/model/model.hpp"
 #include "vime/model/model_config.hpp"
 
 namespace vime {
+namespace {
+
+// The MoE flags vime accepts only with some values; each refusal names the flag and why.
+void check_moe_flags(const Args& args) {
+  if (!args.has("num_experts") || !args.is_set("num_experts")) return;
+  auto string_of = [&](const char* key) {
+    return args.has(key) && args.is_set(key) ? args.get_string(key) : std::string();
+  };
+  if (auto f = string_of("moe_router_score_function"); !f.empty() && f != "softmax") {
+    throw UsageError("--moe-router-score-function " + f +
+                     " is not supported yet; Qwen3-MoE and Qwen2-MoE route with softmax");
+  }
+  if (auto d = string_of("moe_router_dtype"); !d.empty() && d != "fp32") {
+    throw UsageError("--moe-router-dtype " + d +
+                     " is not supported; vime's router takes the softmax in fp32 (as HF does)");
+  }
+  if (args.has("moe_token_dispatcher_type") &&
+      args.source("moe_token_dispatcher_type") != ArgSource::kDefault) {
+    if (auto t = string_of("moe_token_dispatcher_type"); t != "alltoall") {
+      throw UsageError("--moe-token-dispatcher-type " + t +
+                       " is not supported yet; vime dispatches tokens all-to-all (alltoall)");
+    }
+  }
+  if (args.has("moe_aux_loss_coeff")) {
+    const Json& coeff = args.get("moe_aux_loss_coeff");
+    if (coeff.is_array() && coeff.size() > 1) {
+      throw UsageError(
+          "--moe-aux-loss-coeff takes one value in vime (one load-balancing type, aux_loss)");
+    }
+  }
+  if (args.has("moe_shared_expert_intermediate_size") &&
+      args.is_set("moe_shared_expert_intermediate_size") &&
+      !args.get_bool("moe_shared_expert_gate")) {
+    throw UsageError(
+        "--moe-shared-expert-intermediate-size without --moe-shared-expert-gate is not supported; "
+        "vime's shared expert is Qwen2-MoE's, scaled by a sigmoid gate");
+  }
+}
+
+double first_double(const Json& value) {
+  if (value.is_null()) return 0.0;
+  if (value.is_array()) return value.size() == 0 ? 0.0 : value.at(0).as_double();
+  return value.as_double();
+}
+
+// One entry per layer, 1 where the layer is MoE.
+std::vector<int64_t> moe_pattern(const ModelConfig& c) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < c.num_layers; ++i) out.push_back(c.is_moe_layer(i) ? 1 : 0);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_moe_layer_freq(const std::string& text, int64_t num_layers) {
+  const std::string flag = "--moe-layer-freq " + text;
+  std::string s;
+  for (char ch : text)
+    if (!std::isspace(static_cast<unsigned char>(ch))) s += ch;
+  auto bad = [&](const std::string& why) {
+    return UsageError(flag + ": " + why +
+                      " (an int N, or a list pattern such as [0]*1+[1]*47 or [1,1,0])");
+  };
+  if (s.empty()) throw bad("empty");
+  std::vector<int64_t> out;
+  if (s.find('[') == std::string::npos) {
+    int64_t n = 0;
+    try {
+      size_t used = 0;
+      n = std::stoll(s, &used);
+      if (used != s.size()) throw bad("not an int");
+    } catch (const std::logic_error&) {
+      throw bad("not an int");
+    }
+    if (n < 1) throw bad("must be >= 1");
+    for (int64_t i = 0; i < num_layers; ++i) out.push_back(i % n == 0 ? 1 : 0);
+    return out;
+  }
+  while (s.size() >= 2 && s.front() == '(' && s.back() == ')') s = s.substr(1, s.size() - 2);
+  size_t pos = 0;
+  auto read_int = [&]() {
+    size_t start = pos;
+    while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) ++pos;
+    if (start == pos) throw bad("expected a number at \"" + s.substr(start) + "\"");
+    return std::stoll(s.substr(start, pos - start));
+  };
+  while (pos < s.size()) {
+    if (s[pos] != '[') throw bad("expected '[' at \"" + s.substr(pos) + "\"");
+    ++pos;
+    std::vector<int64_t> term;
+    while (pos < s.size() && s[pos] != ']') {
+      term.push_back(read_int());
+      if (term.back() > 1) throw bad("entries must be 0 or 1");
+      if (pos < s.size() && s[pos] == ',') ++pos;
+    }
+    if (pos >= s.size()) throw bad("missing ']'");
+    ++pos;
+    int64_t repeat = 1;
+    if (pos < s.size() && s[pos] == '*') {
+      ++pos;
+      repeat = read_int();
+    }
+    for (int64_t r = 0; r < repeat; ++r) out.insert(out.end(), term.begin(), term.end());
+    if (pos < s.size()) {
+      if (s[pos] != '+') throw bad("expected '+' at \"" + s.substr(pos) + "\"");
+      ++pos;
+    }
+  }
+  if (static_cast<int64_t>(out.size()) != num_layers) {
+    throw bad("has " + std::to_string(out.size()) + " entries for " + std::to_string(num_layers) +
+              " layers");
+  }
+  return out;
+}
 
 ModelConfig ModelConfig::from(const Args& args) {
   auto need = [&](const char* key) {
@@ -34,6 +150,38 @@ ModelConfig ModelConfig::from(const Args& args) {
   if (args.get_bool("use_rope_scaling")) {
     c.rope_scaling.type = "llama3";
     c.rope_scaling.factor = args.get_double("rope_scaling_factor");
+  }
+  if (args.has("num_experts") && args.is_set("num_experts")) {
+    check_moe_flags(args);
+    auto& m = c.moe;
+    m.num_experts = args.get_int("num_experts");
+    m.num_experts_per_tok = args.get_int("moe_router_topk");
+    m.moe_intermediate_size = args.is_set("moe_ffn_hidden_size")
+                                  ? args.get_int("moe_ffn_hidden_size")
+                                  : c.intermediate_size;
+    // Megatron's default (post-softmax) routing takes the softmax over the top-k logits, which
+    // is HF's renormalised top-k; --moe-router-pre-softmax keeps the full softmax's values.
+    m.norm_topk_prob = !args.get_bool("moe_router_pre_softmax");
+    m.router_aux_loss_coef = first_double(args.get("moe_aux_loss_coeff"));
+    const auto pattern = parse_moe_layer_freq(args.get_string("moe_layer_freq"), c.num_layers);
+    for (int64_t i = 0; i < c.num_layers; ++i)
+      if (pattern[i] == 0) m.mlp_only_layers.push_back(i);
+    if (args.is_set("moe_shared_expert_intermediate_size")) {
+      m.shared_expert_intermediate_size = args.get_int("moe_shared_expert_intermediate_size");
+    }
+    if (m.num_experts < 1 || m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_experts) {
+      throw UsageError("--moe-router-topk " + std::to_string(m.num_experts_per_tok) +
+                       ": must be in [1, --num-experts]");
+    }
+    if (c.qk_norm && m.shared_expert_intermediate_size == 0) {
+      c.model_type = "qwen3_moe";
+    } else if (!c.qk_norm && c.qkv_bias && m.shared_expert_intermediate_size > 0) {
+      c.model_type = "qwen2_moe";
+    } else {
+      throw UsageError(
+          "--num-experts: vime's MoE models are Qwen3-MoE (--qk-layernorm, no shared expert) and "
+          "Qwen2-MoE (--add-qkv-bias with --moe-shared-expert-intermediate-size)");
+    }
   }
   c.padded_vocab_size =
       args.is_set("padded_vocab_size")
@@ -68,6 +216,27 @@ void ModelConfig::check_agrees_with_args(const Args& args) const {
   if (args.is_set("num_layers")) {  // only when a MODEL_ARGS preset was passed
     check_bool("qk_layernorm", qk_norm);
     check_bool("untie_embeddings_and_output_weights", !tie_word_embeddings);
+  }
+  const bool flags_moe = args.has("num_experts") && args.is_set("num_experts");
+  if (args.is_set("num_layers") && is_moe() && !flags_moe) {
+    throw UsageError("--num-experts is missing but the checkpoint's config.json is a " +
+                     model_type + " model; fix the model preset");
+  }
+  if (!flags_moe) return;
+  check_moe_flags(args);
+  if (!is_moe()) {
+    throw UsageError("--num-experts is set but the checkpoint's config.json is a dense " +
+                     model_type + " model; fix the model preset");
+  }
+  check("num_experts", moe.num_experts);
+  check("moe_router_topk", moe.num_experts_per_tok);
+  check("moe_ffn_hidden_size", moe.moe_intermediate_size);
+  check("moe_shared_expert_intermediate_size", moe.shared_expert_intermediate_size);
+  check_bool("moe_router_pre_softmax", !moe.norm_topk_prob);
+  if (parse_moe_layer_freq(args.get_string("moe_layer_freq"), num_layers) != moe_pattern(*this)) {
+    throw UsageError("--moe-layer-freq " + args.get_string("moe_layer_freq") +
+                     " disagrees with the checkpoint's config.json (decoder_sparse_step, "
+                     "mlp_only_layers); fix the model preset");
   }
 }
 

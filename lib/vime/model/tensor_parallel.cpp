@@ -135,6 +135,16 @@ void check_tensor_parallel_shape(const ModelConfig& c, int tp) {
                      " key/value heads neither split over nor replicate evenly on " +
                      std::to_string(tp) + " ranks");
   }
+  if (c.is_moe() && c.moe.moe_intermediate_size % tp != 0) {
+    throw UsageError(tp_flag(tp) + ": the experts' FFN size " +
+                     std::to_string(c.moe.moe_intermediate_size) + " does not split over " +
+                     std::to_string(tp) + " ranks");
+  }
+  if (c.moe.shared_expert_intermediate_size % tp != 0) {
+    throw UsageError(tp_flag(tp) + ": the shared expert's FFN size " +
+                     std::to_string(c.moe.shared_expert_intermediate_size) +
+                     " does not split over " + std::to_string(tp) + " ranks");
+  }
   if (c.intermediate_size % tp != 0) {
     throw UsageError(tp_flag(tp) + ": the FFN size " + std::to_string(c.intermediate_size) +
                      " does not split over " + std::to_string(tp) + " ranks");
@@ -172,12 +182,21 @@ TpSlice tp_slice(const std::string& name, const ModelConfig& c, const TensorPara
     }
   } else if (ends_with(name, "self_attn.o_proj.weight")) {
     split(1, c.num_attention_heads * c.head_dim);
+  } else if (ends_with(name, "mlp.experts.gate_proj") || ends_with(name, "mlp.experts.up_proj")) {
+    split(1, c.moe.moe_intermediate_size);  // [experts, ffn, hidden]
+  } else if (ends_with(name, "mlp.experts.down_proj")) {
+    split(2, c.moe.moe_intermediate_size);  // [experts, hidden, ffn]
+  } else if (ends_with(name, "mlp.shared_expert.gate_proj.weight") ||
+             ends_with(name, "mlp.shared_expert.up_proj.weight")) {
+    split(0, c.moe.shared_expert_intermediate_size);
+  } else if (ends_with(name, "mlp.shared_expert.down_proj.weight")) {
+    split(1, c.moe.shared_expert_intermediate_size);
   } else if (ends_with(name, "mlp.gate_proj.weight") || ends_with(name, "mlp.up_proj.weight")) {
     split(0, c.intermediate_size);
   } else if (ends_with(name, "mlp.down_proj.weight")) {
     split(1, c.intermediate_size);
   } else {
-    s.is_duplicate = r != 0;  // norms: the same on every rank
+    s.is_duplicate = r != 0;  // norms, the router, the shared expert's gate: the same everywhere
   }
   return s;
 }

@@ -2,9 +2,10 @@
 // holds, and the autograd-correct collectives between the parallel layers (Megatron's conjugate
 // f/g operators). Column-parallel: q/k/v projections (and their biases), gate and up; row-parallel:
 // o_proj and down; vocab-parallel: the embedding and the output layer (rows of the padded
-// vocabulary). Norms are replicated. With fewer key/value heads than ranks, each KV head is held
-// by tp / num_key_value_heads consecutive ranks (as Megatron-LM and vLLM replicate them); their
-// gradients are summed over the replicas so the copies stay equal.
+// vocabulary). MoE layers split every expert's FFN width (and the shared expert's) the same way;
+// norms, the router and the shared expert's gate are replicated. With fewer key/value heads than
+// ranks, each KV head is held by tp / num_key_value_heads consecutive ranks (as Megatron-LM and
+// vLLM replicate them); their gradients are summed over the replicas so the copies stay equal.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -7,6 +7,7 @@
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/error.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/moe.hpp"
 
 namespace vime::serve {
 namespace {
@@ -37,6 +38,24 @@ void load_hf_weights(const std::filesystem::path& dir, Model& model) {
   for (const auto& [name, t] : tensors) by_name[name] = &t;
   for (const auto& [name, param] : model.named_parameters()) {
     auto it = by_name.find(name);
+    if (it == by_name.end() && !per_expert_name(name, 0).empty()) {
+      // Stacked experts from the Hub's one tensor per expert (or transformers 5's fused
+      // gate_up_proj, whose shape load_tensors checks).
+      if (by_name.count(name.substr(0, name.rfind('.') + 1) + "gate_up_proj") > 0) continue;
+      for (int64_t j = 0; j < param.size(0); ++j) {
+        const std::string expert = per_expert_name(name, j);
+        auto e = by_name.find(expert);
+        if (e == by_name.end()) {
+          throw Error(where + ": tensor \"" + expert + "\" is missing; the old weights are kept");
+        }
+        if (e->second->sizes() != param[j].sizes() || !e->second->is_floating_point()) {
+          throw Error(where + ": tensor \"" + expert + "\" has shape " +
+                      c10::str(e->second->sizes()) + ", the model needs " +
+                      c10::str(param[j].sizes()) + "; the old weights are kept");
+        }
+      }
+      continue;
+    }
     if (it == by_name.end()) {
       throw Error(where + ": tensor \"" + name + "\" is missing; the old weights are kept");
     }

@@ -3,8 +3,11 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include <optional>
+
 #include "vime/core/crash_point.hpp"
 #include "vime/error.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/train/advantages.hpp"
 #include "vime/train/context_parallel_rows.hpp"
 #include "vime/train/device_metrics.hpp"
@@ -94,12 +97,27 @@ void add_masked_mean(DeviceMetrics& metrics, const char* name,
   metrics.add(std::string("rollout/") + name, at::stack(means).mean());
 }
 
+// --moe-aux-loss-coeff (Megatron's list form: the first value).
+double moe_aux_loss_coeff(const Args& args) {
+  if (!args.has("moe_aux_loss_coeff")) return 0.0;
+  const Json& value = args.get("moe_aux_loss_coeff");
+  if (value.is_null()) return 0.0;
+  if (value.is_array()) return value.size() == 0 ? 0.0 : value.at(0).as_double();
+  return value.as_double();
+}
+
 }  // namespace
 
 Actor::Actor(const Args& args, Model& model, Model* ref_model, RankReducer& reducer)
     : ctx_(args), model_(model), ref_model_(ref_model), reducer_(reducer) {
   ctx_.options.batching.flops_linear_coeff = 6.0 * static_cast<double>(model.config().hidden_size);
   ctx_.options.batching.context_parallel_size = model.context_parallel().size;
+  if (model.config().is_moe() && moe_aux_loss_coeff(args) != 0 &&
+      RecomputeOptions::from(args).enabled) {
+    throw UsageError(
+        "--moe-aux-loss-coeff with --recompute-granularity full is not supported yet: a recomputed "
+        "layer's load-balancing loss has no gradient");
+  }
   optimizer_ =
       std::make_unique<Optimizer>(trainable_parameters(model, args), OptimizerConfig::from(args),
                                   reducer.process_group(), TensorParallelNorm::of(model));
@@ -306,18 +324,35 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
                            ? grad_ranks / std::max(step_tokens, 1.0)
                            : grad_ranks / static_cast<double>(plan.samples.size());
   DeviceMetrics loss_metrics;
-  for (const auto& mb : plan.per_rank[reducer_.rank()]) {
+  const auto& micro_batches = plan.per_rank[reducer_.rank()];
+  const bool is_moe = model_.config().is_moe();
+  const double aux_coeff = is_moe ? moe_aux_loss_coeff(ctx_.args) : 0.0;
+  for (const auto& mb : micro_batches) {
     auto lb = LossBatch::of(batch, data, mb, model_.device());
+    MoeRouting routing;
+    std::optional<MoeRoutingScope> routing_scope;
+    if (is_moe) routing_scope.emplace(&routing);
     auto forward = forward_response(model_, lb.packed, lb.total_lengths, lb.response_lengths,
                                     options, /*for_training=*/true,
                                     /*with_logits=*/static_cast<bool>(ctx_.plugins.custom_loss));
+    routing_scope.reset();
     if (!first_step_log_probs.empty()) {
       auto parts = lb.split(forward.response.log_probs.detach());
       for (size_t k = 0; k < mb.size(); ++k) first_step_log_probs[mb[k]] = parts[k];
     }
     auto out =
         loss_function(ctx_, lb, forward, sum_of_sample_mean(lb, options.calculate_per_token_loss));
-    (out.loss * scale).backward();
+    auto total = out.loss * scale;
+    if (!routing.aux_losses.empty()) {
+      // Megatron's load-balancing loss: each MoE layer's, times --moe-aux-loss-coeff, its
+      // gradient divided by the rank's micro-batches (MoEAuxLossAutoScaler) before the ranks'
+      // mean; logged as the mean over the MoE layers (load_balancing_loss).
+      const double per_micro_batch = 1.0 / static_cast<double>(micro_batches.size());
+      auto aux = at::stack(routing.aux_losses);
+      if (aux_coeff != 0) total = total + aux.sum() * (aux_coeff * per_micro_batch);
+      loss_metrics.add("load_balancing_loss", aux.mean().detach(), per_micro_batch, dp);
+    }
+    total.backward();
     optimizer_->accumulate_grads();
     loss_metrics.add(out.metrics, scale, grad_ranks);
   }

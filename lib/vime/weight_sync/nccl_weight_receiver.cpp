@@ -7,6 +7,7 @@
 
 #include "vime/error.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/weight_sync/base64.hpp"
 #include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
@@ -25,11 +26,18 @@ bool is_vocab_tensor(const std::string& name) {
 at::Tensor destination(const std::map<std::string, at::Tensor>& params, const TensorMeta& meta,
                        std::string& problem) {
   auto it = params.find(meta.name);
-  if (it == params.end()) {
+  at::Tensor expert;  // the Hub's per-expert name: that expert's slice of the stacked parameter
+  if (auto stacked = stacked_expert_of(meta.name); it == params.end() && stacked) {
+    if (auto s = params.find(stacked->first);
+        s != params.end() && stacked->second < s->second.size(0)) {
+      expert = s->second.select(0, stacked->second);
+    }
+  }
+  if (it == params.end() && !expert.defined()) {
     if (meta.name != "lm_head.weight") problem = "\"" + meta.name + "\" is not a model parameter";
     return {};  // lm_head.weight of a tied model: nothing to update
   }
-  const at::Tensor& param = it->second;
+  const at::Tensor& param = expert.defined() ? expert : it->second;
   const auto& s = meta.shape;
   if (is_vocab_tensor(meta.name) && s.size() == 2 && param.dim() == 2 && s[1] == param.size(1) &&
       s[0] <= param.size(0)) {

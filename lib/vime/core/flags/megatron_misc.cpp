@@ -95,16 +95,18 @@ constexpr FlagSpec kFlags[] = {
     {"--use-fused-weighted-squared-relu", kStoreTrue, nullptr,
      "Use the fused weighted squared-ReLU kernel in MoE.", kNoEffect},
 
-    // --- MoE kernels and dispatch (no MoE in vime yet; --num-experts is refused)
-    {"--moe-grouped-gemm", kStoreTrue, nullptr, "Run local experts as one grouped GEMM.",
-     kNoEffect},
+    // --- MoE kernels and dispatch (model/moe.hpp always permutes tokens by expert and runs the
+    // experts as one grouped GEMM)
+    {"--moe-grouped-gemm", kStoreTrue, nullptr,
+     "Run local experts as one grouped GEMM (what vime's MoE block always does)."},
     {"--moe-use-legacy-grouped-gemm", kStoreTrue, nullptr, "Use the legacy GroupedMLP.", kNoEffect},
-    {"--moe-permute-fusion", kStoreTrue, nullptr, "Fuse the token permutation of MoE dispatch.",
-     kNoEffect},
+    {"--moe-permute-fusion", kStoreTrue, nullptr,
+     "Fuse the token permutation of MoE dispatch (what vime's MoE block always does)."},
     {"--moe-router-fusion", kStoreTrue, nullptr, "Fuse top-k routing and the aux-loss computation.",
      kNoEffect},
-    {"--moe-token-dispatcher-type", kString, "allgather", "How tokens are sent to their experts.",
-     kNoEffect, "allgather|alltoall|flex"},
+    {"--moe-token-dispatcher-type", kString, "allgather",
+     "How tokens are sent to their experts; with --num-experts vime accepts alltoall only.", kYes,
+     "allgather|alltoall|flex"},
     {"--moe-enable-deepep", kStoreTrue, nullptr, "Dispatch tokens with DeepEP.", kNoEffect},
     {"--moe-deepep-num-sms", kInt, "20", "SMs DeepEP may use.", kNoEffect},
     {"--moe-shared-expert-overlap", kStoreTrue, nullptr,

@@ -1,8 +1,9 @@
 // Model: Megatron's architecture flags as slime's scripts/models presets pass them (MODEL_ARGS).
-// vime's model is a decoder-only transformer: Llama-3, Qwen2/2.5 (qkv bias), Qwen3 (q/k RMSNorm);
-// GQA, RoPE (rotary base, Llama-3 scaling), RMSNorm, SwiGLU, tied or untied embeddings. Names,
-// dests and defaults are Megatron-LM's (megatron/training/arguments.py); MoE, MLA and exotic
-// attention are kNotYet.
+// vime's model is a decoder-only transformer: Llama-3, Qwen2/2.5 (qkv bias), Qwen3 (q/k RMSNorm),
+// Qwen3-MoE and Qwen2-MoE (softmax top-k routing, a gated shared expert); GQA, RoPE (rotary base,
+// Llama-3 scaling), RMSNorm, SwiGLU, tied or untied embeddings. Names, dests and defaults are
+// Megatron-LM's (megatron/training/arguments.py); other MoE routers, MLA and exotic attention are
+// kNotYet.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {
@@ -125,27 +126,30 @@ constexpr FlagSpec kFlags[] = {
     {"--mrope-section", kIntList, nullptr,
      "Channel split of multimodal RoPE (temporal, height, width).", kNotYet},
 
-    // --- mixture of experts (vime has no MoE layers yet)
+    // --- mixture of experts (Qwen3-MoE, Qwen2-MoE; model/moe.hpp)
     {"--num-experts", kInt, nullptr,
-     "Number of routed experts per MoE layer; unset means a dense model.", kNotYet},
+     "Number of routed experts per MoE layer; unset means a dense model."},
     {"--moe-layer-freq", kString, "1",
-     "Which layers are MoE: N for every N-th layer, or a Python list pattern such as [0]*3+[1]*58.",
-     kNotYet},
+     "Which layers are MoE: N for every N-th layer, or a Python list pattern such as "
+     "[0]*3+[1]*58."},
     {"--moe-ffn-hidden-size", kInt, nullptr,
-     "Inner width of each routed expert's MLP; --ffn-hidden-size when unset.", kNotYet},
+     "Inner width of each routed expert's MLP; --ffn-hidden-size when unset."},
     {"--moe-shared-expert-intermediate-size", kInt, nullptr,
-     "Total inner width of the shared experts; unset means no shared expert.", kNotYet},
+     "Inner width of the shared expert (Qwen2-MoE); unset means no shared expert."},
     {"--moe-shared-expert-gate", kStoreTrue, nullptr,
-     "Scale the shared experts' output by a learned sigmoid gate (Qwen3.5 MoE).", kNotYet},
-    {"--moe-router-topk", kInt, "2", "Experts each token is routed to.", kNotYet},
-    {"--moe-router-score-function", kString, "softmax", "Router scoring function.", kNotYet,
+     "Scale the shared expert's output by a learned sigmoid gate (Qwen2-MoE; required with a "
+     "shared expert)."},
+    {"--moe-router-topk", kInt, "2", "Experts each token is routed to."},
+    {"--moe-router-score-function", kString, "softmax",
+     "Router scoring function; vime implements softmax (Qwen3-MoE, Qwen2-MoE).", kNotYet,
      "softmax|sigmoid"},
     {"--moe-router-pre-softmax", kStoreTrue, nullptr,
-     "Normalize router scores before the top-k selection instead of after it.", kNotYet},
+     "Keep the full softmax's top-k values instead of renormalising them (HF norm_topk_prob "
+     "false)."},
     {"--moe-router-dtype", kString, nullptr,
-     "Precision of the routing computation and expert output weighting; unset keeps the model "
-     "dtype.",
-     kNotYet, "fp32|fp64"},
+     "Precision of the routing softmax; vime always takes it in fp32 (HF's order) and refuses "
+     "fp64.",
+     kYes, "fp32|fp64"},
     {"--moe-router-num-groups", kInt, nullptr,
      "Expert groups for group-limited routing (DeepSeek-V3 style).", kNotYet},
     {"--moe-router-group-topk", kInt, nullptr,
@@ -159,8 +163,9 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-router-load-balancing-type", kStringList, "aux_loss",
      "Load-balancing strategy (one, or one per layer group).", kNotYet,
      "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|none"},
-    {"--moe-aux-loss-coeff", kFloatList, "0.0", "Weight of the load-balancing auxiliary loss.",
-     kNotYet},
+    {"--moe-aux-loss-coeff", kFloatList, "0.0",
+     "Weight of the load-balancing auxiliary loss (Megatron's switch_load_balancing_loss_func), "
+     "logged as train/load_balancing_loss; the first value applies to every MoE layer."},
     {"--moe-z-loss-coeff", kFloat, nullptr, "Weight of the router z-loss.", kNotYet},
     {"--moe-input-jitter-eps", kFloat, nullptr,
      "Multiplicative noise applied to the router input during training.", kNotYet},

@@ -22,7 +22,8 @@ constexpr FlagSpec kFlags[] = {
      "rank's share. tensor x context parallel size must divide the trainer's ranks."},
     {"--expert-model-parallel-size", kInt, "1", "Expert-parallel degree for MoE layers.", kNotYet},
     {"--expert-tensor-parallel-size", kInt, nullptr,
-     "Tensor-parallel degree inside MoE experts; only MoE layers use it and vime has none yet.",
+     "Tensor-parallel degree inside MoE experts; vime splits every expert's FFN over the "
+     "tensor-parallel group like the dense MLP (the same results, another memory layout).",
      kNoEffect},
     {"--sequence-parallel", kStoreTrue, nullptr,
      "Shard norms and dropout along the sequence across the tensor-parallel group; Megatron turns "

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -49,12 +50,19 @@ int main(int argc, char** argv) {
   const int failed = Catch::Session().run(argc, argv);
   const auto& c = vime::test::counts();
   int skipped = 0;
+  // $VIME_SKIP_LOG (scripts/test.sh) collects the counts of every vime_tests process of a run.
+  const char* log_path = std::getenv("VIME_SKIP_LOG");
+  std::FILE* log = log_path != nullptr ? std::fopen(log_path, "a") : nullptr;
   for (const auto& [reason, n] : c.skipped_by_reason) {
     skipped += n;
     const bool gpu = reason == vime::test::kNoCuda;
-    std::printf("%d %scase%s skipped (%s)\n", n, gpu ? "GPU " : "", n == 1 ? "" : "s",
-                reason.c_str());
+    for (std::FILE* out : {stdout, log}) {
+      if (out != nullptr)
+        std::fprintf(out, "%d %scase%s skipped (%s)\n", n, gpu ? "GPU " : "", n == 1 ? "" : "s",
+                     reason.c_str());
+    }
   }
+  if (log != nullptr) std::fclose(log);
   if (failed == 0 && skipped > 0 && skipped == c.cases_run) return vime::test::kSkipExitCode;
   return failed;
 }

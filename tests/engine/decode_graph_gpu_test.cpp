@@ -302,7 +302,7 @@ TEST_CASE("split-K decode graphs give the unsplit engine's greedy output", "[gpu
 // gives an eager engine's output on the updated model.
 TEST_CASE("CUDA-graph decode with LoRA adapters follows an in-place adapter update",
           "[gpu][engine_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   auto model = kernel_sized_model(at::kFloat);
   vime::LoraConfig lora;
   lora.rank = 8;

@@ -66,11 +66,10 @@ TEST_CASE("flash varlen attention equals the math path in bf16, gradients too", 
 // bottom right, as the math path aligns it.
 TEST_CASE("flash attention with fewer queries than keys aligns the causal mask at the end",
           "[gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   if (!vime::flash_attention_available(
           at::zeros({1}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16)))) {
-    WARN("this LibTorch has no flash varlen attention: skipped");
-    return;
+    VIME_SKIP("this LibTorch has no flash varlen attention");
   }
   auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   // Chunks of 64 queries against 64, 256 and 128 keys; one of 3 against 3 (a short sample).

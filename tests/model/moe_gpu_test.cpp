@@ -6,17 +6,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/skip.hpp"
 #include "vime/core/torch_compat.hpp"
 #include "vime/model/grouped_gemm.hpp"
 #include "vime/model/moe.hpp"
 
 namespace {
-
-bool skip_without_cuda() {
-  if (at::hasCUDA()) return false;
-  WARN("CUDA is not available here: skipped");
-  return true;
-}
 
 at::Tensor cpu_normal(std::vector<int64_t> shape, double scale, uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
@@ -27,7 +22,7 @@ at::Tensor cpu_normal(std::vector<int64_t> shape, double scale, uint64_t seed) {
 
 TEST_CASE("the grouped GEMM on CUDA equals the per-segment loop, gradients too",
           "[gpu][model_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   // 8 groups, one empty, rows 16-byte aligned: 64 in, 32 out (the down projection's shape swapped).
   const std::vector<int32_t> sizes{5, 0, 17, 1, 9, 30, 2, 8};
   std::vector<int32_t> ends;
@@ -56,7 +51,7 @@ TEST_CASE("the grouped GEMM on CUDA equals the per-segment loop, gradients too",
 }
 
 TEST_CASE("the MoE block on CUDA matches the CPU", "[gpu][model_gpu]") {
-  if (skip_without_cuda()) return;
+  VIME_SKIP_WITHOUT_CUDA();
   vime::MoeConfig config;
   config.num_experts = 16;
   config.num_experts_per_tok = 4;

@@ -497,13 +497,12 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
         ab.push_back(m->active() ? m->a : empty);
         ab.push_back(m->active() ? m->b : empty);
       }
-      x = LayerRecompute::apply(&context, &w, x, s.input_norm, s.q_weight, s.q_bias, s.k_weight,
-                                s.k_bias, s.v_weight, s.v_bias, s.o_weight, s.q_norm, s.k_norm,
-                                s.post_norm, s.gate_weight, s.up_weight, s.down_weight,
-                                s.moe.router, s.moe.gate, s.moe.up, s.moe.down, s.moe.shared_gate,
-                                s.moe.shared_up, s.moe.shared_down, s.moe.shared_expert_gate,
-                                ab[0], ab[1], ab[2], ab[3], ab[4], ab[5], ab[6], ab[7], ab[8],
-                                ab[9], ab[10], ab[11], ab[12], ab[13])[0];
+      x = LayerRecompute::apply(
+          &context, &w, x, s.input_norm, s.q_weight, s.q_bias, s.k_weight, s.k_bias, s.v_weight,
+          s.v_bias, s.o_weight, s.q_norm, s.k_norm, s.post_norm, s.gate_weight, s.up_weight,
+          s.down_weight, s.moe.router, s.moe.gate, s.moe.up, s.moe.down, s.moe.shared_gate,
+          s.moe.shared_up, s.moe.shared_down, s.moe.shared_expert_gate, ab[0], ab[1], ab[2], ab[3],
+          ab[4], ab[5], ab[6], ab[7], ab[8], ab[9], ab[10], ab[11], ab[12], ab[13])[0];
     } else {
       x = layer_math(l, x, context);
     }

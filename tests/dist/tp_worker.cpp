@@ -9,6 +9,7 @@
 // tensor-parallel size), trained alone; the gradients and parameters written are the adapters'.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
 
 #include <chrono>
 #include <cstdio>

@@ -98,10 +98,10 @@ constexpr FlagSpec kFlags[] = {
     // --- MoE kernels and dispatch (model/moe.hpp always permutes tokens by expert and runs the
     // experts as one grouped GEMM)
     {"--moe-grouped-gemm", kStoreTrue, nullptr,
-     "Run local experts as one grouped GEMM (what vime's MoE block always does)."},
+     "Run local experts as one grouped GEMM (what vime's MoE block always does).", kNoEffect},
     {"--moe-use-legacy-grouped-gemm", kStoreTrue, nullptr, "Use the legacy GroupedMLP.", kNoEffect},
     {"--moe-permute-fusion", kStoreTrue, nullptr,
-     "Fuse the token permutation of MoE dispatch (what vime's MoE block always does)."},
+     "Fuse the token permutation of MoE dispatch (what vime's MoE block always does).", kNoEffect},
     {"--moe-router-fusion", kStoreTrue, nullptr, "Fuse top-k routing and the aux-loss computation.",
      kNoEffect},
     {"--moe-token-dispatcher-type", kString, "allgather",

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "support/moe_layouts.hpp"
 #include "support/test_support.hpp"
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/atomic_file.hpp"
@@ -127,26 +128,7 @@ TEST_CASE("convert-hf: MoE checkpoints round trip in both expert layouts", "[ckp
     fs::remove(origin / "logits.safetensors");
     auto hub = vime::ckpt::read_safetensors_dir(origin);
     for (auto& [n, t] : hub) t = t.to(at::kBFloat16);
-    std::map<std::string, at::Tensor> hub_by_name(hub.begin(), hub.end());
-    vime::ckpt::NamedTensors written;
-    if (!fused) {
-      written = hub;
-    } else {  // every layer's experts stacked as transformers 5 holds them
-      for (const auto& [n, t] : hub)
-        if (n.find(".mlp.experts.") == std::string::npos) written.emplace_back(n, t);
-      for (int layer : {0, 2}) {
-        const std::string p = "model.layers." + std::to_string(layer) + ".mlp.experts.";
-        std::vector<at::Tensor> gate_up, down;
-        for (int e = 0; e < 10; ++e) {
-          const std::string x = p + std::to_string(e) + ".";
-          gate_up.push_back(
-              at::cat({hub_by_name[x + "gate_proj.weight"], hub_by_name[x + "up_proj.weight"]}, 0));
-          down.push_back(hub_by_name[x + "down_proj.weight"]);
-        }
-        written.emplace_back(p + "gate_up_proj", at::stack(gate_up, 0));
-        written.emplace_back(p + "down_proj", at::stack(down, 0));
-      }
-    }
+    const auto written = fused ? vime::test::fuse_experts_like_transformers5(hub, {0, 2}, 10) : hub;
     vime::ckpt::write_safetensors(origin / "model.safetensors", written);
 
     const auto ckpt = dir.path() / "ckpt";

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "support/moe_layouts.hpp"
 #include "support/test_support.hpp"
 #include "vime/ckpt/model_io.hpp"
 #include "vime/ckpt/safetensors.hpp"
@@ -337,23 +338,8 @@ TEST_CASE("MoE weights load from both expert layouts and save in the Hub's, bit-
   vime::test::TempDir dir;
   auto hub = vime::ckpt::read_safetensors_dir(kGolden + "tiny_qwen3_moe");
   for (auto& [name, t] : hub) t = t.to(at::kBFloat16);
-  std::map<std::string, at::Tensor> hub_by_name(hub.begin(), hub.end());
   // transformers 5: mlp.experts.gate_up_proj [E, 2F, H] (gate rows first), down_proj [E, H, F].
-  vime::ckpt::NamedTensors fused;
-  for (const auto& [name, t] : hub)
-    if (name.find(".mlp.experts.") == std::string::npos) fused.emplace_back(name, t);
-  for (int layer : {0, 2}) {
-    const std::string p = "model.layers." + std::to_string(layer) + ".mlp.experts.";
-    std::vector<at::Tensor> gate_up, down;
-    for (int e = 0; e < 10; ++e) {
-      const std::string x = p + std::to_string(e) + ".";
-      gate_up.push_back(
-          at::cat({hub_by_name[x + "gate_proj.weight"], hub_by_name[x + "up_proj.weight"]}, 0));
-      down.push_back(hub_by_name[x + "down_proj.weight"]);
-    }
-    fused.emplace_back(p + "gate_up_proj", at::stack(gate_up, 0));
-    fused.emplace_back(p + "down_proj", at::stack(down, 0));
-  }
+  const auto fused = vime::test::fuse_experts_like_transformers5(hub, {0, 2}, 10);
   for (const auto& [layout, tensors] : {std::pair{"hub", hub}, std::pair{"fused", fused}}) {
     CAPTURE(layout);
     const auto in = dir.path() / (std::string(layout) + "_in");

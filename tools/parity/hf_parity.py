@@ -59,6 +59,19 @@ MODELS = {
 LENGTHS = [37, 200, 5, 129]
 
 
+def write_tokens(out):
+    """Seeds torch, draws the LENGTHS sequences and writes them packed for vime_dump_logits."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    seqs = [torch.randint(0, COMMON["vocab_size"], (n,), generator=g) for n in LENGTHS]
+    tokens_path = os.path.join(out, "tokens.safetensors")
+    cu = [0]
+    for s in seqs:
+        cu.append(cu[-1] + len(s))
+    save_file({"tokens": torch.cat(seqs), "cu_seqlens": torch.tensor(cu)}, tokens_path)
+    return seqs, tokens_path
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--vime-dump", required=True)
@@ -67,14 +80,7 @@ def main():
     p.add_argument("--tp", type=int, default=1)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    torch.manual_seed(0)
-    g = torch.Generator().manual_seed(1)
-    seqs = [torch.randint(0, COMMON["vocab_size"], (n,), generator=g) for n in LENGTHS]
-    tokens_path = os.path.join(a.out, "tokens.safetensors")
-    cu = [0]
-    for s in seqs:
-        cu.append(cu[-1] + len(s))
-    save_file({"tokens": torch.cat(seqs), "cu_seqlens": torch.tensor(cu)}, tokens_path)
+    seqs, tokens_path = write_tokens(a.out)
     failed = False
     for name, (config_cls, model_cls, kwargs) in MODELS.items():
         config = config_cls(**kwargs)

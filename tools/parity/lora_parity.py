@@ -26,7 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_parity import COMMON, LENGTHS, MODELS  # noqa: E402
+from hf_parity import LENGTHS, MODELS, write_tokens  # noqa: E402
 
 RANK, ALPHA = 8, 16
 TARGETS = {
@@ -93,14 +93,7 @@ def main():
     p.add_argument("--tp", type=int, default=1)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    torch.manual_seed(0)
-    g = torch.Generator().manual_seed(1)
-    seqs = [torch.randint(0, COMMON["vocab_size"], (n,), generator=g) for n in LENGTHS]
-    tokens_path = os.path.join(a.out, "tokens.safetensors")
-    cu = [0]
-    for s in seqs:
-        cu.append(cu[-1] + len(s))
-    save_file({"tokens": torch.cat(seqs), "cu_seqlens": torch.tensor(cu)}, tokens_path)
+    seqs, tokens_path = write_tokens(a.out)
     failed = False
     for name in ("qwen3", "qwen2"):
         config_cls, model_cls, kwargs = MODELS[name]

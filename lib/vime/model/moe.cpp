@@ -8,6 +8,7 @@
 #include "vime/error.hpp"
 #include "vime/model/grouped_gemm.hpp"
 #include "vime/model/layers.hpp"
+#include "vime/model/moe_router.hpp"
 
 namespace vime {
 namespace {
@@ -24,22 +25,8 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
   const int64_t tokens = h.size(0), k = config.num_experts_per_tok, experts = w.router.size(0);
   // The router is replicated but its gradient from this rank's slice of the experts is partial:
   // summed over the group by copy_to_tp (so is the shared expert's gate).
-  auto logits = at::linear(h, copy_to_tp(w.router, tp));  // [tokens, experts], h's dtype
-  auto probs = at::softmax(logits, -1, at::kFloat);
-  at::Tensor weights, indices;
-  if (forced_indices.defined()) {
-    if (forced_indices.dim() != 2 || forced_indices.size(0) != tokens ||
-        forced_indices.size(1) != k) {
-      throw Error("routing replay: expected expert indices of shape [" + std::to_string(tokens) +
-                  ", " + std::to_string(k) + "], got " + c10::str(forced_indices.sizes()));
-    }
-    indices = forced_indices.to(h.device(), at::kLong);
-    weights = probs.gather(1, indices);
-  } else {
-    std::tie(weights, indices) = at::topk(probs, k, -1);
-  }
-  if (config.norm_topk_prob) weights = weights / weights.sum(-1, /*keepdim=*/true);
-  weights = weights.to(h.scalar_type());
+  MoeRoute route = route_tokens(h, copy_to_tp(w.router, tp), config, forced_indices);
+  const at::Tensor &indices = route.indices, &weights = route.weights;
 
   // Each token's experts in ascending order (HF sums them so), then every (token, expert) row
   // sorted by expert, stably: the tokens of one expert stay in order.
@@ -69,10 +56,7 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
     out = out + at::sigmoid(at::linear(h, copy_to_tp(w.shared_expert_gate, tp))) * shared;
   }
 
-  auto aux = tokens == 0 ? probs.sum()
-                         : (probs.sum(0) * counts.to(at::kFloat)).sum() *
-                               (static_cast<double>(experts) /
-                                (static_cast<double>(k) * static_cast<double>(tokens * tokens)));
+  auto aux = load_balancing_loss(route, counts);
   if (tp.is_parallel()) {
     // Every rank computes the whole loss from replicated values; its gradient reaches the
     // replicated router through copy_to_tp's sum, so each rank contributes 1/tp of it.

@@ -192,6 +192,11 @@ TEST_CASE("MoE config from config.json and from Megatron's flags", "[model]") {
   auto again = vime::ModelConfig::from_hf_json(hf.to_hf_json("float32"), "round trip");
   CHECK(again.to_hf_json("float32").dump() == hf.to_hf_json("float32").dump());
   CHECK(again.moe.mlp_only_layers == std::vector<int64_t>{1});
+  // What transformers 5's save_pretrained writes for Qwen3-MoE: num_local_experts.
+  auto saved = hf.to_hf_json("float32");
+  saved.as_object().erase("num_experts");
+  saved["num_local_experts"] = int64_t{10};
+  CHECK(vime::ModelConfig::from_hf_json(saved, "transformers 5").moe.num_experts == 10);
 
   auto q2 = vime::ModelConfig::from_hf_dir(kGolden + "tiny_qwen2_moe");
   CHECK(q2.model_type == "qwen2_moe");

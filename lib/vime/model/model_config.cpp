@@ -59,7 +59,11 @@ const char* architecture_of(const std::string& model_type) {
 
 void read_moe(const Json& config, const std::string& where, ModelConfig& c) {
   auto& m = c.moe;
-  m.num_experts = require_int(config, "num_experts", where);
+  // transformers 5's Qwen3MoeConfig writes num_local_experts (num_experts is its alias); the
+  // Hub's checkpoints and Qwen2-MoE say num_experts.
+  m.num_experts = config.contains("num_experts") || !config.contains("num_local_experts")
+                      ? require_int(config, "num_experts", where)
+                      : require_int(config, "num_local_experts", where);
   m.num_experts_per_tok = require_int(config, "num_experts_per_tok", where);
   m.moe_intermediate_size = require_int(config, "moe_intermediate_size", where);
   m.norm_topk_prob = bool_or(config, "norm_topk_prob", false);  // HF's default for both

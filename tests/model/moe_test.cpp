@@ -259,8 +259,9 @@ TEST_CASE("MoE config from config.json and from Megatron's flags", "[model]") {
                     Catch::Contains("--moe-layer-freq 1 disagrees"));
   CHECK_THROWS_WITH(hf.check_agrees_with_args(with({"--moe-router-pre-softmax"})),
                     Catch::Contains("--moe-router-pre-softmax"));
-  CHECK_THROWS_WITH(vime::ModelConfig::from(with({"--moe-router-score-function", "sigmoid"})),
-                    Catch::Contains("--moe-router-score-function sigmoid"));
+  CHECK_THROWS_WITH(hf.check_agrees_with_args(with(
+                        {"--moe-router-score-function", "sigmoid", "--moe-layer-freq", "[0,1,1]"})),
+                    Catch::Contains("--moe-router-score-function sigmoid disagrees"));
   CHECK_THROWS_WITH(vime::ModelConfig::from(with({"--moe-token-dispatcher-type", "flex"})),
                     Catch::Contains("--moe-token-dispatcher-type flex"));
   CHECK_THROWS_WITH(vime::ModelConfig::from(with({"--moe-router-dtype", "fp64"})),

@@ -29,19 +29,24 @@ struct LayerWeights {
   at::Tensor down_weight;             // [hidden, ffn]
   LayerLora lora;                     // adapters on the linears (none unless Model::add_lora)
   MoeWeights moe;                     // MoE layers: the routed experts instead of gate/up/down
+  // GLM-4: norms on the attention's and the MLP's outputs ([hidden]; post_self_attn_layernorm,
+  // post_mlp_layernorm).
+  at::Tensor post_attn_out_norm, post_mlp_out_norm;
 
   std::vector<at::Tensor*> slots() {
-    return {&input_norm,      &q_weight,
-            &q_bias,          &k_weight,
-            &k_bias,          &v_weight,
-            &v_bias,          &o_weight,
-            &q_norm,          &k_norm,
-            &post_norm,       &gate_weight,
-            &up_weight,       &down_weight,
-            &moe.router,      &moe.gate,
-            &moe.up,          &moe.down,
-            &moe.shared_gate, &moe.shared_up,
-            &moe.shared_down, &moe.shared_expert_gate};
+    return {&input_norm,       &q_weight,
+            &q_bias,           &k_weight,
+            &k_bias,           &v_weight,
+            &v_bias,           &o_weight,
+            &q_norm,           &k_norm,
+            &post_norm,        &gate_weight,
+            &up_weight,        &down_weight,
+            &moe.router,       &moe.gate,
+            &moe.up,           &moe.down,
+            &moe.shared_gate,  &moe.shared_up,
+            &moe.shared_down,  &moe.shared_expert_gate,
+            &moe.expert_bias,  &post_attn_out_norm,
+            &post_mlp_out_norm};
   }
 };
 

@@ -25,7 +25,7 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
   const int64_t tokens = h.size(0), k = config.num_experts_per_tok, experts = w.router.size(0);
   // The router is replicated but its gradient from this rank's slice of the experts is partial:
   // summed over the group by copy_to_tp (so is the shared expert's gate).
-  MoeRoute route = route_tokens(h, copy_to_tp(w.router, tp), config, forced_indices);
+  MoeRoute route = route_tokens(h, copy_to_tp(w.router, tp), w.expert_bias, config, forced_indices);
   const at::Tensor &indices = route.indices, &weights = route.weights;
 
   // Each token's experts in ascending order (HF sums them so), then every (token, expert) row
@@ -42,7 +42,7 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
   auto x = h.index_select(0, rows_token);  // [tokens * k, hidden], grouped by expert
   auto gate = grouped_linear(x, w.gate, offsets), up = grouped_linear(x, w.up, offsets);
   auto y = grouped_linear(swiglu(gate, up), w.down, offsets);
-  y = y * flat_weights.index_select(0, permutation).unsqueeze(1);
+  y = (y * flat_weights.index_select(0, permutation).unsqueeze(1)).to(h.scalar_type());
   // Back to (token, slot) order: row r of y is flat position permutation[r].
   auto inverse =
       at::empty_like(permutation)
@@ -53,7 +53,10 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
 
   if (w.shared_gate.defined()) {
     auto shared = swiglu_mlp(h, w.shared_gate, w.shared_up, w.shared_down);
-    out = out + at::sigmoid(at::linear(h, copy_to_tp(w.shared_expert_gate, tp))) * shared;
+    if (w.shared_expert_gate.defined()) {
+      shared = at::sigmoid(at::linear(h, copy_to_tp(w.shared_expert_gate, tp))) * shared;
+    }
+    out = out + shared;
   }
 
   auto aux = load_balancing_loss(route, counts);
@@ -90,6 +93,10 @@ at::Tensor moe_mlp(const MoeWeights& w, const at::Tensor& h, const MoeConfig& co
   routing->chosen.push_back(result.expert_indices);
   routing->aux_losses.push_back(result.aux_loss);
   return result.out;
+}
+
+bool is_expert_bias(const std::string& name) {
+  return name.ends_with(".mlp.gate.e_score_correction_bias");
 }
 
 bool moe_block_is_capturable(const MoeWeights& w) {

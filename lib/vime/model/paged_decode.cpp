@@ -151,7 +151,8 @@ void write_paged_kv(const at::Tensor& key_cache, const at::Tensor& value_cache, 
 
 at::Tensor paged_decode_forward(Model& model, PagedKvCache& cache, const PagedDecodeInputs& in) {
   const ModelConfig& cfg = model.config();
-  auto rope = rope_tables(model.inverse_frequencies(), in.positions, model.dtype());
+  auto rope = rope_tables(model.inverse_frequencies(), in.positions, model.dtype(),
+                          model.config().rope_interleaved);
   const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
   // Under tensor parallelism: this rank's heads and shards, the collectives on the current stream
   // (captured with the rest).

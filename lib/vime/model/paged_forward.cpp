@@ -65,8 +65,8 @@ at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<Pa
     info.gather_slots = block * block_size + at::remainder(j, block_size);
   }
   auto slots_t = long_tensor(slots, device);
-  auto rope =
-      rope_tables(model.inverse_frequencies(), long_tensor(positions, device), model.dtype());
+  auto rope = rope_tables(model.inverse_frequencies(), long_tensor(positions, device),
+                          model.dtype(), model.config().rope_interleaved);
   const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
   auto x = model.embed_tokens(long_tensor(tokens, device));
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {

@@ -309,7 +309,7 @@ int64_t ModelConfig::num_parameters() const {
                (moe.shared_expert_gated ? hidden_size : 0);
       }
     }
-    total += attn + mlp + 2 * hidden_size;
+    total += attn + mlp + (post_sublayer_norms ? 4 : 2) * hidden_size;
   }
   int64_t embed = padded_vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
   return total + embed + hidden_size;

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "common/model_presets.hpp"
 #include "vime/core/arg_parser.hpp"
@@ -72,4 +73,43 @@ TEST_CASE("MoE training logs the load-balancing loss and adds it with --moe-aux-
   CHECK_THROWS_WITH(
       vime::train::Actor(recompute, model, nullptr, rank),
       Catch::Contains("--moe-aux-loss-coeff") && Catch::Contains("--recompute-granularity"));
+}
+
+// GLM-4.5's routing: the routers and experts train; the fp32 correction bias stays as loaded.
+TEST_CASE("a sigmoid-routed MoE trains its router but not its correction bias", "[train]") {
+  auto c = micro_qwen3_moe();
+  c.model_type = "glm4_moe";
+  c.qk_norm = false;
+  c.partial_rotary_factor = 0.5;
+  c.moe.num_experts = 8;
+  c.moe.num_experts_per_tok = 2;
+  c.moe.score_function = "sigmoid";
+  c.moe.expert_bias = true;
+  c.moe.n_group = 4;
+  c.moe.topk_group = 2;
+  c.moe.routed_scaling_factor = 2.5;
+  c.moe.shared_expert_intermediate_size = 16;
+  c.moe.shared_expert_gated = false;
+  c.moe.first_k_dense_replace = 1;
+  vime::Model model(c, at::kFloat, at::kCPU, 7);
+  auto find = [&](const std::string& name) {
+    for (const auto& [n, t] : model.named_parameters())
+      if (n == name) return t;
+    FAIL("no parameter " << name);
+    return at::Tensor();
+  };
+  const std::string router = "model.layers.1.mlp.gate.weight",
+                    bias = "model.layers.1.mlp.gate.e_score_correction_bias";
+  find(bias).copy_(at::linspace(-0.2, 0.2, 8));
+  const auto router_before = find(router).detach().clone(), bias_before = find(bias).clone();
+  auto args = args_of({"--loss-type", "sft_loss", "--lr", "1e-2", "--lr-decay-style", "constant",
+                       "--global-batch-size", "4", "--micro-batch-size", "2"});
+  vime::train::SingleRank rank;
+  vime::train::Actor actor(args, model, nullptr, rank);
+  auto metrics = actor.train(0, sft_batch());
+  CHECK(std::isfinite(metrics.at("train/loss")));
+  CHECK((find(router) - router_before).abs().max().item<double>() > 1e-4);
+  CHECK(find(bias).scalar_type() == at::kFloat);
+  CHECK(find(bias).equal(bias_before));
+  CHECK_FALSE(find(bias).requires_grad());
 }

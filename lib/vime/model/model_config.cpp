@@ -129,13 +129,14 @@ MoeConfig sigmoid_moe_from_hf_json(const Json& config, const std::string& where)
   m.moe_intermediate_size = require_int(config, "moe_intermediate_size", where);
   m.score_function = "sigmoid";
   m.expert_bias = true;  // HF registers e_score_correction_bias in every router
+  // Keys left out take Glm4MoeConfig's defaults (DeepSeek-V3's checkpoints write every key).
   m.norm_topk_prob = bool_or(config, "norm_topk_prob", true);
   m.n_group = int_or(config, "n_group", 1);
   m.topk_group = int_or(config, "topk_group", 1);
   m.routed_scaling_factor = double_or(config, "routed_scaling_factor", 1.0);
-  m.first_k_dense_replace = int_or(config, "first_k_dense_replace", 0);
+  m.first_k_dense_replace = int_or(config, "first_k_dense_replace", 1);
   m.router_aux_loss_coef = 0.0;
-  const int64_t shared = int_or(config, "n_shared_experts", 0);
+  const int64_t shared = int_or(config, "n_shared_experts", 1);
   m.shared_expert_intermediate_size = shared * m.moe_intermediate_size;
   m.shared_expert_gated = false;
   if (m.num_experts <= 0 || m.num_experts_per_tok <= 0 || m.num_experts_per_tok > m.num_experts) {
@@ -313,7 +314,7 @@ int64_t ModelConfig::num_parameters() const {
                (moe.shared_expert_gated ? hidden_size : 0);
       }
     }
-    total += attn + mlp + 2 * hidden_size;
+    total += attn + mlp + (post_sublayer_norms ? 4 : 2) * hidden_size;
   }
   int64_t embed = padded_vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
   return total + embed + hidden_size;

@@ -2,14 +2,17 @@
 // Qwen3-MoE on the CPU: the rows of prompt and output equal an uncached full forward's routing,
 // through chunked prefill, the fixed-shape decode runner and a prompt another request cached
 // (whose prefix the request recomputes); and routed_experts on the wire (.npy, raw int32, lists).
+// On the GPU machine: decode steps replayed from CUDA graphs record what eager steps record.
 #include "vime/engine/routed_experts.hpp"
 
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
 
 #include <catch2/catch.hpp>
+#include <future>
 
 #include "engine/engine_fixtures.hpp"
 #include "support/micro_moe.hpp"
+#include "support/skip.hpp"
 #include "vime/core/base64.hpp"
 #include "vime/engine/native_engine.hpp"
 #include "vime/error.hpp"
@@ -133,4 +136,35 @@ TEST_CASE("routed_experts on the wire: .npy, raw int32 and lists", "[engine]") {
                     Catch::Contains("int32"));
   CHECK_THROWS_WITH(decode_routed_experts(vime::Json::parse("[1, \"x\"]"), "e"),
                     Catch::Contains("routed_experts"));
+}
+
+TEST_CASE("engine: decode CUDA graphs record routed experts as eager decode does",
+          "[gpu][engine_gpu]") {
+  VIME_SKIP_WITHOUT_CUDA();
+  vime::Model model(vime::test::micro_qwen3_moe(8, 2, {0}), at::kBFloat16, at::kCUDA, 11);
+  auto run = [&](bool graphs) {
+    NativeEngineOptions options;
+    options.cuda_graphs = graphs;
+    NativeEngine engine(model, nullptr, options);
+    engine.pause();  // submitted together: decode rows padded to a bucket
+    std::vector<std::future<vime::GenerateResponse>> pending;
+    for (int i = 0; i < 5; ++i) {
+      std::vector<int32_t> prompt;
+      for (int t = 0; t < 4 + 3 * i; ++t) prompt.push_back((7 * i + 3 * t + 1) % 40);
+      pending.push_back(engine.submit(routed_request(prompt, 12, 20 + i), {}));
+    }
+    engine.resume();
+    std::vector<vime::GenerateResponse> out;
+    for (auto& f : pending) out.push_back(f.get());
+    return std::make_pair(out, engine.stats().cuda_graphs);
+  };
+  const auto [graphed, captured] = run(true);
+  const auto [eager, none] = run(false);
+  CHECK(captured > 0);
+  CHECK(none == 0);
+  for (size_t i = 0; i < graphed.size(); ++i) {
+    CHECK(graphed[i].output_ids == eager[i].output_ids);
+    CHECK(graphed[i].routed_experts == eager[i].routed_experts);
+    REQUIRE(graphed[i].routed_experts.size() == (4 + 3 * i + 12 - 1) * 4);
+  }
 }

@@ -59,7 +59,7 @@ std::unique_ptr<vime::Model> updated_model() {
   at::NoGradGuard no_grad;
   for (auto& [name, p] : m->named_parameters()) {
     if (!name.ends_with("mlp.gate.weight")) continue;
-    p.add_(at::normal(0.0, 1.0, p.sizes(), gen, p.options()) * (0.3 * p.std().item<double>()));
+    p.add_(at::normal(0.0, 1.0, p.sizes(), gen, p.options()) * (0.05 * p.std().item<double>()));
   }
   return m;
 }
@@ -82,6 +82,7 @@ int64_t rerouted_positions(vime::Model& model, const TrainBatch& b) {
 
 // One train() of the updated model on `batch`; the actor (and its model) live on for inspection.
 struct Trained {
+  std::unique_ptr<vime::Args> args;  // the actor keeps a reference
   std::unique_ptr<vime::Model> model;
   std::unique_ptr<vime::train::Actor> actor;
   vime::train::Metrics metrics;
@@ -107,8 +108,9 @@ Trained train_once(const TrainBatch& batch, const std::vector<std::string>& extr
   tokens.insert(tokens.end(), extra.begin(), extra.end());
   static vime::train::SingleRank rank;
   Trained t;
+  t.args = std::make_unique<vime::Args>(args_of(tokens));
   t.model = updated_model();
-  t.actor = std::make_unique<vime::train::Actor>(args_of(tokens), *t.model, nullptr, rank);
+  t.actor = std::make_unique<vime::train::Actor>(*t.args, *t.model, nullptr, rank);
   t.metrics = t.actor->train(0, batch);
   return t;
 }
@@ -137,7 +139,7 @@ TEST_CASE("--use-rollout-routing-replay replays the engine's routing and lowers 
   const double without = plain.metrics.at("train/train_rollout_logprob_abs_diff");
   const double with = replayed.metrics.at("train/train_rollout_logprob_abs_diff");
   INFO("train_rollout_logprob_abs_diff without replay " << without << ", with " << with);
-  CHECK(with < 0.8 * without);
+  CHECK(with < 0.25 * without);
 
   // What the trainer replayed is what the engine recorded (its MoE layers; the last token
   // repeats the row before it).

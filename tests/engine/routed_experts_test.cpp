@@ -1,8 +1,9 @@
 // The engine's record of each token's routed experts (--use-rollout-routing-replay) on a micro
 // Qwen3-MoE on the CPU: the rows of prompt and output equal an uncached full forward's routing,
-// through chunked prefill, the fixed-shape decode runner and a prompt another request cached
-// (whose prefix the request recomputes); and routed_experts on the wire (.npy, raw int32, lists).
-// On the GPU machine: decode steps replayed from CUDA graphs record what eager steps record.
+// through chunked prefill, the fixed-shape decode runner, preemption and a prompt another request
+// cached (whose prefix the request recomputes); and routed_experts on the wire (.npy, raw int32,
+// lists). On the GPU machine: decode steps replayed from CUDA graphs record what eager steps
+// record.
 #include "vime/engine/routed_experts.hpp"
 
 #include <ATen/ATen.h>  // before Catch: glog's CHECK must lose to Catch's
@@ -97,6 +98,37 @@ TEST_CASE("engine: routed experts of prompt and output equal a full forward's", 
   CHECK(again.cached_tokens == 0);
   CHECK(again.output_ids == reference.output_ids);
   CHECK(again.routed_experts == reference.routed_experts);
+}
+
+TEST_CASE("engine: preempted requests keep the routing of every position", "[engine]") {
+  vime::Model model(vime::test::micro_qwen3_moe(), at::kFloat, at::kCPU, 13);
+  std::vector<vime::GenerateRequest> requests;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<int32_t> prompt;
+    for (int t = 0; t < 6 + 3 * i; ++t) prompt.push_back((11 * i + 5 * t + 2) % 40);
+    requests.push_back(routed_request(prompt, 30, 40 + i));
+  }
+  std::vector<vime::GenerateResponse> alone;
+  {
+    NativeEngine roomy(model, nullptr, {});
+    for (const auto& r : requests) alone.push_back(roomy.generate(r));
+  }
+  NativeEngineOptions tight;
+  tight.kv_block_size = 4;
+  tight.max_context_len = 64;  // 16 blocks: one request always fits
+  tight.kv_cache_blocks = 20;  // the four need up to 4 x 14 blocks
+  NativeEngine engine(model, nullptr, tight);
+  engine.pause();  // submitted together: they compete for the blocks
+  std::vector<std::future<vime::GenerateResponse>> pending;
+  for (const auto& r : requests) pending.push_back(engine.submit(r, {}));
+  engine.resume();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    CAPTURE(i);
+    const auto r = pending[i].get();
+    CHECK(r.output_ids == alone[i].output_ids);
+    CHECK(r.routed_experts == alone[i].routed_experts);
+  }
+  CHECK(engine.stats().preempted >= 1);
 }
 
 TEST_CASE("engine: a dense model returns no routed experts", "[engine]") {

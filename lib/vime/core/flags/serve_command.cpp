@@ -125,7 +125,6 @@ constexpr FlagSpec kFlags[] = {
     ignored("--enable-log-requests", kStoreTrue),
     ignored("--disable-custom-all-reduce", kStoreTrue),
     ignored("--disable-uvicorn-access-log", kStoreTrue),
-    ignored("--enable-return-routed-experts", kStoreTrue),
     ignored("--async-scheduling", kBoolOptional),
     ignored("--disable-frontend-multiprocessing", kStoreTrue),
 };

@@ -132,6 +132,7 @@ ServeCommandOptions ServeCommandOptions::from(const Args& args) {
   if (dtype == "float16" || dtype == "half") o.dtype = at::kHalf;
   if (dtype == "float32" || dtype == "float") o.dtype = at::kFloat;
   o.server.enable_sleep_mode = args.get_bool("enable_sleep_mode");
+  o.server.enable_return_routed_experts = args.get_bool("enable_return_routed_experts");
   o.enforce_eager = args.get_bool("enforce_eager");
   o.server.max_request_bytes = args.get_int("max_request_bytes");
   if (o.server.max_request_bytes < 0)

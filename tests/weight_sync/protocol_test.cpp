@@ -7,14 +7,16 @@
 
 #include "support/skip.hpp"
 #include "support/test_support.hpp"
+#include "vime/core/base64.hpp"
 #include "vime/error.hpp"
-#include "vime/weight_sync/base64.hpp"
 #include "vime/weight_sync/nccl_library.hpp"
 #include "vime/weight_sync/transfer_protocol.hpp"
 #include "vime/weight_sync/unique_id_pickle.hpp"
 
 using vime::Json;
 using namespace vime::weight_sync;
+using vime::base64_decode;
+using vime::base64_encode;
 
 namespace {
 

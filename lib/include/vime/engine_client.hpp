@@ -19,6 +19,9 @@ struct GenerateRequest {
   // The samples of one GRPO group share it: an engine fleet keeps a group on one engine, so its
   // prompt is prefilled once there. Empty: no group (session_id routes).
   std::string group_id;
+  // MoE models: return the experts every token was routed to (GenerateResponse::routed_experts),
+  // for --use-rollout-routing-replay.
+  bool return_routed_experts = false;
 };
 
 struct GenerateResponse {
@@ -29,6 +32,10 @@ struct GenerateResponse {
   std::string weight_version;
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;
+  // When asked: each MoE decoder layer's top-k experts of every position the engine ran, prompt
+  // then output, [prompt + output - 1, num_layers, topk] row-major (slime's and SGLang's layout;
+  // a dense layer's entries 0; the last output token was never fed back, so it has no row).
+  std::vector<int32_t> routed_experts;
 };
 
 class EngineClient {

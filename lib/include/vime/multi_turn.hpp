@@ -24,8 +24,9 @@ struct TurnOutput {
 };
 
 // One engine call on the sample's tokens (`request.input_ids` is set here). Its tokens and their
-// log-probs are appended as trainable and its weight version recorded; an "abort" appends nothing
-// and marks the sample aborted.
+// log-probs are appended as trainable and its weight version recorded (with
+// --use-rollout-routing-replay, the routed experts of the whole sequence too); an "abort" appends
+// nothing and marks the sample aborted.
 TurnOutput generate_turn(GenerateContext& ctx, Sample& sample, GenerateRequest& request);
 
 }  // namespace vime

@@ -15,7 +15,7 @@
 #include <type_traits>
 
 // Bumped whenever a type or signature in lib/include/vime changes incompatibly.
-#define VIME_PLUGIN_ABI 2u  // 2: RolloutFn takes a RolloutContext&
+#define VIME_PLUGIN_ABI 3u  // 3: routed experts in GenerateRequest/Response and TrainData
 
 namespace vime {
 

@@ -56,6 +56,7 @@ struct TrainData {
   std::vector<std::vector<float>> teacher_log_probs;
   std::vector<std::vector<int32_t>> rollout_top_p_token_ids;
   std::vector<std::vector<int32_t>> rollout_top_p_offsets;
+  std::vector<std::vector<int32_t>> rollout_routed_experts;  // per sample: [(tokens-1)*layers*topk]
   std::vector<Json> metadata;
   std::vector<std::string> source_names;
 };

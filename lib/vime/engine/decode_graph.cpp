@@ -2,10 +2,12 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <vector>
 
+#include "vime/engine/routing_record.hpp"
 #include "vime/error.hpp"
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/moe.hpp"
@@ -44,6 +46,26 @@ struct DecodeGraphRunner::Impl {
     if (m.device().is_cuda()) host_options = host_options.pinned_memory(true);
     host = at::empty({staging.size()}, host_options);
     device = at::zeros({staging.size()}, at::TensorOptions().dtype(at::kInt).device(m.device()));
+    if (m.config().is_moe()) {
+      const int64_t rows = std::max(buckets.empty() ? int64_t{0} : buckets.back(), max_batch);
+      routed = at::zeros({rows, m.config().num_layers, m.config().moe.num_experts_per_tok},
+                         at::TensorOptions().dtype(at::kInt).device(m.device()));
+    }
+  }
+
+  // The decode forward of `bucket` rows; an MoE model's routing goes into `routed` (in a graph:
+  // the replay writes it).
+  at::Tensor forward(const PagedDecodeInputs& in, int64_t bucket) {
+    if (!routed.defined()) return paged_decode_forward(model, cache, in);
+    MoeRouting routing;
+    at::Tensor logits;
+    {
+      MoeRoutingScope scope(&routing);
+      logits = paged_decode_forward(model, cache, in);
+    }
+    routed.narrow(0, 0, bucket)
+        .copy_(routing_rows(model.config(), routing.chosen, bucket, model.device()));
+    return logits;
   }
 
   PagedDecodeInputs inputs(int64_t rows) const {
@@ -105,6 +127,7 @@ struct DecodeGraphRunner::Impl {
   // same padded size, as the other ranks' collectives expect).
   bool padded = false;
   at::Tensor host, device;
+  at::Tensor routed;  // MoE: [rows, num_layers, topk] int32, the last run's routing
   int64_t captures = 0, replays = 0;
 };
 
@@ -119,13 +142,13 @@ DecodeGraphRunner::Impl::Captured DecodeGraphRunner::Impl::capture(int64_t bucke
   Captured c;
   {
     c10::cuda::CUDAStreamGuard guard(stream);
-    (void)paged_decode_forward(model, cache, in);
+    (void)forward(in, bucket);
     stream.synchronize();
     if (pool.first == 0 && pool.second == 0) pool = at::cuda::graph_pool_handle();
     c.graph = std::make_unique<at::cuda::CUDAGraph>();
     c.graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
     try {
-      c.logits = paged_decode_forward(model, cache, in);
+      c.logits = forward(in, bucket);
       c.graph->capture_end();
     } catch (...) {
       // End the stream's capture so that the device stays usable (the caller goes eager).
@@ -183,12 +206,12 @@ at::Tensor DecodeGraphRunner::Impl::run(std::span<const DecodeRow> rows,
       return it->second.logits.narrow(0, 0, n);
     }
   } else if (capture_now.value_or(false)) {
-    (void)paged_decode_forward(model, cache, inputs(bucket));  // the capture's warm-up run
+    (void)forward(inputs(bucket), bucket);  // the capture's warm-up run
   }
 #else
   (void)capture_now;
 #endif
-  return paged_decode_forward(model, cache, inputs(bucket)).narrow(0, 0, n);
+  return forward(inputs(bucket), bucket).narrow(0, 0, n);
 }
 
 DecodeGraphRunner::DecodeGraphRunner(Model& model, PagedKvCache& cache, int64_t max_batch,
@@ -215,6 +238,10 @@ void DecodeGraphRunner::reset() {
   impl_->drop_graphs();
   impl_->captured_addresses.clear();
 #endif
+}
+
+at::Tensor DecodeGraphRunner::routed_experts(int64_t rows) const {
+  return impl_->routed.defined() ? impl_->routed.narrow(0, 0, rows) : at::Tensor();
 }
 
 int64_t DecodeGraphRunner::graphs_captured() const { return impl_->captures; }

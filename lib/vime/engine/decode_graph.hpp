@@ -44,6 +44,10 @@ class DecodeGraphRunner {
   // captures, false replays a graph still valid, else runs eagerly. A rank that cannot capture
   // runs the forward twice where told to capture.
   at::Tensor run(std::span<const DecodeRow> rows, std::optional<bool> capture = std::nullopt);
+  // An MoE model's routing of the last run()'s first `rows` rows: [rows, num_layers, topk] int32
+  // on the device (routing_record.hpp; a view of a static buffer the graph writes; valid until
+  // the next run()). Undefined for a dense model.
+  at::Tensor routed_experts(int64_t rows) const;
   // Drops the captured graphs and their memory pool's blocks (release_memory).
   void reset();
   int64_t graphs_captured() const;

@@ -1,5 +1,7 @@
 #include "vime/engine/engine_request.hpp"
 
+#include <algorithm>
+
 #include "vime/error.hpp"
 #include "vime/tokenizer/decode_stream.hpp"
 #include "vime/tokenizer/hf_tokenizer.hpp"
@@ -59,6 +61,12 @@ void EngineRequest::finish(const char* reason, const std::string& version) {
   response.weight_version = version;
   response.prompt_tokens = static_cast<int64_t>(prompt.size());
   response.cached_tokens = cached_tokens;
+  if (return_routed_experts) {
+    const auto positions = static_cast<int64_t>(prompt.size() + response.output_ids.size());
+    const int64_t rows = std::min(routed_rows(), positions - 1);
+    routed_experts.resize(static_cast<size_t>(rows * routed_width));
+    response.routed_experts = std::move(routed_experts);
+  }
   finished = true;
   promise.set_value(std::move(response));
 }
@@ -93,6 +101,7 @@ std::unique_ptr<EngineRequest> make_engine_request(const GenerateRequest& reques
   r->prompt = ids;
   r->sequence = ids;
   r->return_logprob = request.return_logprob;
+  r->return_routed_experts = request.return_routed_experts;
   r->sampling = make_row_sampling(params, limits.eos, fallback_seed);
   TokenTextFn decode;
   if (!params.stop.empty()) {

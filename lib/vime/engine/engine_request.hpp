@@ -48,6 +48,14 @@ struct EngineRequest {
   bool admitted = false;        // scheduled at least once (cached_tokens is counted then)
   bool finished = false;        // its response is out (the scheduler drops it after the step)
   int64_t cached_tokens = 0;    // prompt positions found in the prefix cache at admission
+  bool return_routed_experts = false;
+  // [positions computed so far][num_layers * topk]: the experts of each position the engine ran,
+  // kept across preemptions (a recomputed position keeps its first routing).
+  std::vector<int32_t> routed_experts;
+  int64_t routed_width = 0;
+  int64_t routed_rows() const {
+    return routed_width == 0 ? 0 : static_cast<int64_t>(routed_experts.size()) / routed_width;
+  }
   std::promise<GenerateResponse> promise;
   TokenCallback on_token;  // streaming requests only
 

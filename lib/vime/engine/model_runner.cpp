@@ -5,14 +5,17 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vime/dist/process_group.hpp"
 #include "vime/engine/decode_graph.hpp"
+#include "vime/engine/routing_record.hpp"
 #include "vime/engine/tp_plan_channel.hpp"
 #include "vime/error.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/model/paged_forward.hpp"
 #include "vime/model/paged_kv_cache.hpp"
 
@@ -102,10 +105,18 @@ SampledTokens ModelRunner::run(StepPlan& plan) {
   const auto posting = Clock::now();
   if (followers_) followers_->post(plan);
   const auto forwarding = Clock::now();
-  const at::Tensor logits = forward(plan);
+  at::Tensor routed;
+  const at::Tensor logits = forward(plan, routed);
   if (followers_) followers_->tidy();  // while the device runs the step
   const auto sampling = Clock::now();
   SampledTokens sampled = sample(logits, plan);
+  routing_.ids.clear();
+  routing_.width = 0;
+  if (routed.defined()) {  // read back after the sampling's wait for the device
+    const auto host = routed.to(at::kCPU).contiguous();
+    routing_.ids.assign(host.data_ptr<int32_t>(), host.data_ptr<int32_t>() + host.numel());
+    routing_.width = routing_row_width(model_.config());
+  }
   times_.post_seconds += seconds_between(posting, forwarding);
   times_.forward_seconds += seconds_between(start, posting) + seconds_between(forwarding, sampling);
   times_.sample_seconds += seconds_between(sampling, Clock::now());
@@ -122,13 +133,28 @@ void ModelRunner::route(StepPlan& plan) const {
   plan.capture_graph = decode_runner_->will_capture(static_cast<int64_t>(plan.sequences.size()));
 }
 
-at::Tensor ModelRunner::forward(const StepPlan& plan) {
-  if (!plan.fixed_shape_decode)
-    return paged_forward(model_, *cache_, paged_batch(plan), attention_path_);
+at::Tensor ModelRunner::forward(const StepPlan& plan, at::Tensor& routed) {
+  // Routing is read on the rank that schedules (the others route alike).
+  const bool record = plan.record_routing && !follower_ && model_.config().is_moe();
+  if (!plan.fixed_shape_decode) {
+    MoeRouting routing;
+    std::optional<MoeRoutingScope> scope;
+    if (record) scope.emplace(&routing);
+    auto logits = paged_forward(model_, *cache_, paged_batch(plan), attention_path_);
+    scope.reset();
+    if (record) {
+      int64_t tokens = 0;
+      for (const auto& s : plan.sequences) tokens += s.end - s.begin;
+      routed = routing_rows(model_.config(), routing.chosen, tokens, model_.device());
+    }
+    return logits;
+  }
   const auto rows = decode_rows(plan);
   if (!decode_runner_ || !decode_runner_->accepts(rows))
     unexpected_plan("a fixed-shape decode step this rank's engine cannot run");
-  return decode_runner_->run(rows, plan.capture_graph);
+  auto logits = decode_runner_->run(rows, plan.capture_graph);
+  if (record) routed = decode_runner_->routed_experts(static_cast<int64_t>(rows.size()));
+  return logits;
 }
 
 SampledTokens ModelRunner::sample(const at::Tensor& logits, const StepPlan& plan) const {

@@ -56,10 +56,13 @@ class ModelRunner {
   int64_t kv_cache_bytes() const;
   int64_t cuda_graphs() const;
   const RunnerTimes& times() const { return times_; }
+  // The last run()'s routed experts when its plan recorded them (else empty).
+  const StepRouting& routing() const { return routing_; }
 
  private:
   void route(StepPlan& plan) const;
-  at::Tensor forward(const StepPlan& plan);
+  // The step's logits; `routed` gets its routing when the plan records it (routing_record.hpp).
+  at::Tensor forward(const StepPlan& plan, at::Tensor& routed);
   SampledTokens sample(const at::Tensor& logits, const StepPlan& plan) const;
 
   Model& model_;
@@ -73,6 +76,7 @@ class ModelRunner {
   std::unique_ptr<TpPlanChannel> followers_;          // TP rank 0's
   int64_t parks_ = 0, releases_ = 0;
   RunnerTimes times_;
+  StepRouting routing_;
 };
 
 }  // namespace vime::engine

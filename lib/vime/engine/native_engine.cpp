@@ -231,7 +231,7 @@ void NativeEngine::Impl::step(const std::string& version) {
       throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                                   "injected by VIME_TEST_OOM_AT_STEP");
     SampledTokens sampled = runner.run(plan);
-    const int64_t finished = scheduler->postprocess(plan, sampled, version);
+    const int64_t finished = scheduler->postprocess(plan, sampled, version, runner.routing());
     count(plan, finished, seconds_since(start));
   } catch (const c10::OutOfMemoryError& e) {
     out_of_memory(plan, e);

@@ -52,10 +52,16 @@ void Scheduler::admit_waiting(int64_t& budget) {
   for (auto it = waiting_.begin(); it != waiting_.end() && budget > 0 &&
                                    static_cast<int64_t>(running_.size()) < max_running_;) {
     EngineRequest& r = **it;
-    const auto matched = blocks_->match_prefix(r.sequence, r.blocks);
+    auto matched = blocks_->match_prefix(r.sequence, r.blocks);
     if (!matched) {  // its prefix is being computed in this step: next step shares it
       ++it;
       continue;
+    }
+    if (r.return_routed_experts && *matched > r.routed_rows()) {
+      // Cached positions have no routing to return: the request recomputes its whole prefix
+      // (the prefix cache is skipped for it; its blocks are published for the others).
+      release_blocks(r);
+      *matched = 0;
     }
     // At least the last token is computed: its logits give the next token.
     r.cached = std::min(*matched, r.length() - 1);
@@ -116,6 +122,7 @@ StepPlan Scheduler::make_plan() const {
                               s.end,
                               r.blocks,
                               s.sampled});
+    plan.record_routing |= r.return_routed_experts;
     if (s.sampled)
       plan.samples.push_back(
           {&r.sampling, static_cast<int64_t>(r.output_ids.size()), r.top_logprobs});
@@ -128,7 +135,8 @@ StepPlan Scheduler::make_plan() const {
 }
 
 int64_t Scheduler::postprocess(const StepPlan& plan, SampledTokens& sampled,
-                               const std::string& version) {
+                               const std::string& version, const StepRouting& routing) {
+  if (plan.record_routing) keep_routing(routing);
   mark_computed();
   if (sampled.token_ids.size() != plan.samples.size())
     throw Error("engine: the sampler returned " + std::to_string(sampled.token_ids.size()) +
@@ -139,6 +147,30 @@ int64_t Scheduler::postprocess(const StepPlan& plan, SampledTokens& sampled,
     if (s.sampled) finished += take_token(*s.request, sampled, k++, version);
   std::erase_if(running_, [](const auto& r) { return r->finished; });
   return finished;
+}
+
+void Scheduler::keep_routing(const StepRouting& routing) {
+  const int64_t width = routing.width;
+  if (width == 0) return;  // a dense model
+  int64_t row = 0;
+  for (const auto& s : scheduled_) {
+    EngineRequest& r = *s.request;
+    if (r.return_routed_experts) {
+      r.routed_width = width;
+      // Positions recomputed after a preemption keep the routing they were first run with.
+      const int64_t from = std::max(s.begin, r.routed_rows());
+      if (s.begin > r.routed_rows())
+        throw Error("engine: routed experts of positions before " + std::to_string(s.begin) +
+                    " were never recorded");
+      if (static_cast<int64_t>(routing.ids.size()) < (row + s.end - s.begin) * width)
+        throw Error("engine: the step's routed experts cover fewer positions than it ran");
+      if (from < s.end) {
+        const auto* first = routing.ids.data() + (row + from - s.begin) * width;
+        r.routed_experts.insert(r.routed_experts.end(), first, first + (s.end - from) * width);
+      }
+    }
+    row += s.end - s.begin;
+  }
 }
 
 void Scheduler::mark_computed() {

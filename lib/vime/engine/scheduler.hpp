@@ -3,7 +3,8 @@
 // step the way vLLM's v1 scheduler does: running requests first (decode rows, the next chunk of an
 // unfinished prefill), the newest preempted when the blocks run out, then waiting requests while
 // the step's token budget (max_prefill_tokens) and the batch (max_running_requests) allow, each
-// starting after the longest cached prefix of its prompt (chunked prefill). postprocess() takes
+// starting after the longest cached prefix of its prompt (chunked prefill; a request that returns
+// its routed experts skips the prefix cache, as their routing is not cached). postprocess() takes
 // the sampled tokens back: stop checks, streaming callbacks, finished requests. Not thread-safe:
 // the engine's thread owns it.
 #pragma once
@@ -39,9 +40,11 @@ class Scheduler {
   bool has_work() const { return !waiting_.empty() || !running_.empty(); }
   // The next step (empty when nothing can run now).
   StepPlan schedule();
-  // After the step's forward: the scheduled positions are cached, and each sampled token goes to
-  // its request (plan.samples' order). Returns the number of requests that finished.
-  int64_t postprocess(const StepPlan& plan, SampledTokens& sampled, const std::string& version);
+  // After the step's forward: the scheduled positions are cached, each sampled token goes to its
+  // request (plan.samples' order), and so do their positions' routed experts (`routing`, when the
+  // plan recorded them). Returns the number of requests that finished.
+  int64_t postprocess(const StepPlan& plan, SampledTokens& sampled, const std::string& version,
+                      const StepRouting& routing = {});
   // A failed step: every running request gets `error` (the waiting ones stay).
   void fail_running(std::exception_ptr error);
   // A step that ran out of device memory: every running request goes back to wait (recomputed
@@ -67,6 +70,7 @@ class Scheduler {
   void release_blocks(EngineRequest& r);
   void reset_blocks();
   StepPlan make_plan() const;
+  void keep_routing(const StepRouting& routing);  // each request's rows of the step's routing
   void mark_computed();
   bool take_token(EngineRequest& r, SampledTokens& sampled, size_t k, const std::string& version);
 

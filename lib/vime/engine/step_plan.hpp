@@ -14,6 +14,14 @@
 
 namespace vime::engine {
 
+// A step's routed experts, read back when the plan recorded them (StepPlan::record_routing):
+// [step tokens][width] expert ids, width = num_layers * topk, every position of the forward in
+// the plan's order (engine/routing_record.hpp).
+struct StepRouting {
+  std::vector<int32_t> ids;
+  int64_t width = 0;
+};
+
 struct StepPlan {
   enum class Op : int32_t {
     kStep = 0,     // one forward over `sequences`
@@ -42,6 +50,9 @@ struct StepPlan {
   // and the step's shape (a decode row: one new position of a request that has output).
   std::vector<SamplerRow> samples;
   int64_t prefill_tokens = 0, decode_rows = 0;
+  // A request of the step wants its routed experts: the runner reads them back (only rank 0's
+  // matter under tensor parallelism: every rank routes alike).
+  bool record_routing = false;
 
   bool empty() const { return sequences.empty(); }
   std::string encode() const;

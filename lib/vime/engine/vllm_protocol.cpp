@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "vime/engine/routed_experts.hpp"
 #include "vime/error.hpp"
 
 namespace vime::engine {
@@ -129,6 +130,13 @@ GenerateResponse parse_generate_response(const Json& body, const std::string& wh
       if (const Json* details = present(*usage, "prompt_tokens_details")) {
         if (const Json* c = present(*details, "cached_tokens")) r.cached_tokens = c->as_int();
       }
+    }
+    // vLLM's choices[0].routed_experts; SGLang's meta_info.routed_experts.
+    if (const Json* re = present(choice, "routed_experts")) {
+      r.routed_experts = decode_routed_experts(*re, where);
+    } else if (const Json* meta = present(body, "meta_info")) {
+      if (const Json* mre = present(*meta, "routed_experts"))
+        r.routed_experts = decode_routed_experts(*mre, where);
     }
     if (const Json* v = present(body, "weight_version")) {
       r.weight_version = version_string(*v);

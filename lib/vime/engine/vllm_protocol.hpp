@@ -29,7 +29,8 @@ std::string map_finish_reason(const Json& finish_reason);
 // Parses either response shape (choices[0].token_ids with logprobs.content[k].logprob or
 // logprobs.token_logprobs[k]). Log-probs are padded/truncated to the token count; a missing or
 // null log-prob is NaN (visible downstream, never mistaken for a real value). weight_version is
-// read from the top level or choices[0] when present. Throws vime::Error naming `where` for a
+// read from the top level or choices[0] when present; routed_experts from choices[0] (vLLM) or
+// meta_info (SGLang), decoded as routed_experts.hpp says. Throws vime::Error naming `where` for a
 // body that is not one of these shapes.
 GenerateResponse parse_generate_response(const Json& body, const std::string& where);
 

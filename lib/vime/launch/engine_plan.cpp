@@ -173,6 +173,7 @@ std::vector<std::string> engine_flags(const EnginePlanOptions& options, const Gr
   // Colocated engines also reload from disk (the weight-transfer backend is the transport): vLLM's
   // colocated "ipc" backend takes pickled CUDA IPC handles, which a C++ trainer cannot make.
   if (options.engines_sleep_while_training()) flags.set("--enable-sleep-mode");
+  if (options.return_routed_experts) flags.set("--enable-return-routed-experts");
   if (options.max_context_len)
     flags.set("--max-model-len", {std::to_string(*options.max_context_len)});
   if (!group.model.empty()) flags.set("--served-model-name", {group.model});

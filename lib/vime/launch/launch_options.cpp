@@ -39,6 +39,7 @@ EnginePlanOptions EnginePlanOptions::from(const Args& args) {
   o.offload_rollout = flag_on(args, "offload_rollout");
   o.weight_transport = parse_weight_transport(string_if_set(args, "update_weight_transport"));
   o.deterministic_inference = flag_on(args, "vllm_enable_deterministic_inference");
+  o.return_routed_experts = flag_on(args, "use_rollout_routing_replay");
   o.seed = int_if_set(args, "seed").value_or(1234);
   o.max_context_len = int_if_set(args, "rollout_max_context_len");
   if (flag_on(args, "bf16")) {

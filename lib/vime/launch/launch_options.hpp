@@ -31,6 +31,7 @@ struct EnginePlanOptions {
   bool offload_rollout = false;
   WeightTransport weight_transport = WeightTransport::kNccl;
   bool deterministic_inference = false;    // --vllm-enable-deterministic-inference
+  bool return_routed_experts = false;      // --use-rollout-routing-replay
   int64_t seed = 1234;                     // engine i gets seed + i
   std::optional<int64_t> max_context_len;  // --rollout-max-context-len: vLLM's --max-model-len
   // vLLM's --dtype: the trainer's (--bf16, --fp16, else float32), so the engines generate with the

@@ -9,6 +9,7 @@ ConvertedBatch to_train_batch(const TrainData& data) {
   auto& b = out.batch;
   const bool has_logprobs = !data.rollout_log_probs.empty();
   const bool has_teacher = !data.teacher_log_probs.empty();
+  const bool has_routing = !data.rollout_routed_experts.empty();
   for (size_t i = 0; i < data.tokens.size(); ++i) {
     const int64_t response = data.response_lengths.at(i);
     if (response <= 0 || response >= static_cast<int64_t>(data.tokens[i].size())) {
@@ -25,6 +26,7 @@ ConvertedBatch to_train_batch(const TrainData& data) {
     }
     if (has_logprobs) b.rollout_log_probs.push_back(data.rollout_log_probs.at(i));
     if (has_teacher) b.teacher_log_probs.push_back(data.teacher_log_probs.at(i));
+    if (has_routing) b.rollout_routed_experts.push_back(data.rollout_routed_experts.at(i));
     b.rollout_ids.push_back(i < data.rollout_ids.size() ? data.rollout_ids[i]
                                                         : static_cast<int64_t>(i));
   }

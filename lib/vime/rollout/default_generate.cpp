@@ -103,6 +103,8 @@ Sample default_generate(GenerateContext& ctx, Sample sample, const SamplingParam
   if (sample.session_id.empty()) sample.session_id = new_session_id();
   request.session_id = sample.session_id;
   if (sample.group_index) request.group_id = std::to_string(*sample.group_index);
+  request.return_routed_experts =
+      ctx.args.has("use_rollout_routing_replay") && ctx.args.get_bool("use_rollout_routing_replay");
 
   GenerateResponse response = ctx.engine.generate(request);
 
@@ -117,6 +119,8 @@ Sample default_generate(GenerateContext& ctx, Sample sample, const SamplingParam
   sample.append_response_tokens(response.output_ids, log_probs, true, text);
   sample.set_status_from_finish_reason(response.finish_reason);
   if (!response.weight_version.empty()) sample.weight_versions.push_back(response.weight_version);
+  // The engine routed the whole sequence (a resumed sample's earlier output is in its prompt).
+  if (request.return_routed_experts) sample.rollout_routed_experts = response.routed_experts;
   sample.prefix_cache_info.cached_tokens += response.cached_tokens;
   sample.prefix_cache_info.total_prompt_tokens += response.prompt_tokens;
   return sample;

@@ -79,6 +79,8 @@ TrainData convert_samples_to_train_data(const Args& args, const std::vector<Samp
       data.rollout_top_p_token_ids.push_back(s.rollout_top_p_token_ids);
       data.rollout_top_p_offsets.push_back(s.rollout_top_p_offsets);
     }
+    if (!first.rollout_routed_experts.empty())
+      data.rollout_routed_experts.push_back(s.rollout_routed_experts);
     if (!first.train_metadata.is_null()) data.metadata.push_back(s.train_metadata);
     const Json* source = s.metadata.find("source_name");
     data.source_names.push_back(source && source->is_string() ? source->as_string() : "unknown");

@@ -1,7 +1,10 @@
 // POST /inference/v1/generate (vLLM's token-in/token-out endpoint): token_ids + sampling_params
-// in, token_ids + chat-format logprobs out.
+// in, token_ids + chat-format logprobs out (and, with --enable-return-routed-experts, each token's
+// routed experts).
 #include <httplib.h>
 
+#include "vime/engine/routed_experts.hpp"
+#include "vime/model/model.hpp"
 #include "vime/serve/completion_output.hpp"
 #include "vime/serve/serve_context.hpp"
 
@@ -56,19 +59,30 @@ void generate(ServeContext& ctx, const httplib::Request& req, httplib::Response&
   std::string request_id = new_id(ctx, "gen-");
   if (const Json* id = body.find("request_id"); id && id->is_string()) request_id = id->as_string();
 
+  bool routed = ctx.options.enable_return_routed_experts;
+  if (const Json* want = body.find("return_routed_experts"); want && want->is_bool())
+    routed |= want->as_bool();
+  routed &= ctx.model.config().is_moe();
+
   engine::TopLogProbs top;
   if (logprobs && !logprobs->is_null()) top.count = logprobs->as_int();
   engine::PromptLogProbs scored{prompt_logprobs.value_or(0), {}};
-  const GenerateResponse r = ctx.generate(
-      GenerateRequest{
-          .input_ids = prompt, .sampling_params = params, .session_id = request_id, .group_id = {}},
-      &top, prompt_logprobs ? &scored : nullptr);
+  const GenerateResponse r = ctx.generate(GenerateRequest{.input_ids = prompt,
+                                                          .sampling_params = params,
+                                                          .session_id = request_id,
+                                                          .group_id = {},
+                                                          .return_routed_experts = routed},
+                                          &top, prompt_logprobs ? &scored : nullptr);
   Json choice = Json::object();
   choice["index"] = 0;
   choice["finish_reason"] = r.finish_reason;
   choice["token_ids"] = r.output_ids;
   choice["logprobs"] = logprobs && !logprobs->is_null() ? content_logprobs(r, top) : Json(nullptr);
-  choice["routed_experts"] = nullptr;
+  const auto& config = ctx.model.config();
+  choice["routed_experts"] =
+      routed ? Json(engine::encode_routed_experts_npy(r.routed_experts, config.num_layers,
+                                                      config.moe.num_experts_per_tok))
+             : Json(nullptr);
   Json out = Json::object();
   out["request_id"] = request_id;
   out["choices"] = Json::Array{choice};

@@ -26,9 +26,12 @@ struct ServeOptions {
   int port = 8000;      // 0: any free port
   std::string api_key;  // non-empty: every route but /health needs "Bearer <key>"
   std::string model_name = "vime";
-  int64_t max_model_len = 0;              // reported by /v1/models and /tokenize
-  int threads = 64;                       // HTTP worker threads (each blocks on one generation)
-  bool enable_sleep_mode = false;         // vLLM's --enable-sleep-mode: /sleep and /wake_up work
+  int64_t max_model_len = 0;       // reported by /v1/models and /tokenize
+  int threads = 64;                // HTTP worker threads (each blocks on one generation)
+  bool enable_sleep_mode = false;  // vLLM's --enable-sleep-mode: /sleep and /wake_up work
+  // vLLM's --enable-return-routed-experts: /inference/v1/generate answers carry each token's
+  // routed experts (an MoE model; a request can also ask with "return_routed_experts": true).
+  bool enable_return_routed_experts = false;
   Json weight_transfer_config = nullptr;  // --weight-transfer-config {"backend": "nccl"|"disk"}
   std::string model_dir;  // the served HF dir: /collective_rpc reload_weights without a path
   // --enable-auto-tool-choice --tool-call-parser hermes: chat answers carry tool_calls.

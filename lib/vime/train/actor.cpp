@@ -118,6 +118,19 @@ Actor::Actor(const Args& args, Model& model, Model* ref_model, RankReducer& redu
         "--moe-aux-loss-coeff with --recompute-granularity full is not supported yet: a recomputed "
         "layer's load-balancing loss has no gradient");
   }
+  replay_options_ = RoutingReplayOptions::from(args);
+  if (replay_options_.enabled) {
+    const char* flag =
+        replay_options_.from_rollout ? "--use-rollout-routing-replay" : "--use-routing-replay";
+    if (!model.config().is_moe())
+      throw UsageError(std::string(flag) + " needs a mixture-of-experts model");
+    if (model.context_parallel().is_parallel()) {
+      throw UsageError(std::string(flag) +
+                       " with --context-parallel-size > 1 is not supported yet: the recorded "
+                       "routing is per packed token, not per context-parallel shard");
+    }
+    routing_replay_ = std::make_unique<RoutingReplay>(model.config());
+  }
   optimizer_ =
       std::make_unique<Optimizer>(trainable_parameters(model, args), OptimizerConfig::from(args),
                                   reducer.process_group(), TensorParallelNorm::of(model));
@@ -153,8 +166,19 @@ std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch&
       totals.push_back(lengths[s]);
       responses.push_back(batch.response_lengths[s]);
     }
+    // The old-policy pass under routing replay records each token's experts, or replays the
+    // rollout engine's.
+    RoutingReplay* replay = &model == &model_ ? log_probs_routing_ : nullptr;
+    MoeRouting routing;
+    std::optional<MoeRoutingScope> routing_scope;
+    if (replay != nullptr) {
+      if (replay_options_.from_rollout) routing.replay = replay->replay_of(mb, model.device());
+      routing_scope.emplace(&routing);
+    }
     auto forward = forward_response(model, pack_samples(batch, mb, model.device()), totals,
                                     responses, ctx_.options, /*for_training=*/false);
+    routing_scope.reset();
+    if (replay != nullptr && !replay_options_.from_rollout) replay->record(mb, lengths, routing);
     int64_t start = 0;
     for (auto s : mb) {
       out[s] = forward.response.log_probs.narrow(0, start, batch.response_lengths[s]).detach();
@@ -175,7 +199,11 @@ Metrics Actor::train(int64_t rollout_id, const TrainBatch& batch) {
     throw Error("the rollout has " + std::to_string(n) +
                 " samples, fewer than one step of --global-batch-size");
   }
-  // 2. Reference and old log-probs.
+  // 2. Reference and old log-probs (routing replay: the rollout's routing, or none yet).
+  if (routing_replay_) {
+    routing_replay_->reset(batch.size());
+    if (replay_options_.from_rollout) routing_replay_->load_rollout(batch);
+  }
   compute_ref_and_old_log_probs(batch, data, plans);
   // 3. Advantages and returns.
   if (options.loss_type != LossType::kSftLoss && options.compute_advantages_and_returns)
@@ -235,17 +263,27 @@ void Actor::compute_ref_and_old_log_probs(const TrainBatch& batch, RolloutTensor
   // One step on fresh rollouts: the old policy is the current one, so its log-probs are the
   // training forward's own (detached); the extra pass is skipped unless something reads them.
   const auto estimator = options.advantages.estimator;
+  // --use-routing-replay records the routing in that pass (slime's can_reuse_log_probs_in_loss).
+  const bool records_routing = replay_options_.enabled && !replay_options_.from_rollout;
   const bool needs_old_forward =
+      records_routing ||
       !(num_steps == 1 && kl_coef == 0 && estimator != AdvantageEstimator::kGspo &&
         estimator != AdvantageEstimator::kPpo && !options.get_mismatch_metrics &&
         !options.advantages.use_opd);
-  if (options.use_rollout_logprobs) {
-    data.log_probs = data.rollout_log_probs;
-  } else if (needs_old_forward) {
+  const bool old_forward = needs_old_forward && (!options.use_rollout_logprobs || records_routing);
+  if (old_forward) {
     auto timed = scoped_timer("log_probs");
     if (hook) hook(ctx_.args, model_, "");
-    data.log_probs = log_probs_of(model_);
+    log_probs_routing_ = routing_replay_.get();
+    try {
+      data.log_probs = log_probs_of(model_);
+    } catch (...) {
+      log_probs_routing_ = nullptr;
+      throw;
+    }
+    log_probs_routing_ = nullptr;
   }
+  if (options.use_rollout_logprobs) data.log_probs = data.rollout_log_probs;
 }
 
 void Actor::run_rollout_data_postprocess(int64_t rollout_id, RolloutTensors& data) {
@@ -331,6 +369,7 @@ Actor::StepOutcome Actor::train_step(int64_t rollout_id, const TrainBatch& batch
     auto lb = LossBatch::of(batch, data, mb, model_.device());
     MoeRouting routing;
     std::optional<MoeRoutingScope> routing_scope;
+    if (routing_replay_) routing.replay = routing_replay_->replay_of(mb, model_.device());
     if (is_moe) routing_scope.emplace(&routing);
     auto forward = forward_response(model_, lb.packed, lb.total_lengths, lb.response_lengths,
                                     options, /*for_training=*/true,

@@ -22,6 +22,7 @@
 #include "vime/train/optimizer.hpp"
 #include "vime/train/rank_reducer.hpp"
 #include "vime/train/rollout_tensors.hpp"
+#include "vime/train/routing_replay.hpp"
 #include "vime/train/train_context.hpp"
 
 namespace vime::train {
@@ -68,6 +69,10 @@ class Actor {
   // by reference; null: the teacher log-probs come with the train data).
   void set_teacher_model(Model* teacher) { teacher_model_ = teacher; }
 
+  // --use-routing-replay / --use-rollout-routing-replay: each sample's routing of the last train()
+  // call (null without them).
+  const RoutingReplay* routing_replay() const { return routing_replay_.get(); }
+
   Optimizer& optimizer() { return *optimizer_; }
   LrScheduler& lr_scheduler() { return *lr_scheduler_; }
   Model& model() { return model_; }
@@ -101,6 +106,11 @@ class Actor {
   RankReducer& reducer_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LrScheduler> lr_scheduler_;
+  RoutingReplayOptions replay_options_;
+  std::unique_ptr<RoutingReplay> routing_replay_;
+  // Set for the old-policy log-prob pass only: its forwards record (or, from the rollout, replay)
+  // the routing.
+  RoutingReplay* log_probs_routing_ = nullptr;
   std::vector<Metrics> step_metrics_;
   Metrics rollout_data_metrics_;
   std::vector<at::Tensor> returns_;

@@ -25,7 +25,10 @@ struct TrainBatch {
   // the samples (slime's on_policy_distillation.post_process_rewards).
   std::vector<std::vector<float>> teacher_log_probs;
   std::vector<int64_t> rollout_ids;  // optional: samples of one rollout id
-  std::vector<at::Tensor> values;    // PPO: the critic's values, [response_length] on its device
+  // Optional, [(tokens - 1) * num_layers * topk] each: the experts the rollout engine routed every
+  // token to (--use-rollout-routing-replay; train/routing_replay.hpp).
+  std::vector<std::vector<int32_t>> rollout_routed_experts;
+  std::vector<at::Tensor> values;  // PPO: the critic's values, [response_length] on its device
   size_t size() const { return tokens.size(); }
 };
 

@@ -5,10 +5,10 @@
 
 #include <map>
 
+#include "vime/core/base64.hpp"
 #include "vime/error.hpp"
 #include "vime/model/model.hpp"
 #include "vime/model/moe.hpp"
-#include "vime/weight_sync/base64.hpp"
 #include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/tcp_store_rendezvous.hpp"
 #include "vime/weight_sync/transfer_protocol.hpp"

@@ -6,11 +6,11 @@
 
 #include <chrono>
 
+#include "vime/core/base64.hpp"
 #include "vime/error.hpp"
 #include "vime/http/fetch.hpp"
 #include "vime/http/net.hpp"
 #include "vime/model/model.hpp"
-#include "vime/weight_sync/base64.hpp"
 #include "vime/weight_sync/concurrent_posts.hpp"
 #include "vime/weight_sync/nccl_communicator.hpp"
 #include "vime/weight_sync/packed_broadcast.hpp"

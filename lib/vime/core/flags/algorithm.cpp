@@ -114,12 +114,12 @@ constexpr FlagSpec kFlags[] = {
      "log-prob drift from the old policy exceeds --opsm-delta."},
     {"--opsm-delta", kFloat, "1e-4", "Drift threshold of off-policy sequence masking."},
     {"--use-routing-replay", kStoreTrue, nullptr,
-     "MoE routing replay: the training forward reuses the expert routing recorded in the first "
-     "forward.",
-     kNotYet},
+     "MoE routing replay: the training forwards reuse the experts each token was routed to in "
+     "the old-policy log-prob forward (the reference forward routes freely)."},
     {"--use-rollout-routing-replay", kStoreTrue, nullptr,
-     "Replay the rollout engine's expert routing in training (implies --use-routing-replay).",
-     kNotYet},
+     "Replay the rollout engine's expert routing (returned as routed_experts) in the old-policy "
+     "and training forwards (implies --use-routing-replay). Engines start with "
+     "--enable-return-routed-experts."},
     {"--routing-replay-prefetch-microbatches", kInt, "1",
      "Disk-backed routing-replay micro-batches slime prefetches into CPU memory.", kNoEffect},
     {"--reset-optimizer-states", kStoreTrue, nullptr,

@@ -47,6 +47,10 @@ constexpr FlagSpec kFlags[] = {
      "tokens per KV cache block (default: 256 where flash attention reads block tables, else "
      "16)"},
     {"--enable-sleep-mode", kStoreTrue, nullptr, "mount /sleep and /wake_up"},
+    {"--enable-return-routed-experts", kStoreTrue, nullptr,
+     "MoE models: /inference/v1/generate returns each token's routed experts "
+     "(choices[0].routed_experts, base64 .npy of shape (tokens - 1, layers, topk)), for "
+     "--use-rollout-routing-replay"},
     {"--enforce-eager", kStoreTrue, nullptr,
      "decode without CUDA graphs (the paged decode kernel runs eagerly; the CPU has no graphs)"},
     {"--enable-auto-tool-choice", kStoreTrue, nullptr,
@@ -121,7 +125,6 @@ constexpr FlagSpec kFlags[] = {
     ignored("--enable-log-requests", kStoreTrue),
     ignored("--disable-custom-all-reduce", kStoreTrue),
     ignored("--disable-uvicorn-access-log", kStoreTrue),
-    ignored("--enable-return-routed-experts", kStoreTrue),
     ignored("--async-scheduling", kBoolOptional),
     ignored("--disable-frontend-multiprocessing", kStoreTrue),
 };

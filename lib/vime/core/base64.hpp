@@ -5,10 +5,10 @@
 #include <string>
 #include <string_view>
 
-namespace vime::weight_sync {
+namespace vime {
 
 std::string base64_encode(std::string_view bytes);
 // Throws vime::Error naming `what` on a character outside the alphabet or a bad length/padding.
 std::string base64_decode(std::string_view text, const std::string& what);
 
-}  // namespace vime::weight_sync
+}  // namespace vime

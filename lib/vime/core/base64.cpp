@@ -1,10 +1,10 @@
-#include "vime/weight_sync/base64.hpp"
+#include "vime/core/base64.hpp"
 
 #include <cstdint>
 
 #include "vime/error.hpp"
 
-namespace vime::weight_sync {
+namespace vime {
 namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -71,4 +71,4 @@ std::string base64_decode(std::string_view text, const std::string& what) {
   return out;
 }
 
-}  // namespace vime::weight_sync
+}  // namespace vime

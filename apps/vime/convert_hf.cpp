@@ -134,8 +134,10 @@ int from_hf(const Args& args) {
   Model model(config, ckpt::stored_dtype(hf), at::kCPU);
   model.load_tensors(ckpt::read_safetensors_dir(hf_dir), hf_dir.string());
   ckpt::TrainState state;
-  ckpt::save_checkpoint(o.save, model, nullptr, state,
-                        {.save_optimizer = false, .save_rng = false});
+  ckpt::SaveOptions save;
+  save.save_optimizer = false;
+  save.save_rng = false;
+  ckpt::save_checkpoint(o.save, model, nullptr, state, save);
   std::printf("wrote %s/%s (%s, vocabulary %lld padded to %lld)\n", o.save.c_str(),
               ckpt::iteration_dir_name(0).c_str(), config.model_type.c_str(),
               static_cast<long long>(config.vocab_size),

@@ -2,9 +2,10 @@
 
 #include <utf8proc.h>
 
-#include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace vime::rm {
 
@@ -185,8 +186,14 @@ bool python_is_int(double x) {
 namespace {
 std::string exact_int_str(double integral) {
   if (std::fabs(integral) < 9.0e15) return std::to_string(static_cast<long long>(integral));
-  boost::multiprecision::cpp_int v(integral);
-  return v.str();
+  // Python's int(x): glibc prints a double's exact decimal value, and every double this large is an
+  // integer.
+  if (!std::isfinite(integral)) {
+    throw std::runtime_error("Cannot convert a non-finite number to an integer.");
+  }
+  char digits[320];
+  std::snprintf(digits, sizeof digits, "%.0f", integral);
+  return digits;
 }
 }  // namespace
 

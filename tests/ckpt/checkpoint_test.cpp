@@ -104,8 +104,9 @@ TEST_CASE("--load falls back to --ref-load; HF dirs are checkpoints; --no-save-o
 
   vime::ckpt::TrainState state;
   state.iteration = 5;
-  vime::ckpt::save_checkpoint(dir.path() / "ckpt", *model, &actor.optimizer(), state,
-                              {.save_optimizer = false});
+  vime::ckpt::SaveOptions save;
+  save.save_optimizer = false;
+  vime::ckpt::save_checkpoint(dir.path() / "ckpt", *model, &actor.optimizer(), state, save);
   auto resolved = vime::ckpt::resolve_checkpoint(dir.path() / "ckpt");
   REQUIRE(resolved.has_value());
   CHECK(resolved->iteration == 5);

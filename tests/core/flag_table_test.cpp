@@ -22,8 +22,13 @@ TEST_CASE("every flag row is well formed", "[flags]") {
       CHECK_FALSE(spec.help.empty());
       CHECK_NOTHROW(default_value(spec));
       if (!spec.choices.empty() && spec.default_value != nullptr && !is_switch(spec)) {
-        CHECK(("|" + std::string(spec.choices) + "|")
-                  .find("|" + std::string(spec.default_value) + "|") != std::string::npos);
+        std::string choices = "|";
+        choices += spec.choices;
+        choices += '|';
+        std::string value = "|";
+        value += spec.default_value;
+        value += '|';
+        CHECK(choices.find(value) != std::string::npos);
       }
     }
   }

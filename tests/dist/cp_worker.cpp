@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string key = argv[i];
     if (key == "--critic") {
-      opt[key] = "1";
+      opt.insert_or_assign(key, std::string("1"));
     } else if (i + 1 < argc) {
       opt[key] = argv[++i];
     }
@@ -137,8 +137,10 @@ int main(int argc, char** argv) {
     if (opt.count("--save")) {
       vime::ckpt::TrainState state;
       state.iteration = first + rollouts;
-      vime::ckpt::save_checkpoint(opt["--save"], model, &actor.optimizer(), state,
-                                  {.save_rng = false}, env.group.get());
+      vime::ckpt::SaveOptions save;
+      save.save_rng = false;
+      vime::ckpt::save_checkpoint(opt["--save"], model, &actor.optimizer(), state, save,
+                                  env.group.get());
     }
     vime::NamedTensorList out;
     for (auto& [name, t] : model.hf_tensors()) out.emplace_back(name, t);

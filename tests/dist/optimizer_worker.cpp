@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string key = argv[i];
     if (key == "--distributed" || key == "--offload") {
-      opt[key] = "1";
+      opt.insert_or_assign(key, std::string("1"));
     } else if (i + 1 < argc) {
       opt[key] = argv[++i];
     }
@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
     if (opt.count("--save")) {
       vime::ckpt::TrainState state;
       state.iteration = first_step + steps;
-      vime::ckpt::save_checkpoint(opt["--save"], model, &optimizer, state, {.save_rng = false},
-                                  group.get());
+      vime::ckpt::SaveOptions save;
+      save.save_rng = false;
+      vime::ckpt::save_checkpoint(opt["--save"], model, &optimizer, state, save, group.get());
     }
     vime::NamedTensorList out;
     for (const auto& [name, t] : model.named_parameters()) out.emplace_back(name, t.detach());

@@ -26,7 +26,11 @@ std::string tiny_tokenizer_json(
   std::string vocab = "{";
   for (int c = 33; c < 127; ++c) {
     if (c == '"' || c == '\\') continue;
-    vocab += "\"" + std::string(1, static_cast<char>(c)) + "\": " + std::to_string(c) + ",";
+    vocab += '"';
+    vocab += static_cast<char>(c);
+    vocab += "\": ";
+    vocab += std::to_string(c);
+    vocab += ',';
   }
   vocab += R"("\"": 34, "\\": 92, "Ġ": 200, "he": 300, "hel": 301, "hello": 302, "lo": 303})";
   return R"({"version": "1.0", "added_tokens": [{"id": 99, "content": "<eos>", "special": true}],

@@ -83,7 +83,10 @@ std::vector<Json> read_golden(const std::string& file) {
 
 std::string show_ids(const std::vector<int32_t>& ids) {
   std::string out = "[";
-  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ids[i]);
+  }
   return out + "]";
 }
 

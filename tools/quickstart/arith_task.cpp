@@ -111,7 +111,7 @@ ArithTaskOptions parse_arith_task_flags(const std::vector<std::string>& argv, bo
       return o;
     }
     auto eq = arg.find('=');
-    bool inline_value = arg.rfind("--", 0) == 0 && eq != std::string::npos;
+    bool inline_value = arg.starts_with("--") && eq != std::string::npos;
     if (inline_value) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);

@@ -22,7 +22,6 @@ using vime::engine::VllmEngineOptions;
 
 namespace {
 
-vime::Model& shared_model() { return vime::test::served_model(); }
 const vime::Tokenizer& qwen() { return vime::test::served_tokenizer(); }
 using Served = vime::test::ServedEngine;
 

@@ -37,7 +37,7 @@ struct Fixture {
   }
 
   vime::Sample run(ScriptedEngine& engine, const vime::Args& args, int64_t max_new_tokens = 64) {
-    vime::GenerateContext ctx{args, engine, *tok};
+    vime::GenerateContext ctx{args, engine, *tok, false, std::nullopt};
     vime::Sample s;
     s.prompt = "12*7+1=";
     s.session_id = "s1";

@@ -54,7 +54,7 @@ struct Fixture {
         vime::plugin::load_plugin<vime::PluginKind::kReward>(kPlugin, "--custom-rm-path", "reward");
   }
   vime::Sample run(ScriptedEngine& engine, const vime::Args& args) {
-    vime::GenerateContext ctx{args, engine, *tok};
+    vime::GenerateContext ctx{args, engine, *tok, false, std::nullopt};
     vime::Sample s;
     s.prompt =
         "<|im_start|>user\nFor example, <answer> Beijing </answer>. Question: Where was Zorvath "

@@ -137,7 +137,8 @@ TEST_CASE(
       Json::Object{{"messages", Json::Array{Json::Object{{"role", "user"}, {"content", "Hi"}}}},
                    {"max_tokens", 1},
                    {"prompt_logprobs", 1}});
-  CHECK(chat.at("prompt_logprobs").size() == chat.at("usage").at("prompt_tokens").as_int());
+  CHECK(static_cast<int64_t>(chat.at("prompt_logprobs").size()) ==
+        chat.at("usage").at("prompt_tokens").as_int());
 
   // vLLM's 400s: with stream=true, and above --max-logprobs (20).
   body["n"] = 1;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Expert parallelism on NCCL (after build-gpu/ is built with vime_tests and ep_worker): the
 # [dist_tp] expert-parallel tests with each ep_worker rank on its own GPU (VIME_EP_DEVICE=cuda):
-# EP 2 equals EP 1 over 2 GPUs (logits, gradients, SFT and GRPO steps; the 4-rank distributed-
-# optimizer case when 4 GPUs are visible) and checkpoints across EP 2 and 1. Needs 2 GPUs; on
+# EP 2 equals EP 1 over 2 GPUs (logits, gradients, SFT steps, checkpoints across EP 2 and 1; the
+# 4-rank GRPO case with the distributed optimizer when 4 GPUs are visible). Needs 2 GPUs; on
 # fewer it says so and exits 0. Results in $OUT/ep_tests.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ if [ "$n" -lt 2 ]; then
   exit 0
 fi
 VIME_EP_DEVICE=cuda VIME_EP_MAX_RANKS=$n build-gpu/bin/vime_tests \
-  "expert parallel forward*" "checkpoints across expert-parallel sizes*" \
+  "expert parallel SFT equals*,expert parallel GRPO over 4 ranks*" \
   > "$out/ep_tests.log" 2>&1
 rc=$?
 echo "expert-parallel tests on NCCL: rc $rc $(tail -2 "$out/ep_tests.log" | tr '\n' ' ')"

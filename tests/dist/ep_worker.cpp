@@ -5,14 +5,16 @@
 // over the expert-data-parallel group; an expert-parallel rank's expert gradient already holds
 // every rank's tokens). Then the real train::Actor trains --rollouts rollouts (each rank gets the
 // same ones; the DP schedule splits them), and it writes the parameters whole and every step's
-// loss and grad norm.
+// loss and grad norm, and how far the steps moved the parameters ("moved").
 // With VIME_EP_DEVICE=cuda in the environment rank R runs on GPU R over NCCL (the weights drawn on
 // the CPU as there).
 //   ep_worker --rank R --world W --port P --out FILE --ep E --loss sft|grpo
-//       [--rollouts K] [--first-rollout I] [--flags "..."] [--load DIR] [--save DIR]
+//       [--rollouts K] [--first-rollout I] [--flags "..."] [--load DIR]
+//       [--save DIR [--save-after J]]   (a checkpoint after J of the K rollouts; default K)
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -145,21 +147,32 @@ int main(int argc, char** argv) {
       forward_backward(model, groups, env.rank, out);
     }
     const int64_t rollouts = opt.count("--rollouts") ? std::stoll(opt["--rollouts"]) : 2;
+    const int64_t save_after =
+        opt.count("--save-after") ? std::stoll(opt["--save-after"]) : rollouts;
+    std::vector<at::Tensor> initial;  // copies: hf_tensors() may return the parameters themselves
+    for (const auto& [name, t] : model.hf_tensors()) initial.push_back(t.clone());
     std::vector<double> losses, norms;
-    for (int64_t r = first; r < first + rollouts; ++r) {
+    for (int64_t r = first; r <= first + rollouts; ++r) {
+      if (opt.count("--save") && r == first + save_after) {
+        vime::ckpt::TrainState state;
+        state.iteration = r;
+        vime::ckpt::save_checkpoint(opt["--save"], model, &actor.optimizer(), state,
+                                    {.save_rng = false}, env.group.get());
+      }
+      if (r == first + rollouts) break;
       actor.train(r, rollout(r, config.vocab_size));
       for (const auto& m : actor.step_metrics()) {
         losses.push_back(m.at("train/loss"));
         norms.push_back(m.at("train/grad_norm"));
       }
     }
-    if (opt.count("--save")) {
-      vime::ckpt::TrainState state;
-      state.iteration = first + rollouts;
-      vime::ckpt::save_checkpoint(opt["--save"], model, &actor.optimizer(), state,
-                                  {.save_rng = false}, env.group.get());
+    double moved = 0;
+    const auto final = model.hf_tensors();
+    for (size_t i = 0; i < final.size(); ++i) {
+      moved = std::max(moved, (final[i].second - initial[i]).abs().max().item<double>());
+      out.emplace_back("param." + final[i].first, final[i].second.cpu());
     }
-    for (auto& [name, t] : model.hf_tensors()) out.emplace_back("param." + name, t.cpu());
+    out.emplace_back("moved", at::tensor(std::vector<double>{moved}, at::kDouble));
     out.emplace_back("losses", at::tensor(losses, at::kDouble));
     out.emplace_back("grad_norms", at::tensor(norms, at::kDouble));
     vime::ckpt::write_safetensors(opt.at("--out"), out);

@@ -1,5 +1,6 @@
-// The CPU (Gloo) world of a test worker process started by a dist test with --rank R --world W
-// --port P: vime's own launcher layout, one node. Null at world size 1.
+// The CPU (Gloo) world, or with a CUDA `device` the NCCL one, of a test worker process started by
+// a dist test with --rank R --world W --port P: vime's own launcher layout, one node. Null at world
+// size 1.
 #pragma once
 
 #include <ATen/Device.h>
@@ -19,7 +20,8 @@ struct WorkerWorld {
   std::unique_ptr<dist::ProcessGroup> group;  // null at world size 1
 };
 
-inline WorkerWorld join_worker_world(const std::map<std::string, std::string>& opt) {
+inline WorkerWorld join_worker_world(const std::map<std::string, std::string>& opt,
+                                     const at::Device& device = at::Device(at::kCPU)) {
   dist::RankEnv env;
   env.rank = std::stoi(opt.at("--rank"));
   env.world_size = std::stoi(opt.at("--world"));
@@ -29,7 +31,7 @@ inline WorkerWorld join_worker_world(const std::map<std::string, std::string>& o
   env.launcher = "vime";
   WorkerWorld world{env.rank, env.world_size, nullptr};
   if (env.world_size > 1)
-    world.group = dist::ProcessGroup::create(env, at::Device(at::kCPU), std::chrono::seconds(60));
+    world.group = dist::ProcessGroup::create(env, device, std::chrono::seconds(60));
   return world;
 }
 

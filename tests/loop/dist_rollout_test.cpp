@@ -56,6 +56,10 @@ class StoreOnlyGroup final : public vime::dist::ProcessGroup {
   void broadcast(std::vector<at::Tensor>&, int) override { no(); }
   void all_gather(std::vector<at::Tensor>&, const at::Tensor&) override { no(); }
   void reduce_scatter(at::Tensor&, const at::Tensor&) override { no(); }
+  void all_to_all(at::Tensor&, const at::Tensor&, const std::vector<int64_t>&,
+                  const std::vector<int64_t>&) override {
+    no();
+  }
   void barrier() override { no(); }
 
  private:

@@ -266,7 +266,7 @@ TEST_CASE("MoE config from config.json and from Megatron's flags", "[model]") {
                     Catch::Contains("--moe-token-dispatcher-type flex"));
   CHECK_THROWS_WITH(vime::ModelConfig::from(with({"--moe-router-dtype", "fp64"})),
                     Catch::Contains("--moe-router-dtype fp64"));
-  CHECK_THROWS_AS(vime::core::check_supported(with({"--expert-model-parallel-size", "2"}),
+  CHECK_THROWS_AS(vime::core::check_supported(with({"--pipeline-model-parallel-size", "2"}),
                                               vime::core::FlagRegistry::instance()),
                   vime::UsageError);
 

@@ -183,15 +183,17 @@ void save_checkpoint(const fs::path& save_dir, const Model& model, const Optimiz
                      dist::ProcessGroup* group) {
   if (group != nullptr && group->size() == 1) group = nullptr;
   if (group == nullptr && optimizer != nullptr && options.save_optimizer &&
-      (optimizer->is_sharded() || model.tensor_parallel().is_parallel())) {
+      (optimizer->is_sharded() || model.tensor_parallel().is_parallel() ||
+       model.expert_parallel().is_parallel())) {
     throw Error(
         "saving a checkpoint of the distributed optimizer (--use-distributed-optimizer) "
         "needs every rank: pass the process group to save_checkpoint on all of them");
   }
   const int rank = group != nullptr ? group->rank() : 0;
-  // Under tensor parallelism everything is saved whole (a checkpoint loads at any tensor- and
-  // data-parallel size): the shards are gathered first, by every rank, and rank 0 writes them.
-  const bool is_tp = model.tensor_parallel().is_parallel();
+  // Under tensor or expert parallelism everything is saved whole (a checkpoint loads at any
+  // tensor-, expert- and data-parallel size): the shards are gathered first, by every rank, and
+  // rank 0 writes them.
+  const bool is_tp = model.tensor_parallel().is_parallel() || model.expert_parallel().is_parallel();
   const bool has_optimizer = optimizer != nullptr && options.save_optimizer;
   const bool writes_shards = has_optimizer && optimizer->is_sharded() && !is_tp;
   const NamedTensorList tensors = whole_model_tensors(model);
@@ -325,10 +327,11 @@ std::unique_ptr<Model> load_model(const ResolvedCheckpoint& checkpoint, at::Scal
 
 namespace {
 
-// A reader of whole parameters' state as one of this rank's tensor-parallel slices: reads the
-// whole state of the parameter and takes the slice.
+// A reader of whole parameters' state as one of this rank's tensor- or expert-parallel slices:
+// reads the whole state of the parameter and takes the slice.
 StateReader tensor_parallel_reader(const Model& model, StateReader whole) {
-  if (!model.tensor_parallel().is_parallel()) return whole;
+  if (!model.tensor_parallel().is_parallel() && !model.expert_parallel().is_parallel())
+    return whole;
   return [&model, whole](const std::string& key, at::IntArrayRef shape, int64_t offset,
                          int64_t numel) {
     auto param = model.find_parameter(key.substr(key.find('.') + 1));

@@ -107,6 +107,22 @@ class C10dGroup final : public ProcessGroup {
     output.copy_(t[0].view(-1).narrow(0, rank_ * output.numel(), output.numel()).view_as(output));
   }
 
+  void all_to_all(at::Tensor& output, const at::Tensor& input,
+                  const std::vector<int64_t>& output_splits,
+                  const std::vector<int64_t>& input_splits) override {
+    if (static_cast<int>(output_splits.size()) != size_ ||
+        static_cast<int>(input_splits.size()) != size_) {
+      throw Error("all_to_all: " + std::to_string(input_splits.size()) + " input and " +
+                  std::to_string(output_splits.size()) + " output splits for " +
+                  std::to_string(size_) + " ranks");
+    }
+    at::Tensor in = input.contiguous().view(-1);
+    std::vector<int64_t> out_splits = output_splits, in_splits = input_splits;
+    c10d::AllToAllOptions options;
+    compat::run_on_current_stream(options);
+    finish(backend_->alltoall_base(output, in, out_splits, in_splits, options));
+  }
+
   std::unique_ptr<ProcessGroup> new_group(const std::vector<int>& ranks,
                                           const std::string& name) override {
     const auto it = std::find(ranks.begin(), ranks.end(), rank_);

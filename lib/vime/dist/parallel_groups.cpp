@@ -7,7 +7,40 @@
 
 namespace vime::dist {
 
-ParallelGroups make_parallel_groups(ProcessGroup* world, int tp_size, int cp_size) {
+namespace {
+
+// Expert-parallel groups of consecutive data-parallel ranks (tensor and context size 1: the
+// data-parallel ranks are the world's).
+void make_expert_groups(ParallelGroups& g, ProcessGroup* world, int size, int rank, int ep_size) {
+  const std::string flag = "--expert-model-parallel-size " + std::to_string(ep_size);
+  if (ep_size < 1) throw UsageError(flag + ": must be >= 1");
+  if (ep_size == 1) return;
+  if (g.tp_size > 1 || g.cp_size > 1) {
+    throw UsageError(flag + " with " +
+                     (g.tp_size > 1 ? "--tensor-model-parallel-size " + std::to_string(g.tp_size)
+                                    : "--context-parallel-size " + std::to_string(g.cp_size)) +
+                     " is not supported yet: vime's expert parallelism runs with tensor and "
+                     "context parallel size 1 (--expert-tensor-parallel-size 1)");
+  }
+  if (size % ep_size != 0) {
+    throw UsageError(flag + " does not divide the data-parallel size " + std::to_string(size) +
+                     "; the expert-parallel ranks lie inside the data-parallel group");
+  }
+  g.ep_size = ep_size;
+  g.ep_rank = rank % ep_size;
+  const int first = rank - g.ep_rank;
+  std::vector<int> ranks;
+  for (int e = 0; e < ep_size; ++e) ranks.push_back(first + e);
+  g.ep = world->new_group(ranks, "ep" + std::to_string(first / ep_size));
+  if (size / ep_size == 1) return;
+  ranks.clear();
+  for (int r = g.ep_rank; r < size; r += ep_size) ranks.push_back(r);
+  g.ep_dp = world->new_group(ranks, "epdp" + std::to_string(g.ep_rank));
+}
+
+}  // namespace
+
+ParallelGroups make_parallel_groups(ProcessGroup* world, int tp_size, int cp_size, int ep_size) {
   ParallelGroups g;
   g.world = world;
   const int size = world != nullptr ? world->size() : 1;
@@ -29,6 +62,7 @@ ParallelGroups make_parallel_groups(ProcessGroup* world, int tp_size, int cp_siz
   g.tp_rank = rank % tp_size;
   g.cp_rank = (rank / tp_size) % cp_size;
   g.dp_rank = rank / model;
+  make_expert_groups(g, world, size, rank, ep_size);
   if (model == 1) return g;
   auto global = [&](int dp, int cp, int tp) { return (dp * cp_size + cp) * tp_size + tp; };
   const std::string cp_tag = std::to_string(g.cp_rank), tp_tag = std::to_string(g.tp_rank),

@@ -45,6 +45,13 @@ class ProcessGroup {
   // `output` (numel = input.numel() / size()) receives the sum over ranks of this rank's slice
   // of `input` (a flat tensor whose numel divides by size()).
   virtual void reduce_scatter(at::Tensor& output, const at::Tensor& input) = 0;
+  // Variable all-to-all over flat tensors (one dtype on every rank): input's elements
+  // [Σ input_splits[<r], + input_splits[r]) go to rank r, and output (numel = Σ output_splits)
+  // receives rank r's part for this rank at [Σ output_splits[<r], ...). Each rank's
+  // output_splits[r] equals rank r's input_splits[this rank].
+  virtual void all_to_all(at::Tensor& output, const at::Tensor& input,
+                          const std::vector<int64_t>& output_splits,
+                          const std::vector<int64_t>& input_splits) = 0;
   virtual void barrier() = 0;
 
   // A group of some of this group's ranks (`ranks`: ascending ranks of this group, this rank among

@@ -194,6 +194,13 @@ class ServingBackend final : public RolloutBackend {
 std::unique_ptr<RolloutBackend> make_native_backend(const Args& args, Model& model,
                                                     const Tokenizer* tokenizer, int64_t version,
                                                     dist::ProcessGroup* group) {
+  if (model.expert_parallel().is_parallel()) {
+    throw UsageError("--expert-model-parallel-size " +
+                     std::to_string(model.expert_parallel().size) +
+                     ": the embedded engine generates with the trainer's model, whose experts are "
+                     "split over the expert-parallel ranks; use --rollout-backend vllm (its "
+                     "weight updates gather the experts whole)");
+  }
   const auto& tp = model.tensor_parallel();
   if (tp.is_parallel() && tp.rank != 0)
     return std::make_unique<TpFollowerBackend>(args, model, version, group->rank());

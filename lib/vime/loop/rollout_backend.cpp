@@ -17,8 +17,9 @@ namespace {
 
 // A data-parallel rank > 0 under the vLLM backend: rank 0 alone drives the engines and sends them
 // weights; the other ranks only train.
-// Under tensor parallelism the other ranks of rank 0's tensor-parallel group take part in the
-// gather of every weight update (from the first, which the vLLM backend sends as it starts).
+// Under tensor (expert) parallelism the other ranks of rank 0's tensor- (expert-) parallel group
+// take part in the gather of every weight update (from the first, which the vLLM backend sends as
+// it starts).
 class NoEngineBackend final : public RolloutBackend {
  public:
   NoEngineBackend(Model& model, bool gathers) : model_(model), gathers_(gathers) {
@@ -39,10 +40,9 @@ class NoEngineBackend final : public RolloutBackend {
 };
 
 int gather_word(const Model& model, int word) {
-  const auto& tp = model.tensor_parallel();
   std::vector<at::Tensor> t{
       at::full({1}, word, at::TensorOptions().dtype(at::kInt).device(model.device()))};
-  tp.group->broadcast(t, 0);
+  model.gather_group()->broadcast(t, 0);
   return t[0].item<int>();
 }
 
@@ -52,9 +52,9 @@ std::unique_ptr<RolloutBackend> make_follower_backend(const Args& args, Model& m
                                                       const Tokenizer* tokenizer, int64_t version,
                                                       dist::ProcessGroup& group) {
   if (RolloutBackendOptions::from(args).kind == RolloutBackendKind::kVllm) {
-    // The tensor-parallel group of rank 0 is ranks [0, tp).
-    const bool gathers =
-        model.tensor_parallel().is_parallel() && group.rank() < model.tensor_parallel().size;
+    // The tensor- (or expert-) parallel group of rank 0 is ranks [0, its size).
+    const auto* gathering = model.gather_group();
+    const bool gathers = gathering != nullptr && group.rank() < gathering->size();
     return std::make_unique<NoEngineBackend>(model, gathers);
   }
   return make_native_backend(args, model, tokenizer, version, &group);
@@ -91,7 +91,7 @@ std::unique_ptr<RolloutBackend> make_rollout_backend(const Args& args, Model& mo
 }
 
 bool announce_weight_gather(const Model& model, bool gathering) {
-  if (!model.tensor_parallel().is_parallel()) return gathering;
+  if (model.gather_group() == nullptr) return gathering;
   return gather_word(model, gathering ? 1 : 0) == 1;
 }
 

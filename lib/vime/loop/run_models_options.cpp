@@ -1,6 +1,9 @@
 #include "vime/loop/run_models_options.hpp"
 
+#include <string>
+
 #include "vime/core/args_lookup.hpp"
+#include "vime/error.hpp"
 
 namespace vime::loop {
 namespace {
@@ -30,6 +33,15 @@ RunModelsOptions RunModelsOptions::from(const Args& args) {
   }
   o.tensor_parallel_size = static_cast<int>(args.get_int("tensor_model_parallel_size"));
   o.context_parallel_size = static_cast<int>(args.get_int("context_parallel_size"));
+  o.expert_parallel_size = static_cast<int>(args.get_int("expert_model_parallel_size"));
+  const auto etp = int_if_set(args, "expert_tensor_parallel_size");
+  if (o.expert_parallel_size > 1 && etp && *etp != 1) {
+    throw UsageError("--expert-tensor-parallel-size " + std::to_string(*etp) +
+                     " with --expert-model-parallel-size " +
+                     std::to_string(o.expert_parallel_size) +
+                     ": vime runs each expert whole on its expert-parallel rank; give "
+                     "--expert-tensor-parallel-size 1");
+  }
   return o;
 }
 

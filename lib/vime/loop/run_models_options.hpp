@@ -28,6 +28,9 @@ struct RunModelsOptions {
   // --tensor-model-parallel-size: the trainer's models are sharded over this many adjacent ranks.
   int tensor_parallel_size = 1;
   int context_parallel_size = 1;  // --context-parallel-size
+  // --expert-model-parallel-size: MoE experts split over this many data-parallel ranks
+  // (--expert-tensor-parallel-size 1, the alltoall dispatcher).
+  int expert_parallel_size = 1;
 
   static RunModelsOptions from(const Args& args);
 };

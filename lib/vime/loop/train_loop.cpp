@@ -59,8 +59,9 @@ RunRanks start_ranks(const Args& args, const TrainLoopOptions& options,
         std::chrono::minutes(std::max<int64_t>(options.distributed_timeout_minutes, 1)));
   }
   at::manual_seed(static_cast<uint64_t>(options.seed));
-  ranks.groups = dist::make_parallel_groups(ranks.world.get(), models.tensor_parallel_size,
-                                            models.context_parallel_size);
+  ranks.groups =
+      dist::make_parallel_groups(ranks.world.get(), models.tensor_parallel_size,
+                                 models.context_parallel_size, models.expert_parallel_size);
   return ranks;
 }
 

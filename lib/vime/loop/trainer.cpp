@@ -53,10 +53,16 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
                                            static_cast<uint64_t>(options.seed), tp);
   t->actor_model->set_recompute(RecomputeOptions::from(args));
   t->actor_model->set_context_parallel(cp);
+  const auto ep = ExpertParallel::over(groups.expert_parallel(), groups.expert_data_parallel());
+  t->actor_model->set_expert_parallel(ep);
   // The weights a LoRA run's adapters sit on: --ref-load (its reference), else --hf-checkpoint.
   t->base_model = models.ref_load.value_or(models.hf_checkpoint.value_or(""));
   const auto lora = LoraConfig::from(args);
   if (lora.enabled()) {
+    if (ep.is_parallel()) {
+      throw UsageError("--lora-rank with --expert-model-parallel-size " + std::to_string(ep.size) +
+                       " is not supported yet: train the adapters with expert-parallel size 1");
+    }
     check_lora_run(args, options, lora);
     t->actor_model->add_lora(lora, static_cast<uint64_t>(options.seed));
   }
@@ -69,6 +75,7 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
       t->ref_model = ckpt::load_model(*ref, models.dtype, device, tp);
       t->ref_model->set_requires_grad(false);
       t->ref_model->set_context_parallel(cp);
+      if (t->ref_model->config().is_moe()) t->ref_model->set_expert_parallel(ep);
       reference = t->ref_model.get();
     }
   }
@@ -78,6 +85,7 @@ std::unique_ptr<Trainer> make_trainer(const Args& args, const TrainLoopOptions& 
     t->teacher_model = ckpt::load_model(*teacher, models.dtype, device, tp);
     t->teacher_model->set_requires_grad(false);
     t->teacher_model->set_context_parallel(cp);
+    if (t->teacher_model->config().is_moe()) t->teacher_model->set_expert_parallel(ep);
     t->actor->set_teacher_model(t->teacher_model.get());
   }
   t->resume = ckpt::load_for_training(args, *t->actor_model, t->actor->optimizer(),

@@ -3,6 +3,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "vime/ckpt/hf_export.hpp"
+#include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
 
 namespace vime::loop {
@@ -52,9 +53,11 @@ std::optional<std::filesystem::path> save_hf_copy(const TrainLoopOptions& option
 }
 
 void join_save_hf_gather(const TrainLoopOptions& options, const Model& actor, int global_rank) {
-  const auto& tp = actor.tensor_parallel();
-  // Megatron's rank order: global ranks 0 .. tp-1 are rank 0's tensor-parallel group.
-  if (!options.save_hf || !tp.is_parallel() || global_rank == 0 || global_rank >= tp.size) return;
+  const auto* group = actor.gather_group();
+  // Megatron's rank order: global ranks 0 .. size-1 are rank 0's tensor- (or expert-) parallel
+  // group.
+  if (!options.save_hf || group == nullptr || global_rank == 0 || global_rank >= group->size())
+    return;
   // The same gathers, in the same order, as rank 0's save_hf_model.
   (void)(actor.has_lora() ? actor.merged_hf_tensors() : actor.hf_tensors());
 }

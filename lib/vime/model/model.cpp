@@ -258,6 +258,7 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
                                    const LayerWeights& layer) {
     LayerWeights w;
     w.lora = layer.lora;
+    w.moe.ep = layer.moe.ep;
     auto slots = w.slots();
     size_t next = 1;
     for (auto* slot : slots) {
@@ -508,6 +509,47 @@ NamedTensorList Model::hf_tensors(int64_t vocab_size) const {
 }
 
 const TensorParallel& Model::tensor_parallel() const { return parallel_->tp; }
+
+dist::ProcessGroup* Model::gather_group() const {
+  if (parallel_->tp.is_parallel()) return parallel_->tp.group;
+  return ep_.is_parallel() ? ep_.group : nullptr;
+}
+
+void Model::set_expert_parallel(ExpertParallel ep) {
+  if (!ep.is_parallel()) return;
+  check_expert_parallel_shape(config_, ep.size);
+  if (ep_.is_parallel() || parallel_->tp.is_parallel() || has_lora()) {
+    throw Error(
+        "expert parallelism: set once, on a model without tensor parallelism or LoRA adapters");
+  }
+  const int64_t per_rank = config_.moe.num_experts / ep.size;
+  at::NoGradGuard no_grad;
+  std::map<std::string, at::Tensor> local;
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    auto& [name, param] = parameters_[i];
+    if (!is_stacked_expert(name)) continue;
+    auto mine = param.detach().narrow(0, ep.rank * per_rank, per_rank).clone();
+    mine.set_requires_grad(param.requires_grad());
+    TpSlice& slice = slices_[i];
+    slice.dim = 0;
+    slice.start = ep.rank * per_rank;
+    slice.length = per_rank;
+    slice.group = ep.group;
+    slice.parts = ep.size;
+    param = mine;
+    local[name] = mine;
+  }
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    auto& moe = layers_[i]->moe;
+    if (!moe.defined()) continue;
+    const std::string prefix = "model.layers." + std::to_string(i) + ".mlp.experts.";
+    moe.gate = local.at(prefix + "gate_proj");
+    moe.up = local.at(prefix + "up_proj");
+    moe.down = local.at(prefix + "down_proj");
+    moe.ep = ep;
+  }
+  ep_ = ep;
+}
 
 const LayerParallel* Model::layer_parallel() const {
   return parallel_->tp.is_parallel() ? parallel_.get() : nullptr;

@@ -17,6 +17,7 @@
 
 #include "vime/model/attention.hpp"
 #include "vime/model/context_parallel.hpp"
+#include "vime/model/expert_parallel.hpp"
 #include "vime/model/lora.hpp"
 #include "vime/model/model_config.hpp"
 #include "vime/model/tensor_parallel.hpp"
@@ -128,6 +129,16 @@ class Model {
   // (shard_for_context_parallel); the weights are the same on every rank of it.
   void set_context_parallel(ContextParallel cp) { cp_ = cp; }
   const ContextParallel& context_parallel() const { return cp_; }
+  // Expert parallelism (model/expert_parallel.hpp): keeps this rank's experts of every stacked
+  // expert tensor (their TpSlice names the group holding the rest, so full_parameter, hf_tensors
+  // and load_tensors deal in whole tensors). Before the optimizer is made; once; not with tensor
+  // parallelism or LoRA. Throws UsageError naming --expert-model-parallel-size when the experts do
+  // not split.
+  void set_expert_parallel(ExpertParallel ep);
+  const ExpertParallel& expert_parallel() const { return ep_; }
+  // The ranks whose full_parameter() (hf_tensors(), ...) is one collective: the tensor-parallel
+  // group, else the expert-parallel one; null: every tensor is whole here.
+  dist::ProcessGroup* gather_group() const;
   // LoRA (model/lora.hpp): adapters on the targeted linears of every layer (A drawn as PEFT does,
   // reproducibly from `seed` on any tensor-parallel size; B zeros), in the model's dtype, the
   // only tensors that then require grad; the base parameters are frozen. Once only.
@@ -177,6 +188,7 @@ class Model {
   RecomputeOptions recompute_;
   AttentionBackend attention_backend_ = AttentionBackend::kAuto;
   ContextParallel cp_;
+  ExpertParallel ep_;
 
   friend struct LayerRecompute;
 };

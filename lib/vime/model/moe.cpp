@@ -40,8 +40,13 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
   auto offsets = counts.cumsum(0).to(at::kInt);
 
   auto x = h.index_select(0, rows_token);  // [tokens * k, hidden], grouped by expert
-  auto gate = grouped_linear(x, w.gate, offsets), up = grouped_linear(x, w.up, offsets);
-  auto y = grouped_linear(swiglu(gate, up), w.down, offsets);
+  auto experts_mlp = [&w](const at::Tensor& rows, const at::Tensor& ends) {
+    auto gate = grouped_linear(rows, w.gate, ends), up = grouped_linear(rows, w.up, ends);
+    return grouped_linear(swiglu(gate, up), w.down, ends);
+  };
+  // Expert parallel: the rows go to their experts' ranks and come back in the same order.
+  auto y = w.ep.is_parallel() ? run_on_expert_owners(x, counts, w.ep, experts_mlp)
+                              : experts_mlp(x, offsets);
   y = (y * flat_weights.index_select(0, permutation).unsqueeze(1)).to(h.scalar_type());
   // Back to (token, slot) order: row r of y is flat position permutation[r].
   auto inverse =

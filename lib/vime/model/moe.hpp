@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "vime/model/expert_parallel.hpp"
 #include "vime/model/model_config.hpp"
 #include "vime/model/tensor_parallel.hpp"
 
@@ -30,6 +31,7 @@ struct MoeWeights {
   at::Tensor shared_expert_gate;      // [1, hidden]                  mlp.shared_expert_gate.weight
   // [experts] fp32, not trained: mlp.gate.e_score_correction_bias (sigmoid routing).
   at::Tensor expert_bias;
+  ExpertParallel ep;  // the group the experts are sharded over; none: all here
 
   bool defined() const { return router.defined(); }
 };

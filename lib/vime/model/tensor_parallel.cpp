@@ -209,6 +209,7 @@ std::vector<int64_t> whole_shape(const at::Tensor& local, const TpSlice& slice, 
   auto shape = local.sizes().vec();
   if (slice.dim >= 0) {
     shape[slice.dim] = slice.num_replica_slots > 0 ? slice.length * slice.num_replica_slots
+                       : slice.parts > 0           ? slice.length * slice.parts
                                                    : slice.length * tp_size;
   }
   return shape;
@@ -244,6 +245,13 @@ at::Tensor sum_over_replicas(const at::Tensor& x, const TpSlice& slice, const Te
 }
 
 at::Tensor gather_full(const at::Tensor& local, const TpSlice& slice, const TensorParallel& tp) {
+  if (slice.group != nullptr) {  // one expert-parallel rank's experts
+    auto mine = local.detach().contiguous();
+    std::vector<at::Tensor> parts(slice.parts);
+    for (auto& p : parts) p = at::empty_like(mine);
+    slice.group->all_gather(parts, mine);
+    return at::cat(parts, slice.dim);
+  }
   if (!tp.is_parallel() || slice.dim < 0) return local;
   auto mine = local.detach().contiguous();
   std::vector<at::Tensor> parts(tp.size);

@@ -49,6 +49,11 @@ struct TpSlice {
   // gradient is summed over the ranks holding the same head).
   int64_t replica_index = 0;
   int64_t num_replica_slots = 0;
+  // Expert parallelism (expert_parallel.hpp): this rank's experts (dim 0) of a stacked expert
+  // tensor, the others on the `parts` ranks of `group`; null: the parts lie on the
+  // tensor-parallel group.
+  dist::ProcessGroup* group = nullptr;
+  int64_t parts = 0;
 
   at::Tensor of(const at::Tensor& full) const {
     return dim < 0 ? full : full.narrow(dim, start, length);
@@ -72,7 +77,8 @@ at::Tensor gather_from_tp(const at::Tensor& x, const TensorParallel& tp);
 // same (KV-head replicas). A no-op for a slice that is not replicated.
 at::Tensor sum_over_replicas(const at::Tensor& x, const TpSlice& slice, const TensorParallel& tp);
 
-// The full parameter from every rank's slice (a collective over the group; every rank gets it).
+// The full parameter from every rank's slice (a collective over the group, slice.group when set;
+// every rank gets it).
 at::Tensor gather_full(const at::Tensor& local, const TpSlice& slice, const TensorParallel& tp);
 
 }  // namespace vime

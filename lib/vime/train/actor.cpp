@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "vime/core/crash_point.hpp"
+#include "vime/dist/process_group.hpp"
 #include "vime/error.hpp"
 #include "vime/model/moe.hpp"
 #include "vime/train/advantages.hpp"
@@ -131,9 +132,9 @@ Actor::Actor(const Args& args, Model& model, Model* ref_model, RankReducer& redu
     }
     routing_replay_ = std::make_unique<RoutingReplay>(model.config());
   }
-  optimizer_ =
-      std::make_unique<Optimizer>(trainable_parameters(model, args), OptimizerConfig::from(args),
-                                  reducer.process_group(), TensorParallelNorm::of(model));
+  optimizer_ = std::make_unique<Optimizer>(trainable_parameters(model, args),
+                                           OptimizerConfig::from(args), reducer.process_group(),
+                                           TensorParallelNorm::of(model), ExpertGrads::of(model));
   lr_scheduler_ = std::make_unique<LrScheduler>(LrScheduler::from(args));
 }
 
@@ -160,6 +161,19 @@ std::vector<at::Tensor> Actor::compute_log_probs(Model& model, const TrainBatch&
                        ? first_fit(samples, lengths, *batching.log_probs_micro_batch_tokens())
                        : fixed_size(samples, batching.micro_batch_size);
   std::vector<at::Tensor> out(batch.size());
+  // Expert parallel: every rank of the group runs as many forwards (each is a collective); a rank
+  // with fewer micro-batches runs a one-token batch whose output it drops.
+  if (const auto& ep = model.expert_parallel(); ep.is_parallel()) {
+    std::vector<at::Tensor> count{
+        at::full({1}, static_cast<int64_t>(mbs.size()),
+                 at::TensorOptions().dtype(at::kLong).device(model.device()))};
+    ep.group->all_reduce(count, dist::ReduceOp::kMax);
+    for (int64_t extra = count[0].item<int64_t>() - static_cast<int64_t>(mbs.size()); extra > 0;
+         --extra) {
+      MoeRoutingScope unrecorded(nullptr);
+      (void)model.forward_hidden(PackedBatch::pack({{0}}, model.device()));
+    }
+  }
   for (const auto& mb : mbs) {
     std::vector<int64_t> totals, responses;
     for (auto s : mb) {

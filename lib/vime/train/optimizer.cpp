@@ -45,9 +45,25 @@ TensorParallelNorm TensorParallelNorm::of(const Model& model) {
   return n;
 }
 
-// A flat fp32 bucket of main grads and, when sharded, this rank's state of its shard.
+ExpertGrads ExpertGrads::of(const Model& model) {
+  ExpertGrads e;
+  const auto& ep = model.expert_parallel();
+  if (!ep.is_parallel()) return e;
+  e.expert_parallel = ep.group;
+  e.data_parallel = ep.data_parallel;
+  const auto& params = model.named_parameters();
+  for (size_t i = 0; i < params.size(); ++i)
+    if (model.parameter_slices()[i].group != nullptr) e.names.insert(params[i].first);
+  return e;
+}
+
+// A flat fp32 bucket of main grads and, when sharded, this rank's state of its shard. Dense
+// parameters' buckets are reduced (and sharded) over the data-parallel group, experts' over the
+// expert-data-parallel group (`group` null: this rank alone).
 struct Optimizer::Bucket {
   GradBucketLayout layout;
+  dist::ProcessGroup* group = nullptr;
+  int rank = 0, size = 1;
   at::Tensor grads;  // [layout.numel] fp32, the main grads' storage
   at::ScalarType param_dtype = at::kFloat;
   int64_t shard_begin = 0, shard_numel = 0;  // this rank's range (sharded)
@@ -55,9 +71,14 @@ struct Optimizer::Bucket {
 };
 
 Optimizer::Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
-                     dist::ProcessGroup* group, TensorParallelNorm tp)
+                     dist::ProcessGroup* group, TensorParallelNorm tp, ExpertGrads experts)
     : config_(config), group_(group) {
   if (tp.group != nullptr && tp.group->size() > 1) tp_group_ = tp.group;
+  if (experts.expert_parallel != nullptr && experts.expert_parallel->size() > 1) {
+    ep_group_ = experts.expert_parallel;
+    if (experts.data_parallel != nullptr && experts.data_parallel->size() > 1)
+      expert_dp_group_ = experts.data_parallel;
+  }
   if (group_ != nullptr) {
     rank_ = group_->rank();
     world_size_ = group_->size();
@@ -74,12 +95,35 @@ Optimizer::Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
     s.param = param;
     s.has_weight_decay = param.dim() > 1 && !name.ends_with(".bias");
     s.is_tp_duplicate = tp.duplicates.count(name) > 0;
+    s.is_expert = ep_group_ != nullptr && experts.names.count(name) > 0;
     slots_.push_back(std::move(s));
     params.push_back(param);
   }
-  for (auto& layout :
-       plan_grad_buckets(params, std::max<int64_t>(config_.bucket_elements, 1), world_size_)) {
+  // Dense parameters' buckets, then the experts' (padded for their own group's shards).
+  std::vector<std::pair<GradBucketLayout, bool>> layouts;
+  for (const bool expert : {false, true}) {
+    std::vector<size_t> index;
+    std::vector<at::Tensor> subset;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].is_expert != expert) continue;
+      index.push_back(i);
+      subset.push_back(params[i]);
+    }
+    if (subset.empty()) continue;
+    const int64_t shards = expert ? (expert_dp_group_ ? expert_dp_group_->size() : 1) : world_size_;
+    for (auto& layout :
+         plan_grad_buckets(subset, std::max<int64_t>(config_.bucket_elements, 1), shards)) {
+      for (auto& p : layout.params) p = index[p];
+      layouts.emplace_back(std::move(layout), expert);
+    }
+  }
+  for (auto& [layout, expert] : layouts) {
     Bucket b;
+    b.group = expert ? expert_dp_group_ : group_;
+    if (b.group != nullptr) {
+      b.rank = b.group->rank();
+      b.size = b.group->size();
+    }
     b.param_dtype = params[layout.params.front()].scalar_type();
     b.grads = at::zeros({layout.numel}, params[layout.params.front()].options().dtype(at::kFloat));
     for (size_t k = 0; k < layout.params.size(); ++k) {
@@ -89,8 +133,8 @@ Optimizer::Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
       s.main_grad = b.grads.narrow(0, s.bucket_offset, s.param.numel()).view(s.param.sizes());
     }
     if (sharded_) {
-      b.shard_numel = layout.numel / world_size_;
-      b.shard_begin = b.shard_numel * rank_;
+      b.shard_numel = layout.numel / b.size;
+      b.shard_begin = b.shard_numel * b.rank;
       b.exp_avg = at::zeros({b.shard_numel}, b.grads.options());
       b.exp_avg_sq = at::zeros({b.shard_numel}, b.grads.options());
       if (b.param_dtype != at::kFloat) b.master = at::zeros({b.shard_numel}, b.grads.options());
@@ -188,13 +232,15 @@ void Optimizer::reduce_grads() {
   if (group_ == nullptr) return;
   const double w = static_cast<double>(world_size_);
   for (auto& b : buckets_) {
-    if (sharded_) {
+    if (b.group == nullptr) {  // experts no other rank holds
+      b.grads.div_(w);
+    } else if (sharded_) {
       auto shard = b.grads.narrow(0, b.shard_begin, b.shard_numel);
-      group_->reduce_scatter(shard, b.grads);
+      b.group->reduce_scatter(shard, b.grads);
       shard.div_(w);
     } else {
       std::vector<at::Tensor> t{b.grads};
-      group_->all_reduce(t);
+      b.group->all_reduce(t);
       b.grads.div_(w);
     }
   }
@@ -210,10 +256,12 @@ void Optimizer::gather_params() {
       if (s.bucket != static_cast<size_t>(&b - buckets_.data())) continue;
       mine.narrow(0, s.bucket_offset + g.offset - b.shard_begin, g.numel).copy_(g.master);
     }
-    std::vector<at::Tensor> parts;
-    for (int r = 0; r < world_size_; ++r)
-      parts.push_back(full.narrow(0, r * b.shard_numel, b.shard_numel));
-    group_->all_gather(parts, mine.clone());
+    if (b.group != nullptr) {
+      std::vector<at::Tensor> parts;
+      for (int r = 0; r < b.size; ++r)
+        parts.push_back(full.narrow(0, r * b.shard_numel, b.shard_numel));
+      b.group->all_gather(parts, mine.clone());
+    }
     for (size_t k = 0; k < b.layout.params.size(); ++k) {
       auto& s = slots_[b.layout.params[k]];
       s.param.detach().view(-1).copy_(full.narrow(0, b.layout.offsets[k], s.param.numel()));
@@ -226,22 +274,31 @@ StepResult Optimizer::step(double lr) {
   at::NoGradGuard no_grad;
   reduce_grads();
   StepResult result;
-  at::Tensor sum_sq;
+  at::Tensor sum_sq, expert_sq;
   for (const auto& g : segments_) {
     if (slots_[g.slot].is_tp_duplicate) continue;
     auto sq = g.grad.pow(2).sum().to(at::kDouble);
-    sum_sq = sum_sq.defined() ? sum_sq + sq : sq;
+    at::Tensor& into = slots_[g.slot].is_expert ? expert_sq : sum_sq;
+    into = into.defined() ? into + sq : sq;
   }
-  // The global norm: every rank's sum of squares, summed over the data-parallel shards and the
-  // tensor-parallel ranks.
-  for (auto* over : {sharded_ ? group_ : nullptr, tp_group_}) {
-    if (over == nullptr) continue;
-    if (!sum_sq.defined())
-      sum_sq = at::zeros({}, buckets_.front().grads.options().dtype(at::kDouble));
-    std::vector<at::Tensor> t{sum_sq.reshape({1})};
+  auto sum_over = [&](at::Tensor& value, dist::ProcessGroup* over) {
+    if (over == nullptr) return;
+    if (!value.defined())
+      value = at::zeros({}, buckets_.front().grads.options().dtype(at::kDouble));
+    std::vector<at::Tensor> t{value.reshape({1})};
     over->all_reduce(t);
-    sum_sq = t[0];
+    value = t[0];
+  };
+  // The global norm: every rank's sum of squares, summed over the data-parallel shards (the
+  // experts': over their expert-data-parallel shards, then over the expert-parallel ranks, which
+  // hold different experts) and the tensor-parallel ranks.
+  if (ep_group_ != nullptr) {
+    sum_over(expert_sq, sharded_ ? expert_dp_group_ : nullptr);
+    sum_over(expert_sq, ep_group_);
   }
+  sum_over(sum_sq, sharded_ ? group_ : nullptr);
+  if (expert_sq.defined()) sum_sq = sum_sq.defined() ? sum_sq + expert_sq : expert_sq;
+  sum_over(sum_sq, tp_group_);
   result.grad_norm = sum_sq.defined() ? std::sqrt(sum_sq.item<double>()) : 0.0;
   if (!std::isfinite(result.grad_norm)) {  // the same on every rank: reduced grads, summed norm
     zero_grad();
@@ -327,10 +384,14 @@ NamedTensorList Optimizer::gathered_state_tensors() const {
     if (b.param_dtype != at::kFloat) keys.emplace_back("master", &b.master);
     for (const auto& [key, shard] : keys) {
       auto full = at::empty({b.layout.numel}, shard->options());
-      std::vector<at::Tensor> parts;
-      for (int r = 0; r < world_size_; ++r)
-        parts.push_back(full.narrow(0, r * b.shard_numel, b.shard_numel));
-      group_->all_gather(parts, shard->contiguous());
+      if (b.group == nullptr) {
+        full.copy_(*shard);
+      } else {
+        std::vector<at::Tensor> parts;
+        for (int r = 0; r < b.size; ++r)
+          parts.push_back(full.narrow(0, r * b.shard_numel, b.shard_numel));
+        b.group->all_gather(parts, shard->contiguous());
+      }
       for (size_t k = 0; k < b.layout.params.size(); ++k) {
         const auto& s = slots_[b.layout.params[k]];
         out.emplace_back(

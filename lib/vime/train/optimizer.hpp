@@ -51,6 +51,19 @@ struct TensorParallelNorm {
   static TensorParallelNorm of(const Model& model);
 };
 
+// Expert parallelism (Megatron's expert-data-parallel reduction): the parameters in `names` are
+// this rank's experts, held also by the ranks of `data_parallel` (null: by this rank alone) and
+// unlike those of the other ranks of `expert_parallel`. Their main grads are summed over
+// `data_parallel` and divided by the whole data-parallel size, as the dense ones (each expert
+// rank's gradient already sums the tokens every rank of its expert-parallel group sent it); the
+// distributed optimizer shards them over `data_parallel`; the grad norm counts each expert once.
+struct ExpertGrads {
+  dist::ProcessGroup* data_parallel = nullptr;
+  dist::ProcessGroup* expert_parallel = nullptr;  // null: no expert parallelism
+  std::set<std::string> names;
+  static ExpertGrads of(const Model& model);
+};
+
 struct StepResult {
   double grad_norm = 0;     // before clipping
   bool is_updated = false;  // false when the gradient was not finite
@@ -78,9 +91,10 @@ class Optimizer {
   // `parameters`: the trainable tensors (contiguous, one device). `group`: the data-parallel
   // ranks; null or a group of one trains alone (no collective at all). `tp`: the
   // tensor-parallel group the parameters are shards of (for the grad norm only: each rank
-  // updates its own shards).
+  // updates its own shards). `experts`: the expert-parallel parameters and their groups.
   Optimizer(const NamedTensorList& parameters, OptimizerConfig config,
-            dist::ProcessGroup* group = nullptr, TensorParallelNorm tp = {});
+            dist::ProcessGroup* group = nullptr, TensorParallelNorm tp = {},
+            ExpertGrads experts = {});
   ~Optimizer();
 
   // Adds each parameter's .grad into its fp32 main grad and clears .grad. Call after every
@@ -138,6 +152,7 @@ class Optimizer {
     int64_t bucket_offset = 0;  // where the parameter starts in its bucket
     bool has_weight_decay = true;
     bool is_tp_duplicate = false;  // left out of the grad norm (another rank counts it)
+    bool is_expert = false;        // reduced over the expert-data-parallel group
   };
   // What this rank updates of one parameter: the whole of it unless sharded.
   struct Segment {
@@ -154,8 +169,10 @@ class Optimizer {
   void check_resident(const char* what) const;
 
   OptimizerConfig config_;
-  dist::ProcessGroup* group_ = nullptr;     // null: alone
-  dist::ProcessGroup* tp_group_ = nullptr;  // null: no tensor parallelism
+  dist::ProcessGroup* group_ = nullptr;            // null: alone
+  dist::ProcessGroup* tp_group_ = nullptr;         // null: no tensor parallelism
+  dist::ProcessGroup* ep_group_ = nullptr;         // null: no expert parallelism
+  dist::ProcessGroup* expert_dp_group_ = nullptr;  // null: each rank's experts are its own
   int rank_ = 0, world_size_ = 1;
   bool sharded_ = false;
   std::vector<Slot> slots_;

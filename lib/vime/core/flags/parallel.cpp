@@ -1,6 +1,7 @@
-// Parallel: Megatron's model-parallel sizes and distributed-training flags. vime trains with data
-// and tensor parallelism; every other parallel size is kNotYet: the default 1 passes, 2 is refused
-// by name. Communication-overlap and bucketing knobs change nothing vime computes (kNoEffect).
+// Parallel: Megatron's model-parallel sizes and distributed-training flags. vime trains with data,
+// tensor, context and expert parallelism; every other parallel size is kNotYet: the default 1
+// passes, 2 is refused by name. Communication-overlap and bucketing knobs change nothing vime
+// computes (kNoEffect).
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {
@@ -20,11 +21,15 @@ constexpr FlagSpec kFlags[] = {
      "cut into 2N chunks, rank r holding chunks r and 2N-1-r, attention over all-gathered keys and "
      "values). Ranks are ordered tensor, context, data parallel; --max-tokens-per-gpu counts a "
      "rank's share. tensor x context parallel size must divide the trainer's ranks."},
-    {"--expert-model-parallel-size", kInt, "1", "Expert-parallel degree for MoE layers.", kNotYet},
+    {"--expert-model-parallel-size", kInt, "1",
+     "Expert-parallel degree for MoE layers (Megatron's alltoall dispatcher): consecutive "
+     "data-parallel ranks split each layer's experts evenly; after the replicated router, tokens "
+     "travel to their experts' ranks and back by all-to-all. Must divide the data-parallel size "
+     "and --num-experts; tensor and context parallel size 1."},
     {"--expert-tensor-parallel-size", kInt, nullptr,
-     "Tensor-parallel degree inside MoE experts; vime splits every expert's FFN over the "
-     "tensor-parallel group like the dense MLP (the same results, another memory layout).",
-     kNoEffect},
+     "Tensor-parallel degree inside MoE experts. Without expert parallelism vime splits every "
+     "expert's FFN over the tensor-parallel group like the dense MLP (the same results, another "
+     "memory layout); with --expert-model-parallel-size > 1 it must be 1."},
     {"--sequence-parallel", kStoreTrue, nullptr,
      "Shard norms and dropout along the sequence across the tensor-parallel group; Megatron turns "
      "it off at tensor-parallel size 1. It changes no result: vime's tensor parallelism keeps the "

@@ -5,8 +5,9 @@ transformers but no weights):
     python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits --out DIR [--tp N]
 
 For random-init tiny Qwen3, Qwen2, Llama-3 (rope scaling), Qwen3-MoE (top-8 of 128 experts
-renormalised; top-4 of 16 not renormalised with a dense mlp_only layer) and Qwen2-MoE (a gated
-shared expert) configs saved with save_pretrained,
+renormalised; top-4 of 16 not renormalised with a dense mlp_only layer), Qwen2-MoE (a gated
+shared expert) and DeepSeek-V3 (multi-head latent attention: q_proj with YaRN scaling, and the
+q_a/q_b low-rank query without scaling; dense layers) configs saved with save_pretrained,
 packs a few sequences of different lengths, runs HF (each sequence alone, eager attention) and
 vime (one packed varlen batch) in fp32 and bf16 on CUDA, and prints one JSON line per model and
 dtype with the max abs logits difference. Exits 1 when fp32 exceeds --fp32-tolerance. --tp N: vime
@@ -20,7 +21,8 @@ import sys
 
 import torch
 from safetensors.torch import load_file, save_file
-from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+from transformers import (DeepseekV3Config, DeepseekV3ForCausalLM, LlamaConfig,
+                          LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
                           Qwen2MoeConfig, Qwen2MoeForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
@@ -55,6 +57,24 @@ MODELS = {
                                      moe_intermediate_size=128,
                                      shared_expert_intermediate_size=256, norm_topk_prob=False,
                                      decoder_sparse_step=1, mlp_only_layers=[])),
+    "deepseek_v3_mla_yarn": (DeepseekV3Config, DeepseekV3ForCausalLM,
+                             dict(COMMON, num_key_value_heads=8, q_lora_rank=None, kv_lora_rank=64,
+                                  qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=48,
+                                  n_routed_experts=8, n_group=1, topk_group=1,
+                                  num_experts_per_tok=2, moe_intermediate_size=64,
+                                  first_k_dense_replace=3, rope_theta=10000.0,
+                                  rope_scaling=dict(rope_type="yarn", factor=8.0,
+                                                    original_max_position_embeddings=64,
+                                                    beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                                    mscale_all_dim=0.8),
+                                  tie_word_embeddings=False)),
+    "deepseek_v3_mla_q_lora": (DeepseekV3Config, DeepseekV3ForCausalLM,
+                               dict(COMMON, num_key_value_heads=8, q_lora_rank=96, kv_lora_rank=64,
+                                    qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=32,
+                                    n_routed_experts=8, n_group=1, topk_group=1,
+                                    num_experts_per_tok=2, moe_intermediate_size=64,
+                                    first_k_dense_replace=3, rope_theta=50000.0,
+                                    tie_word_embeddings=False)),
 }
 LENGTHS = [37, 200, 5, 129]
 

@@ -152,3 +152,52 @@ TEST_CASE("convert-hf: MoE checkpoints round trip in both expert layouts", "[ckp
     }
   }
 }
+
+// GLM-4's fused mlp.gate_up_proj and GLM-4.5's fp32 router correction bias and plural shared
+// experts go HF -> vime -> HF unchanged (bf16 weights, the bias kept in fp32 as in the Hub's
+// checkpoints).
+TEST_CASE("convert-hf: GLM-4 and GLM-4.5 checkpoints round trip bit-exact", "[ckpt]") {
+  const std::string glm4 =
+      " --num-layers 2 --hidden-size 32 --untie-embeddings-and-output-weights --add-qkv-bias "
+      "--rotary-percent 0.5 --rotary-interleaved --post-self-attn-layernorm --post-mlp-layernorm";
+  const std::string glm45 =
+      " --num-layers 3 --hidden-size 32 --untie-embeddings-and-output-weights --add-qkv-bias "
+      "--qk-layernorm --rotary-percent 0.5 --num-experts 8 --moe-router-topk 3 "
+      "--moe-ffn-hidden-size 16 --moe-layer-freq '[0]*1+[1]*2' "
+      "--moe-shared-expert-intermediate-size 16 --moe-router-score-function sigmoid "
+      "--moe-router-enable-expert-bias --moe-router-bias-update-rate 0 "
+      "--moe-router-num-groups 4 --moe-router-group-topk 2 --moe-router-topk-scaling-factor 2.5";
+  for (const auto& [name, flags] :
+       {std::pair{"tiny_glm4", glm4}, std::pair{"tiny_glm4_moe", glm45}}) {
+    CAPTURE(name);
+    vime::test::TempDir dir;
+    const fs::path origin = dir.path() / "origin";
+    fs::copy(std::string(VIME_SOURCE_DIR "/tests/model/golden/") + name, origin);
+    fs::remove(origin / "logits.safetensors");
+    auto hub = vime::ckpt::read_safetensors_dir(origin);
+    for (auto& [n, t] : hub)
+      if (!n.ends_with("e_score_correction_bias")) t = t.to(at::kBFloat16);
+    vime::ckpt::write_safetensors(origin / "model.safetensors", hub);
+
+    const auto ckpt = dir.path() / "ckpt";
+    auto to_vime = run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " +
+                            ckpt.string() + flags);
+    INFO(to_vime.output);
+    REQUIRE(to_vime.exit_code == 0);
+    const auto out = dir.path() / "hf";
+    auto to_hf =
+        run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " + out.string() +
+                 " --origin-hf-dir " + origin.string() + " --vocab-size 96");
+    INFO(to_hf.output);
+    REQUIRE(to_hf.exit_code == 0);
+    auto back = vime::ckpt::read_safetensors_dir(out);
+    REQUIRE(back.size() == hub.size());
+    std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
+    for (const auto& [n, t] : hub) {
+      CAPTURE(n);
+      REQUIRE(by_name.count(n) == 1);
+      CHECK(by_name[n].scalar_type() == t.scalar_type());
+      CHECK(by_name[n].equal(t));
+    }
+  }
+}

@@ -103,6 +103,23 @@ TEST_CASE("plugin failures in a run are one line naming flag and file, exit 2", 
                                  Catch::Contains("dynamic_filter"));
 }
 
+TEST_CASE("slime's run-glm4-9B.sh resolves with its GLM-4 preset", "[cli]") {
+  vime::test::TempDir dir;
+  dir.write("GLM-Z1-9B-0414/config.json", "{}");
+  dir.write("GLM-Z1-9B-0414_torch_dist/latest_checkpointed_iteration.txt", "release\n");
+  dir.write("dapo-math-17k/dapo-math-17k.jsonl", "{\"prompt\": \"1+1\", \"label\": \"2\"}\n");
+  dir.write("aime-2024/aime-2024.jsonl", "{\"prompt\": \"2+2\", \"label\": \"4\"}\n");
+  auto resolved = run_command(std::string(VIME_SOURCE_DIR) + "/tests/cli/run_glm4_9b.sh " +
+                              VIME_BIN + " " + dir.path().string());
+  INFO(resolved.output);
+  REQUIRE(resolved.exit_code == 0);
+  Json config = vime::core::parse_yaml(resolved.output, "dry-run output");
+  CHECK(config.at("model").at("num_layers").as_int() == 40);
+  CHECK(config.at("model").at("rotary_percent").as_double() == 0.5);
+  CHECK(config.at("model").at("post_self_attn_layernorm").as_bool());
+  CHECK(config.at("parallel").at("context_parallel_size").as_int() == 2);
+}
+
 TEST_CASE("slime's run-qwen3-4B.sh: every flag is recognised", "[cli]") {
   // As written (TP 2 + sequence parallel, /root paths absent): refused only by naming what is
   // missing.

@@ -100,11 +100,12 @@ TEST_CASE("TP 2, TP 4 (replicated KV heads) and TP 2 x DP 2 train as one rank", 
   }
 }
 
-// MoE layers split every expert's FFN width (and the shared expert's) over the ranks; the router's
-// and the shared expert's gate's gradients are summed over them.
-TEST_CASE("TP 2 trains the tiny Qwen3-MoE and Qwen2-MoE as one rank", "[dist_tp]") {
+// MoE layers split every expert's FFN width (and the shared experts') over the ranks; the router's
+// and the shared expert's gate's gradients are summed over them. GLM-4's extra norms and GLM-4.5's
+// fixed router bias are replicated.
+TEST_CASE("TP 2 trains the tiny Qwen3-MoE, Qwen2-MoE, GLM-4 and GLM-4.5 as one rank", "[dist_tp]") {
   vime::test::TempDir dir;
-  for (const char* model : {"tiny_qwen3_moe", "tiny_qwen2_moe"}) {
+  for (const char* model : {"tiny_qwen3_moe", "tiny_qwen2_moe", "tiny_glm4", "tiny_glm4_moe"}) {
     CAPTURE(model);
     const std::string config = std::string(VIME_SOURCE_DIR "/tests/model/golden/") + model;
     const std::string m(model);

@@ -21,6 +21,7 @@
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/dist/parallel_groups.hpp"
 #include "vime/model/model.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/model/recompute_counter.hpp"
 #include "vime/train/log_probs.hpp"
 #include "vime/train/optimizer.hpp"
@@ -105,8 +106,18 @@ int main(int argc, char** argv) {
         params[i].second.copy_(slice.of(whole));
       }
     }
-    const auto& trained = lora ? model.lora_parameters() : model.named_parameters();
-    const auto& trained_slices = lora ? model.lora_slices() : model.parameter_slices();
+    // The trained tensors and their slices: not the routers' fixed correction biases.
+    vime::NamedTensorList trained;
+    std::vector<vime::TpSlice> trained_slices;
+    {
+      const auto& all = lora ? model.lora_parameters() : model.named_parameters();
+      const auto& slices = lora ? model.lora_slices() : model.parameter_slices();
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (vime::is_expert_bias(all[i].first)) continue;
+        trained.push_back(all[i]);
+        trained_slices.push_back(slices[i]);
+      }
+    }
     vime::OptimizerConfig oc;
     oc.clip_grad = 0.5;  // below the norms here: every update is scaled by the global norm
     // Adam divides by sqrt(v) + eps: at the default 1e-8 a gradient element near zero gets a

@@ -192,6 +192,11 @@ TEST_CASE("MoE config from config.json and from Megatron's flags", "[model]") {
   auto again = vime::ModelConfig::from_hf_json(hf.to_hf_json("float32"), "round trip");
   CHECK(again.to_hf_json("float32").dump() == hf.to_hf_json("float32").dump());
   CHECK(again.moe.mlp_only_layers == std::vector<int64_t>{1});
+  // What transformers 5's save_pretrained writes for Qwen3-MoE: num_local_experts.
+  auto saved = hf.to_hf_json("float32");
+  saved.as_object().erase("num_experts");
+  saved["num_local_experts"] = int64_t{10};
+  CHECK(vime::ModelConfig::from_hf_json(saved, "transformers 5").moe.num_experts == 10);
 
   auto q2 = vime::ModelConfig::from_hf_dir(kGolden + "tiny_qwen2_moe");
   CHECK(q2.model_type == "qwen2_moe");
@@ -254,8 +259,9 @@ TEST_CASE("MoE config from config.json and from Megatron's flags", "[model]") {
                     Catch::Contains("--moe-layer-freq 1 disagrees"));
   CHECK_THROWS_WITH(hf.check_agrees_with_args(with({"--moe-router-pre-softmax"})),
                     Catch::Contains("--moe-router-pre-softmax"));
-  CHECK_THROWS_WITH(vime::ModelConfig::from(with({"--moe-router-score-function", "sigmoid"})),
-                    Catch::Contains("--moe-router-score-function sigmoid"));
+  CHECK_THROWS_WITH(hf.check_agrees_with_args(with(
+                        {"--moe-router-score-function", "sigmoid", "--moe-layer-freq", "[0,1,1]"})),
+                    Catch::Contains("--moe-router-score-function sigmoid disagrees"));
   CHECK_THROWS_WITH(vime::ModelConfig::from(with({"--moe-token-dispatcher-type", "flex"})),
                     Catch::Contains("--moe-token-dispatcher-type flex"));
   CHECK_THROWS_WITH(vime::ModelConfig::from(with({"--moe-router-dtype", "fp64"})),

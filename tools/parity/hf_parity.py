@@ -6,8 +6,11 @@ transformers but no weights):
 
 For random-init tiny Qwen3, Qwen2, Llama-3 (rope scaling), Qwen3-MoE (top-8 of 128 experts
 renormalised; top-4 of 16 not renormalised with a dense mlp_only layer), Qwen2-MoE (a gated
-shared expert) and DeepSeek-V3 (multi-head latent attention: q_proj with YaRN scaling, and the
-q_a/q_b low-rank query without scaling; dense layers) configs saved with save_pretrained,
+shared expert), GLM-4 (partial interleaved rotary, extra norms), GLM-4.5 (sigmoid routing with
+a nonzero correction bias, 4 groups of which 2 are kept, routed scaling, a dense first layer, a
+shared expert, QK norm; and plain sigmoid routing) and DeepSeek-V3 (multi-head latent attention:
+q_proj with YaRN scaling, and the q_a/q_b low-rank query without scaling; dense layers) configs
+saved with save_pretrained,
 packs a few sequences of different lengths, runs HF (each sequence alone, eager attention) and
 vime (one packed varlen batch) in fp32 and bf16 on CUDA, and prints one JSON line per model and
 dtype with the max abs logits difference. Exits 1 when fp32 exceeds --fp32-tolerance. --tp N: vime
@@ -21,8 +24,9 @@ import sys
 
 import torch
 from safetensors.torch import load_file, save_file
-from transformers import (DeepseekV3Config, DeepseekV3ForCausalLM, LlamaConfig,
-                          LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+from transformers import (DeepseekV3Config, DeepseekV3ForCausalLM, Glm4Config, Glm4ForCausalLM,
+                          Glm4MoeConfig, Glm4MoeForCausalLM, LlamaConfig, LlamaForCausalLM,
+                          Qwen2Config, Qwen2ForCausalLM,
                           Qwen2MoeConfig, Qwen2MoeForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
@@ -57,6 +61,24 @@ MODELS = {
                                      moe_intermediate_size=128,
                                      shared_expert_intermediate_size=256, norm_topk_prob=False,
                                      decoder_sparse_step=1, mlp_only_layers=[])),
+    "glm4": (Glm4Config, Glm4ForCausalLM,
+             dict(COMMON, head_dim=32, partial_rotary_factor=0.5, attention_bias=True,
+                  rope_theta=10000.0, tie_word_embeddings=False)),
+    "glm4_moe_groups": (Glm4MoeConfig, Glm4MoeForCausalLM,
+                        dict(COMMON, head_dim=32, partial_rotary_factor=0.5, attention_bias=True,
+                             use_qk_norm=True, rope_theta=1000000.0, tie_word_embeddings=False,
+                             n_routed_experts=16, num_experts_per_tok=4, moe_intermediate_size=64,
+                             n_shared_experts=1, n_group=4, topk_group=2,
+                             routed_scaling_factor=2.5, norm_topk_prob=True,
+                             first_k_dense_replace=1)),
+    "glm4_moe_sigmoid_plain": (Glm4MoeConfig, Glm4MoeForCausalLM,
+                               dict(COMMON, head_dim=32, partial_rotary_factor=1.0,
+                                    attention_bias=False, use_qk_norm=False,
+                                    rope_theta=10000.0, tie_word_embeddings=True,
+                                    n_routed_experts=8, num_experts_per_tok=2,
+                                    moe_intermediate_size=64, n_shared_experts=1, n_group=1,
+                                    topk_group=1, routed_scaling_factor=1.0,
+                                    norm_topk_prob=False, first_k_dense_replace=0)),
     "deepseek_v3_mla_yarn": (DeepseekV3Config, DeepseekV3ForCausalLM,
                              dict(COMMON, num_key_value_heads=8, q_lora_rank=None, kv_lora_rank=64,
                                   qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=48,
@@ -111,6 +133,9 @@ def main():
                     prm.add_(0.1 * torch.randn_like(prm))
                 if n.endswith("mlp.gate.weight"):  # a decisive router: bf16 rounding flips no choice
                     prm.mul_(10.0)
+            for n, buf in model.named_buffers():  # GLM-4.5's fp32 correction bias: nonzero
+                if n.endswith("e_score_correction_bias"):
+                    buf.add_(0.1 * torch.randn_like(buf))
         model_dir = os.path.join(a.out, name)
         model.save_pretrained(model_dir)
         for dtype_name, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):

@@ -1,16 +1,23 @@
 #!/usr/bin/python3
 """Writes the tiny-model goldens of tests/model (run with Debian's python3-torch on CPU):
 
-    /usr/bin/python3 tools/parity/make_tiny_goldens.py tests/model/golden
+    /usr/bin/python3 tools/parity/make_tiny_goldens.py tests/model/golden [name...]
+
+(names: only those configs, e.g. tiny_glm4; the others' files stay as they are.)
 
 For each of a tiny Qwen3, Qwen2, Llama-3 (rope scaling), Qwen3-MoE (top-3 of 10 experts,
-renormalised, one dense mlp_only layer), Qwen2-MoE (top-2 of 8, not renormalised, a gated shared
-expert) and DeepSeek-V3 (multi-head latent attention: one with q_proj and YaRN rope scaling, one
-with the low-rank q_a/q_b path and a multi-token-prediction layer kept in the checkpoint) config: random fp32 weights in an HF directory (config.json + model.safetensors, experts in
+renormalised, one dense mlp_only layer) and Qwen2-MoE (top-2 of 8, not renormalised, a gated shared
+expert), GLM-4 (partial interleaved rotary, the extra norms, fused gate_up_proj), GLM-4.5
+(group-limited sigmoid routing with a correction bias, routed scaling, a dense first layer,
+shared experts, partial rotary, QK norm), a plain sigmoid-routed GLM-4.5 and DeepSeek-V3
+(multi-head latent attention: one with q_proj and YaRN rope scaling, one with the low-rank q_a/q_b
+path and a multi-token-prediction layer kept in the checkpoint) config: random fp32
+weights in an HF directory (config.json + model.safetensors, experts in
 the Hub's one-tensor-per-expert layout), and the reference logits of three packed sequences in
 logits.safetensors, computed by a plain PyTorch port of HF transformers' eager modeling code
 (modeling_qwen3.py / modeling_qwen2.py / modeling_llama.py / modeling_qwen3_moe.py /
-modeling_qwen2_moe.py / modeling_deepseek_v3.py with modeling_rope_utils.py's yarn: Qwen3MoeSparseMoeBlock's and Qwen2MoeSparseMoeBlock's loop over experts
+modeling_qwen2_moe.py / modeling_glm4.py / modeling_glm4_moe.py / modeling_deepseek_v3.py with
+modeling_rope_utils.py's yarn: Qwen3MoeSparseMoeBlock's and Qwen2MoeSparseMoeBlock's loop over experts
 with index_add_). The GPU parity script
 (tools/parity/hf_parity.py) checks vime against HF transformers itself.
 """
@@ -61,6 +68,35 @@ CONFIGS = {
                            shared_expert_intermediate_size=24, norm_topk_prob=False,
                            decoder_sparse_step=1, mlp_only_layers=[],
                            router_aux_loss_coef=0.001),
+    "tiny_glm4": dict(architectures=["Glm4ForCausalLM"], model_type="glm4", vocab_size=96,
+                      hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                      partial_rotary_factor=0.5, attention_bias=True, rms_norm_eps=1e-5,
+                      rope_theta=10000.0, tie_word_embeddings=False,
+                      max_position_embeddings=4096, hidden_act="silu"),
+    # Group-limited sigmoid routing (4 groups of 2 experts, 2 groups kept), a nonzero correction
+    # bias, routed_scaling_factor 2.5, one dense layer first, a shared expert, QK norm.
+    "tiny_glm4_moe": dict(architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe",
+                          vocab_size=96, hidden_size=32, intermediate_size=48,
+                          num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                          head_dim=16, partial_rotary_factor=0.5, attention_bias=True,
+                          use_qk_norm=True, rms_norm_eps=1e-5, rope_theta=1000000.0,
+                          tie_word_embeddings=False, max_position_embeddings=4096,
+                          hidden_act="silu", n_routed_experts=8, num_experts_per_tok=3,
+                          moe_intermediate_size=16, n_shared_experts=1, n_group=4, topk_group=2,
+                          routed_scaling_factor=2.5, norm_topk_prob=True,
+                          first_k_dense_replace=1),
+    # Plain sigmoid routing: one group, no renormalisation, no shared expert, full rotary.
+    "tiny_sigmoid_moe": dict(architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe",
+                             vocab_size=96, hidden_size=32, intermediate_size=48,
+                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                             head_dim=16, partial_rotary_factor=1.0, attention_bias=False,
+                             use_qk_norm=False, rms_norm_eps=1e-6, rope_theta=10000.0,
+                             tie_word_embeddings=True, max_position_embeddings=4096,
+                             hidden_act="silu", n_routed_experts=6, num_experts_per_tok=2,
+                             moe_intermediate_size=16, n_shared_experts=0, n_group=1,
+                             topk_group=1, routed_scaling_factor=1.0, norm_topk_prob=False,
+                             first_k_dense_replace=0),
     # q_lora_rank null, YaRN (mscale != mscale_all_dim: cos/sin scaled too), v_head_dim != qk.
     "tiny_deepseek_v3": dict(architectures=["DeepseekV3ForCausalLM"], model_type="deepseek_v3",
                              vocab_size=96, hidden_size=32, intermediate_size=48,
@@ -93,11 +129,17 @@ CONFIGS = {
 }
 
 
+def is_sigmoid_moe(cfg):
+    return cfg["model_type"] == "glm4_moe"
+
+
 def is_mla(cfg):
     return cfg["model_type"] == "deepseek_v3"
 
 
 def is_moe_layer(cfg, i):
+    if is_sigmoid_moe(cfg):
+        return i >= cfg["first_k_dense_replace"]
     return (cfg.get("num_experts", 0) > 0 and i not in cfg.get("mlp_only_layers", [])
             and (i + 1) % cfg.get("decoder_sparse_step", 1) == 0)
 
@@ -161,15 +203,35 @@ def make_weights(cfg, seed):
         w[p + "self_attn.q_proj.weight"] = rnd(q, h)
         w[p + "self_attn.k_proj.weight"] = rnd(kv, h)
         w[p + "self_attn.v_proj.weight"] = rnd(kv, h)
-        if cfg["model_type"] in ("qwen2", "qwen2_moe"):
+        if cfg["model_type"] in ("qwen2", "qwen2_moe") or cfg.get("attention_bias"):
             w[p + "self_attn.q_proj.bias"] = rnd(q)
             w[p + "self_attn.k_proj.bias"] = rnd(kv)
             w[p + "self_attn.v_proj.bias"] = rnd(kv)
         w[p + "self_attn.o_proj.weight"] = rnd(h, q)
-        if cfg["model_type"] in ("qwen3", "qwen3_moe"):
+        if has_qk_norm(cfg):
             w[p + "self_attn.q_norm.weight"] = norm(d)
             w[p + "self_attn.k_norm.weight"] = norm(d)
         w[p + "post_attention_layernorm.weight"] = norm(h)
+        if cfg["model_type"] == "glm4":
+            w[p + "post_self_attn_layernorm.weight"] = norm(h)
+            w[p + "post_mlp_layernorm.weight"] = norm(h)
+            w[p + "mlp.gate_up_proj.weight"] = rnd(2 * f, h)  # gate rows, then up rows
+            w[p + "mlp.down_proj.weight"] = rnd(h, f)
+            continue
+        if is_moe_layer(cfg, i) and is_sigmoid_moe(cfg):
+            fe, ne = cfg["moe_intermediate_size"], cfg["n_routed_experts"]
+            w[p + "mlp.gate.weight"] = rnd(ne, h) * 3
+            w[p + "mlp.gate.e_score_correction_bias"] = 0.1 * torch.randn(ne, generator=g)
+            for e in range(ne):
+                w[p + f"mlp.experts.{e}.gate_proj.weight"] = rnd(fe, h)
+                w[p + f"mlp.experts.{e}.up_proj.weight"] = rnd(fe, h)
+                w[p + f"mlp.experts.{e}.down_proj.weight"] = rnd(h, fe)
+            fs = fe * cfg["n_shared_experts"]
+            if fs:
+                w[p + "mlp.shared_experts.gate_proj.weight"] = rnd(fs, h)
+                w[p + "mlp.shared_experts.up_proj.weight"] = rnd(fs, h)
+                w[p + "mlp.shared_experts.down_proj.weight"] = rnd(h, fs)
+            continue
         if is_moe_layer(cfg, i):
             fe = cfg["moe_intermediate_size"]
             # A wide router: the top-k choice is far from ties, so rounding cannot flip it.
@@ -297,9 +359,73 @@ def mla_attention(cfg, w, p, y, cos, sin):
     return lin(attn, "self_attn.o_proj.weight")
 
 
+def has_qk_norm(cfg):
+    return cfg["model_type"] in ("qwen3", "qwen3_moe") or cfg.get("use_qk_norm", False)
+
+
 def rotate_half(x):
     x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
     return torch.cat((-x2, x1), dim=-1)
+
+
+def rotate_half_interleaved(x):
+    """modeling_glm4.py's rotate_half: (x0, x1, x2, x3, ...) -> (-x1, x0, -x3, x2, ...)."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+def apply_rope(cfg, x, cos, sin):
+    """apply_rotary_pos_emb of modeling_glm4.py (interleaved) / modeling_glm4_moe.py and the
+    others (halves): the first cos.shape[-1] channels rotate, the rest pass."""
+    if cfg["model_type"] == "glm4":
+        cos = cos[..., : cos.shape[-1] // 2].repeat_interleave(2, dim=-1)
+        sin = sin[..., : sin.shape[-1] // 2].repeat_interleave(2, dim=-1)
+    rotary_dim = cos.shape[-1]
+    x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+    rot = rotate_half_interleaved(x_rot) if cfg["model_type"] == "glm4" else rotate_half(x_rot)
+    return torch.cat([x_rot * cos + rot * sin, x_pass], dim=-1)
+
+
+def sigmoid_moe_block(cfg, w, p, hidden_states):
+    """Glm4MoeMoE.forward (= DeepseekV3MoE.forward): Glm4MoeTopkRouter, route_tokens_to_experts,
+    the experts' loop with index_add_, then the shared experts (batch of one)."""
+    n_experts, top_k = cfg["n_routed_experts"], cfg["num_experts_per_tok"]
+    n_group, topk_group = cfg["n_group"], cfg["topk_group"]
+    router_logits = torch.nn.functional.linear(hidden_states.type(torch.float32),
+                                               w[p + "mlp.gate.weight"].type(torch.float32))
+    router_logits = router_logits.sigmoid()
+    for_choice = router_logits + w[p + "mlp.gate.e_score_correction_bias"]
+    group_scores = for_choice.view(-1, n_group, n_experts // n_group).topk(2, dim=-1)[0].sum(dim=-1)
+    if n_group > topk_group:
+        ranked = group_scores.sort(dim=-1, descending=True).values
+        MIN_ROUTING_GAP[0] = min(MIN_ROUTING_GAP[0],
+                                 float((ranked[:, topk_group - 1] - ranked[:, topk_group]).min()))
+    group_idx = torch.topk(group_scores, k=topk_group, dim=-1, sorted=False)[1]
+    group_mask = torch.zeros_like(group_scores)
+    group_mask.scatter_(1, group_idx, 1)
+    score_mask = (group_mask.unsqueeze(-1).expand(-1, n_group, n_experts // n_group)
+                  .reshape(-1, n_experts))
+    scores_for_choice = for_choice.masked_fill(~score_mask.bool(), 0.0)
+    ranked = scores_for_choice.sort(dim=-1, descending=True).values
+    MIN_ROUTING_GAP[0] = min(MIN_ROUTING_GAP[0], float((ranked[:, top_k - 1] - ranked[:, top_k]).min()))
+    topk_indices = torch.topk(scores_for_choice, k=top_k, dim=-1, sorted=False)[1]
+    topk_weights = router_logits.gather(1, topk_indices)
+    if cfg["norm_topk_prob"]:
+        denominator = topk_weights.sum(dim=-1, keepdim=True) + 1e-20
+        topk_weights /= denominator
+    topk_weights = topk_weights * cfg["routed_scaling_factor"]
+    final = torch.zeros_like(hidden_states)
+    expert_mask = torch.nn.functional.one_hot(topk_indices, num_classes=n_experts).permute(2, 1, 0)
+    for expert_idx in range(n_experts):
+        top_k_pos, token_idx = torch.where(expert_mask[expert_idx])
+        if token_idx.numel() == 0:
+            continue
+        current = mlp(hidden_states[token_idx], w, p + f"mlp.experts.{expert_idx}.")
+        current = current * topk_weights[token_idx, top_k_pos, None]
+        final.index_add_(0, token_idx, current.to(final.dtype))
+    if cfg["n_shared_experts"]:
+        final = final + mlp(hidden_states, w, p + "mlp.shared_experts.")
+    return final
 
 
 def mlp(x, w, prefix):
@@ -349,10 +475,11 @@ def forward(cfg, w, tokens):
     scaling = 1.0
     if is_mla(cfg):  # DeepseekV3Config.head_dim is the RoPE part
         d = cfg["qk_rope_head_dim"]
+    rotary_dim = int(d * cfg.get("partial_rotary_factor", 1.0))
     if cfg.get("rope_scaling") and cfg["rope_scaling"].get("rope_type") == "yarn":
-        inv, scaling = yarn_inv_freq(cfg, d)
+        inv, scaling = yarn_inv_freq(cfg, rotary_dim)
     else:
-        inv = inv_freq_of(cfg, d)
+        inv = inv_freq_of(cfg, rotary_dim)
     freqs = pos[:, None] * inv[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = (emb.cos() * scaling)[None], (emb.sin() * scaling)[None]  # [1, T, D]
@@ -369,20 +496,31 @@ def forward(cfg, w, tokens):
         q = lin(y, p + "self_attn.q_proj.weight").view(t, nh, d)
         k = lin(y, p + "self_attn.k_proj.weight").view(t, nkv, d)
         v = lin(y, p + "self_attn.v_proj.weight").view(t, nkv, d)
-        if cfg["model_type"] in ("qwen3", "qwen3_moe"):
+        if has_qk_norm(cfg):
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)  # [H, T, D]
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        q = apply_rope(cfg, q, cos, sin)
+        k = apply_rope(cfg, k, cos, sin)
         k = k.repeat_interleave(nh // nkv, dim=0)
         v = v.repeat_interleave(nh // nkv, dim=0)
         scores = q @ k.transpose(1, 2) / math.sqrt(d)
         scores = scores + torch.full((t, t), float("-inf")).triu(1)
         probs = torch.softmax(scores.float(), dim=-1).to(q.dtype)
         attn = (probs @ v).transpose(0, 1).reshape(t, nh * d)
+        if cfg["model_type"] == "glm4":  # Glm4DecoderLayer: the extra norms, fused gate_up_proj
+            out = lin(attn, p + "self_attn.o_proj.weight")
+            x = res + rms_norm(out, w[p + "post_self_attn_layernorm.weight"], eps)
+            y = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+            gate, up = lin(y, p + "mlp.gate_up_proj.weight").chunk(2, dim=-1)
+            out = lin(up * torch.nn.functional.silu(gate), p + "mlp.down_proj.weight")
+            x = x + rms_norm(out, w[p + "post_mlp_layernorm.weight"], eps)
+            continue
         x = res + lin(attn, p + "self_attn.o_proj.weight")
         y = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        if is_moe_layer(cfg, i) and is_sigmoid_moe(cfg):
+            x = x + sigmoid_moe_block(cfg, w, p, y)
+            continue
         if is_moe_layer(cfg, i):
             x = x + sparse_moe_block(cfg, w, p, y)
             continue
@@ -394,8 +532,10 @@ def forward(cfg, w, tokens):
     return x @ head.T
 
 
-def main(out_dir):
+def main(out_dir, only):
     for seed, (name, cfg) in enumerate(CONFIGS.items()):
+        if only and name not in only:
+            continue
         d = os.path.join(out_dir, name)
         os.makedirs(d, exist_ok=True)
         w = make_weights(cfg, 100 + seed)
@@ -412,4 +552,4 @@ def main(out_dir):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "tests/model/golden")
+    main(sys.argv[1] if len(sys.argv) > 1 else "tests/model/golden", sys.argv[2:])

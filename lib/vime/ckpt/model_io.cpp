@@ -5,6 +5,7 @@
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
+#include "vime/model/moe.hpp"
 
 namespace vime::ckpt {
 
@@ -31,8 +32,8 @@ void save_hf_model(const Model& model, const std::filesystem::path& dir, int64_t
   // With LoRA adapters: the merged weights (what the adapted model computes).
   for (auto& [name, t] :
        model.has_lora() ? model.merged_hf_tensors(vocab_size) : model.hf_tensors(vocab_size))
-    tensors.emplace_back(name, t.to(dtype));
-  write_safetensors_dir(dir, tensors);
+    tensors.emplace_back(name, is_expert_bias(name) ? t : t.to(dtype));  // the bias stays fp32
+  write_safetensors_dir(dir, hub_layout(std::move(tensors), model.config()));
   auto config = model.config();
   if (vocab_size > 0) config.vocab_size = vocab_size;
   std::string dtype_name = dtype == at::kBFloat16 ? "bfloat16"

@@ -31,23 +31,43 @@ struct LayerWeights {
   LayerLora lora;                     // adapters on the linears (none unless Model::add_lora)
   MoeWeights moe;                     // MoE layers: the routed experts instead of gate/up/down
   MlaWeights mla;                     // multi-head latent attention instead of k/v (and q)
+  // GLM-4: norms on the attention's and the MLP's outputs ([hidden]; post_self_attn_layernorm,
+  // post_mlp_layernorm).
+  at::Tensor post_attn_out_norm, post_mlp_out_norm;
 
-  static constexpr size_t kNumSlots = 28;
+  static constexpr size_t kNumSlots = 31;
   std::array<at::Tensor*, kNumSlots> slots() {
-    return {&input_norm,      &q_weight,
-            &q_bias,          &k_weight,
-            &k_bias,          &v_weight,
-            &v_bias,          &o_weight,
-            &q_norm,          &k_norm,
-            &post_norm,       &gate_weight,
-            &up_weight,       &down_weight,
-            &moe.router,      &moe.gate,
-            &moe.up,          &moe.down,
-            &moe.shared_gate, &moe.shared_up,
-            &moe.shared_down, &moe.shared_expert_gate,
-            &mla.q_a,         &mla.q_a_norm,
-            &mla.q_b,         &mla.kv_a,
-            &mla.kv_a_norm,   &mla.kv_b};
+    return {&input_norm,
+            &q_weight,
+            &q_bias,
+            &k_weight,
+            &k_bias,
+            &v_weight,
+            &v_bias,
+            &o_weight,
+            &q_norm,
+            &k_norm,
+            &post_norm,
+            &gate_weight,
+            &up_weight,
+            &down_weight,
+            &moe.router,
+            &moe.gate,
+            &moe.up,
+            &moe.down,
+            &moe.shared_gate,
+            &moe.shared_up,
+            &moe.shared_down,
+            &moe.shared_expert_gate,
+            &moe.expert_bias,
+            &post_attn_out_norm,
+            &post_mlp_out_norm,
+            &mla.q_a,
+            &mla.q_a_norm,
+            &mla.q_b,
+            &mla.kv_a,
+            &mla.kv_a_norm,
+            &mla.kv_b};
   }
 };
 

@@ -177,7 +177,7 @@ bool rope_kernel_fits(const at::Tensor& x, const RopeTables& t) {
          t.cos.scalar_type() == type && t.sin.scalar_type() == type && t.cos.dim() == 3 &&
          t.cos.sizes() == t.sin.sizes() && t.cos.size(0) == x.size(0) && t.cos.size(1) == 1 &&
          t.cos.size(2) == x.size(2) && t.cos.is_contiguous() && t.sin.is_contiguous() &&
-         !t.cos.requires_grad() && !t.sin.requires_grad();
+         !t.cos.requires_grad() && !t.sin.requires_grad() && !t.interleaved;
 }
 #endif
 
@@ -204,7 +204,7 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 }
 
 at::Tensor rope_inverse_frequencies(const ModelConfig& config, const at::Device& device) {
-  const int64_t dim = config.head_dim;
+  const int64_t dim = config.rotary_dim();
   auto exponents = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) /
                    static_cast<double>(dim);
   auto inv_freq = 1.0 / at::pow(config.rope_theta, exponents);
@@ -248,23 +248,35 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& config, const at::Device&
 }
 
 RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& positions,
-                       at::ScalarType dtype, double attention_factor) {
+                       at::ScalarType dtype, bool interleaved, double attention_factor) {
   auto freqs = positions.to(at::kFloat).unsqueeze(1) * inverse_frequencies.unsqueeze(0);
-  auto angles = at::cat({freqs, freqs}, -1).unsqueeze(1);  // [T, 1, head_dim]
+  auto angles = interleaved ? freqs.repeat_interleave(2, -1).unsqueeze(1)
+                            : at::cat({freqs, freqs}, -1).unsqueeze(1);  // [T, 1, rotary_dim]
   if (attention_factor != 1.0) {
     return {(angles.cos() * attention_factor).to(dtype),
-            (angles.sin() * attention_factor).to(dtype)};
+            (angles.sin() * attention_factor).to(dtype), interleaved};
   }
-  return {angles.cos().to(dtype), angles.sin().to(dtype)};
+  return {angles.cos().to(dtype), angles.sin().to(dtype), interleaved};
 }
 
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables) {
 #if defined(VIME_HAS_CUDA_KERNELS)
   if (rope_kernel_fits(x, tables)) return FusedRope::apply(x, tables.cos, tables.sin)[0];
 #endif
-  const int64_t half = x.size(-1) / 2;
-  auto rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * tables.cos + rotated * tables.sin;
+  const int64_t dim = tables.cos.size(-1);
+  const bool partial = dim < x.size(-1);
+  const at::Tensor rot = partial ? x.narrow(-1, 0, dim) : x;
+  at::Tensor rotated;
+  if (tables.interleaved) {  // (x0, x1, x2, x3, ...) -> (-x1, x0, -x3, x2, ...)
+    auto pairs = rot.unflatten(-1, {dim / 2, 2});
+    rotated = at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
+  } else {
+    const int64_t half = dim / 2;
+    rotated = at::cat({-rot.narrow(-1, half, half), rot.narrow(-1, 0, half)}, -1);
+  }
+  auto out = rot * tables.cos + rotated * tables.sin;
+  if (!partial) return out;
+  return at::cat({out, x.narrow(-1, dim, x.size(-1) - dim)}, -1);
 }
 
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {

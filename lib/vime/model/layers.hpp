@@ -17,21 +17,28 @@ namespace vime {
 // switches the kernel off, for vime_bench_train's before/after comparison only.)
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
-// [head_dim / 2] fp32 inverse frequencies, with Llama-3 or YaRN scaling when the config asks for
-// it (HF _compute_llama3_parameters / _compute_yarn_parameters).
+// [rotary_dim / 2] fp32 inverse frequencies (rotary_dim: config.rotary_dim(), the whole head but
+// under GLM's partial rotary), with Llama-3 or YaRN scaling when the config asks for it (HF
+// _compute_llama3_parameters / _compute_yarn_parameters).
 at::Tensor rope_inverse_frequencies(const ModelConfig& config, const at::Device& device);
 
 struct RopeTables {
-  at::Tensor cos;  // [total_tokens, 1, head_dim], in the activation dtype
-  at::Tensor sin;  // [total_tokens, 1, head_dim]
+  at::Tensor cos;  // [total_tokens, 1, rotary_dim], in the activation dtype
+  at::Tensor sin;  // [total_tokens, 1, rotary_dim]
+  // GLM-4's layout (HF modeling_glm4.py): each frequency twice in a row, rotating (even, odd)
+  // pairs; else each frequency once per half, rotating the two halves (Llama's rotate_half).
+  bool interleaved = false;
 };
 // `attention_factor`: YaRN's scale on cos and sin (ModelConfig::rope_attention_factor), applied in
 // fp32 before the cast as HF's rotary embedding does.
 RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& positions,
-                       at::ScalarType dtype, double attention_factor = 1.0);
-// x: [total_tokens, heads, head_dim]. On CUDA one kernel each way (rope_kernel.hpp), computing in
-// fp32 and rounding once: identical in fp32, within a bf16 ulp of HF's three roundings otherwise,
-// and the same on the trainer's and the engine's side.
+                       at::ScalarType dtype, bool interleaved = false,
+                       double attention_factor = 1.0);
+// x: [total_tokens, heads, head_dim]; the first rotary_dim channels of each head rotate, the rest
+// pass through (GLM's partial rotary). On CUDA, with the whole head rotating in halves, one kernel
+// each way (rope_kernel.hpp), computing in fp32 and rounding once: identical in fp32, within a
+// bf16 ulp of HF's three roundings otherwise, and the same on the trainer's and the engine's side;
+// partial or interleaved rotary runs HF's ATen ops.
 at::Tensor apply_rope(const at::Tensor& x, const RopeTables& tables);
 
 // silu(gate) * up, elementwise (one kernel each way on CUDA, like swiglu_mlp's).

@@ -50,6 +50,9 @@ const char* const kSlotNames[] = {"input_layernorm.weight",
                                   "mlp.shared_expert.up_proj.weight",
                                   "mlp.shared_expert.down_proj.weight",
                                   "mlp.shared_expert_gate.weight",
+                                  "mlp.gate.e_score_correction_bias",
+                                  "post_self_attn_layernorm.weight",
+                                  "post_mlp_layernorm.weight",
                                   "self_attn.q_a_proj.weight",
                                   "self_attn.q_a_layernorm.weight",
                                   "self_attn.q_b_proj.weight",
@@ -57,6 +60,17 @@ const char* const kSlotNames[] = {"input_layernorm.weight",
                                   "self_attn.kv_a_layernorm.weight",
                                   "self_attn.kv_b_proj.weight"};
 static_assert(std::size(kSlotNames) == LayerWeights::kNumSlots);
+
+// A slot's HF name in `config`'s layers: DeepSeek-V3's and GLM-4.5's ungated shared experts are
+// mlp.shared_experts.* (plural), Qwen2-MoE's gated one mlp.shared_expert.*.
+std::string slot_name(size_t slot, const ModelConfig& config) {
+  std::string name = kSlotNames[slot];
+  static const std::string kShared = "mlp.shared_expert.";
+  if (!config.moe.shared_expert_gated && name.starts_with(kShared)) {
+    name = "mlp.shared_experts." + name.substr(kShared.size());
+  }
+  return name;
+}
 
 struct LayerContext {
   const ModelConfig* config;
@@ -171,14 +185,22 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
   auto h = copy_to_tp(rms_norm(x, w.input_norm, cfg.rms_norm_eps), p.tp);
   at::Tensor attn = cfg.is_mla() ? mla_layer_attention(w, h, cfg, rope, attend, p, mla_attend)
                                  : gqa_layer_attention(w, h, cfg, rope, attend, p);
-  auto x1 = x + reduce_from_tp(linear_with_adapter(attn.reshape({tokens, -1}), w.o_weight, {},
-                                                   &w.lora.o, p.tp),
-                               p.tp);
+  auto attn_out = reduce_from_tp(
+      linear_with_adapter(attn.reshape({tokens, -1}), w.o_weight, {}, &w.lora.o, p.tp), p.tp);
+  // GLM-4's extra norms act on replicated activations: their weights' gradients are whole.
+  if (w.post_attn_out_norm.defined()) {
+    attn_out = rms_norm(attn_out, w.post_attn_out_norm, cfg.rms_norm_eps);
+  }
+  auto x1 = x + attn_out;
   auto h2 = copy_to_tp(rms_norm(x1, w.post_norm, cfg.rms_norm_eps), p.tp);
   auto mlp = w.moe.defined() ? moe_mlp(w.moe, h2, cfg.moe, p.tp)
                              : swiglu_mlp(h2, w.gate_weight, w.up_weight, w.down_weight,
                                           &w.lora.gate, &w.lora.up, &w.lora.down, p.tp);
-  return x1 + reduce_from_tp(mlp, p.tp);
+  auto mlp_out = reduce_from_tp(mlp, p.tp);
+  if (w.post_mlp_out_norm.defined()) {
+    mlp_out = rms_norm(mlp_out, w.post_mlp_out_norm, cfg.rms_norm_eps);
+  }
+  return x1 + mlp_out;
 }
 
 // A layer whose activations are not kept: forward runs without a graph, backward runs the layer
@@ -203,6 +225,7 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     }
     ctx->saved_data["cos"] = context->rope.cos;
     ctx->saved_data["sin"] = context->rope.sin;
+    ctx->saved_data["rope_interleaved"] = context->rope.interleaved;
     ctx->saved_data["backend"] = static_cast<int64_t>(context->backend);
     ctx->saved_data["parallel"] = reinterpret_cast<int64_t>(context->parallel);
     ctx->saved_data["has_cp"] = context->cp != nullptr;
@@ -239,7 +262,8 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
     }
     LayerContext context{
         reinterpret_cast<const ModelConfig*>(ctx->saved_data["config"].toInt()), &varlen,
-        RopeTables{ctx->saved_data["cos"].toTensor(), ctx->saved_data["sin"].toTensor()},
+        RopeTables{ctx->saved_data["cos"].toTensor(), ctx->saved_data["sin"].toTensor(),
+                   ctx->saved_data["rope_interleaved"].toBool()},
         static_cast<AttentionBackend>(ctx->saved_data["backend"].toInt()),
         reinterpret_cast<const LayerParallel*>(ctx->saved_data["parallel"].toInt())};
     std::optional<CpLayout> cp;
@@ -394,6 +418,10 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
       full.k_norm = make({c.head_dim}, true);
     }
     full.post_norm = make({c.hidden_size}, true);
+    if (c.post_sublayer_norms) {
+      full.post_attn_out_norm = make({c.hidden_size}, true);
+      full.post_mlp_out_norm = make({c.hidden_size}, true);
+    }
     if (c.is_moe_layer(i)) {
       const auto& m = c.moe;
       const int64_t e = m.num_experts, f = m.moe_intermediate_size;
@@ -405,8 +433,9 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
         full.moe.shared_gate = make({s, c.hidden_size}, false);
         full.moe.shared_up = make({s, c.hidden_size}, false);
         full.moe.shared_down = make({c.hidden_size, s}, false);
-        full.moe.shared_expert_gate = make({1, c.hidden_size}, false);
+        if (m.shared_expert_gated) full.moe.shared_expert_gate = make({1, c.hidden_size}, false);
       }
+      if (m.expert_bias) full.moe.expert_bias = at::zeros({e}, cpu_float).to(device_);
     } else {
       full.gate_weight = make({c.intermediate_size, c.hidden_size}, false);
       full.up_weight = make({c.intermediate_size, c.hidden_size}, false);
@@ -417,7 +446,7 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
     auto slots = w->slots();
     const std::string prefix = "model.layers." + std::to_string(i) + ".";
     for (size_t s = 0; s < slots.size(); ++s) {
-      if (full_slots[s]->defined()) *slots[s] = add(prefix + kSlotNames[s], *full_slots[s]);
+      if (full_slots[s]->defined()) *slots[s] = add(prefix + slot_name(s, c), *full_slots[s]);
     }
     layers_.push_back(std::move(w));
   }
@@ -442,10 +471,47 @@ std::vector<at::Tensor> Model::parameters() const {
 }
 
 void Model::set_requires_grad(bool requires_grad) {
-  for (auto& [name, t] : parameters_) t.requires_grad_(requires_grad);
+  for (auto& [name, t] : parameters_) t.requires_grad_(requires_grad && !is_expert_bias(name));
 }
 
-void Model::load_tensors(const NamedTensorList& tensors, const std::string& where) {
+NamedTensorList split_fused_gate_up(const NamedTensorList& tensors) {
+  NamedTensorList out;
+  static const std::string kFused = "mlp.gate_up_proj.weight";
+  for (const auto& [name, t] : tensors) {
+    if (!name.ends_with("." + kFused) || t.dim() != 2) {
+      out.emplace_back(name, t);
+      continue;
+    }
+    const std::string prefix = name.substr(0, name.size() - kFused.size());
+    const int64_t half = t.size(0) / 2;
+    out.emplace_back(prefix + "mlp.gate_proj.weight", t.narrow(0, 0, half));
+    out.emplace_back(prefix + "mlp.up_proj.weight", t.narrow(0, half, half));
+  }
+  return out;
+}
+
+NamedTensorList hub_layout(NamedTensorList tensors, const ModelConfig& config) {
+  if (config.model_type != "glm4") return tensors;
+  std::map<std::string, at::Tensor> up_of;
+  for (const auto& [name, t] : tensors)
+    if (name.ends_with(".mlp.up_proj.weight")) up_of[name] = t;
+  NamedTensorList out;
+  for (auto& [name, t] : tensors) {
+    if (name.ends_with(".mlp.up_proj.weight")) continue;
+    static const std::string kGate = "mlp.gate_proj.weight";
+    if (name.ends_with("." + kGate)) {
+      const std::string prefix = name.substr(0, name.size() - kGate.size());
+      out.emplace_back(prefix + "mlp.gate_up_proj.weight",
+                       at::cat({t, up_of.at(prefix + "mlp.up_proj.weight")}, 0));
+      continue;
+    }
+    out.emplace_back(std::move(name), std::move(t));
+  }
+  return out;
+}
+
+void Model::load_tensors(const NamedTensorList& given, const std::string& where) {
+  const NamedTensorList tensors = split_fused_gate_up(given);
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : tensors) by_name[name] = &t;
   at::NoGradGuard no_grad;
@@ -546,13 +612,13 @@ int64_t recomputed_layers() { return recomputed_layer_count.load(); }
 
 at::Tensor Model::forward_hidden(const PackedBatch& batch) {
   auto x = embed(batch.tokens);  // [T, hidden]
-  LayerContext context{
-      &config_,
-      &batch.varlen,
-      rope_tables(inv_freq_, batch.positions, dtype_, config_.rope_attention_factor()),
-      attention_backend_,
-      parallel_->tp.is_parallel() ? parallel_.get() : nullptr,
-      batch.context_parallel.get()};
+  LayerContext context{&config_,
+                       &batch.varlen,
+                       rope_tables(inv_freq_, batch.positions, dtype_, config_.rope_interleaved,
+                                   config_.rope_attention_factor()),
+                       attention_backend_,
+                       parallel_->tp.is_parallel() ? parallel_.get() : nullptr,
+                       batch.context_parallel.get()};
   const int64_t num_recompute = !recompute_.enabled ? 0
                                 : recompute_.num_layers <= 0
                                     ? config_.num_layers

@@ -39,6 +39,8 @@ std::string model_type_of(const Json& config, const std::string& where) {
     if (arch.starts_with("Qwen3")) type = arch.starts_with("Qwen3Moe") ? "qwen3_moe" : "qwen3";
     if (arch.starts_with("Qwen2")) type = arch.starts_with("Qwen2Moe") ? "qwen2_moe" : "qwen2";
     if (arch.starts_with("Llama")) type = "llama";
+    // GLM-4
+    if (arch.starts_with("Glm4")) type = arch.starts_with("Glm4Moe") ? "glm4_moe" : "glm4";
   }
   // Kimi-K2 names its own model_type but is DeepseekV3ForCausalLM.
   if (type == "kimi_k2" && config.contains("architectures") &&
@@ -47,10 +49,10 @@ std::string model_type_of(const Json& config, const std::string& where) {
     type = "deepseek_v3";
   }
   if (type != "qwen3" && type != "qwen2" && type != "llama" && type != "qwen3_moe" &&
-      type != "qwen2_moe" && type != "deepseek_v3") {
+      type != "qwen2_moe" && type != "glm4" && type != "glm4_moe" && type != "deepseek_v3") {
     throw Error(where + ": model_type \"" + type +
-                "\" is not supported (vime runs llama, qwen2, qwen3, qwen2_moe, qwen3_moe and "
-                "deepseek_v3 models)");
+                "\" is not supported (vime runs llama, qwen2, qwen3, qwen2_moe, qwen3_moe, glm4, "
+                "glm4_moe and deepseek_v3 models)");
   }
   return type;
 }
@@ -61,6 +63,8 @@ const char* architecture_of(const std::string& model_type) {
   if (model_type == "qwen3_moe") return "Qwen3MoeForCausalLM";
   if (model_type == "qwen2_moe") return "Qwen2MoeForCausalLM";
   if (model_type == "deepseek_v3") return "DeepseekV3ForCausalLM";
+  if (model_type == "glm4") return "Glm4ForCausalLM";
+  if (model_type == "glm4_moe") return "Glm4MoeForCausalLM";
   return "LlamaForCausalLM";
 }
 
@@ -85,13 +89,10 @@ void read_mla(const Json& config, const std::string& where, ModelConfig& c) {
     throw Error(where + ": attention_bias is not supported for deepseek_v3");
   }
   c.qkv_bias = false;
-  // Routed experts (n_routed_experts) from first_k_dense_replace on.
+  // Routed experts (n_routed_experts, sigmoid routing) from first_k_dense_replace on.
   const int64_t experts = int_or(config, "n_routed_experts", 0);
-  const int64_t first_dense = int_or(config, "first_k_dense_replace", c.num_layers);
-  if (experts > 0 && first_dense < c.num_layers) {
-    throw Error(where + ": deepseek_v3's MoE layers (n_routed_experts with first_k_dense_replace " +
-                std::to_string(first_dense) + " < num_hidden_layers) are not supported yet");
-  }
+  const int64_t first_dense = int_or(config, "first_k_dense_replace", 0);
+  if (experts > 0 && first_dense < c.num_layers) c.moe = sigmoid_moe_from_hf_json(config, where);
 }
 
 double yarn_get_mscale(double scale, double mscale) {
@@ -100,7 +101,11 @@ double yarn_get_mscale(double scale, double mscale) {
 
 void read_moe(const Json& config, const std::string& where, ModelConfig& c) {
   auto& m = c.moe;
-  m.num_experts = require_int(config, "num_experts", where);
+  // transformers 5's Qwen3MoeConfig writes num_local_experts (num_experts is its alias); the
+  // Hub's checkpoints and Qwen2-MoE say num_experts.
+  m.num_experts = config.contains("num_experts") || !config.contains("num_local_experts")
+                      ? require_int(config, "num_experts", where)
+                      : require_int(config, "num_local_experts", where);
   m.num_experts_per_tok = require_int(config, "num_experts_per_tok", where);
   m.moe_intermediate_size = require_int(config, "moe_intermediate_size", where);
   m.norm_topk_prob = bool_or(config, "norm_topk_prob", false);  // HF's default for both
@@ -120,7 +125,87 @@ void read_moe(const Json& config, const std::string& where, ModelConfig& c) {
   if (m.decoder_sparse_step <= 0) throw Error(where + ": decoder_sparse_step must be >= 1");
 }
 
+// GLM-4 (Glm4Config) and GLM-4.5 (Glm4MoeConfig): partial rotary; GLM-4's interleaved rotary and
+// extra norms; GLM-4.5's optional QK norm and sigmoid-routed experts. rope_parameters (transformers
+// 5) may hold partial_rotary_factor.
+void read_glm4(const Json& config, const std::string& where, ModelConfig& c) {
+  c.partial_rotary_factor = double_or(config, "partial_rotary_factor", 0.5);
+  const Json* rope = config.find("rope_parameters");
+  if (rope != nullptr && rope->is_object()) {
+    c.partial_rotary_factor = double_or(*rope, "partial_rotary_factor", c.partial_rotary_factor);
+  }
+  if (c.model_type == "glm4") {
+    c.rope_interleaved = true;
+    c.post_sublayer_norms = true;
+    c.qkv_bias = bool_or(config, "attention_bias", true);
+  } else {
+    c.qk_norm = bool_or(config, "use_qk_norm", false);
+    c.moe = sigmoid_moe_from_hf_json(config, where);
+  }
+  const int64_t rotary = c.rotary_dim();
+  if (rotary <= 0 || rotary % 2 != 0 || rotary > c.head_dim) {
+    throw Error(where + ": partial_rotary_factor " + Json(c.partial_rotary_factor).dump() +
+                " does not give an even number of rotary channels of head_dim " +
+                std::to_string(c.head_dim));
+  }
+}
+
+void write_glm4(const ModelConfig& c, Json& j) {
+  j["partial_rotary_factor"] = c.partial_rotary_factor;
+  if (c.model_type == "glm4_moe") {
+    j["use_qk_norm"] = c.qk_norm;
+    write_sigmoid_moe_hf_json(c.moe, j);
+  }
+}
+
 }  // namespace
+
+MoeConfig sigmoid_moe_from_hf_json(const Json& config, const std::string& where) {
+  MoeConfig m;
+  m.num_experts = require_int(config, "n_routed_experts", where);
+  m.num_experts_per_tok = require_int(config, "num_experts_per_tok", where);
+  m.moe_intermediate_size = require_int(config, "moe_intermediate_size", where);
+  m.score_function = "sigmoid";
+  m.expert_bias = true;  // HF registers e_score_correction_bias in every router
+  m.norm_topk_prob = bool_or(config, "norm_topk_prob", true);
+  m.n_group = int_or(config, "n_group", 1);
+  m.topk_group = int_or(config, "topk_group", 1);
+  m.routed_scaling_factor = double_or(config, "routed_scaling_factor", 1.0);
+  m.first_k_dense_replace = int_or(config, "first_k_dense_replace", 0);
+  m.router_aux_loss_coef = 0.0;
+  const int64_t shared = int_or(config, "n_shared_experts", 0);
+  m.shared_expert_intermediate_size = shared * m.moe_intermediate_size;
+  m.shared_expert_gated = false;
+  if (m.num_experts <= 0 || m.num_experts_per_tok <= 0 || m.num_experts_per_tok > m.num_experts) {
+    throw Error(where + ": num_experts_per_tok must be in [1, n_routed_experts]");
+  }
+  if (m.n_group < 1 || m.num_experts % m.n_group != 0 || m.topk_group < 1 ||
+      m.topk_group > m.n_group) {
+    throw Error(where + ": n_group must divide n_routed_experts and topk_group be in [1, n_group]");
+  }
+  if (m.n_group > 1 && m.num_experts / m.n_group < 2) {
+    throw Error(where + ": group-limited routing needs at least 2 experts per group (n_group " +
+                std::to_string(m.n_group) + ")");
+  }
+  if (shared < 0 || m.first_k_dense_replace < 0) {
+    throw Error(where + ": n_shared_experts and first_k_dense_replace must be >= 0");
+  }
+  return m;
+}
+
+void write_sigmoid_moe_hf_json(const MoeConfig& moe, Json& out) {
+  out["n_routed_experts"] = moe.num_experts;
+  out["num_experts_per_tok"] = moe.num_experts_per_tok;
+  out["moe_intermediate_size"] = moe.moe_intermediate_size;
+  out["n_shared_experts"] = moe.moe_intermediate_size > 0
+                                ? moe.shared_expert_intermediate_size / moe.moe_intermediate_size
+                                : 0;
+  out["n_group"] = moe.n_group;
+  out["topk_group"] = moe.topk_group;
+  out["routed_scaling_factor"] = moe.routed_scaling_factor;
+  out["norm_topk_prob"] = moe.norm_topk_prob;
+  out["first_k_dense_replace"] = moe.first_k_dense_replace;
+}
 
 int64_t pad_vocab_size(int64_t vocab_size, int64_t divisible_by) {
   if (divisible_by <= 1) return vocab_size;
@@ -147,7 +232,8 @@ ModelConfig ModelConfig::from_hf_json(const Json& config, const std::string& whe
     c.qkv_bias = c.model_type == "qwen2" || c.model_type == "qwen2_moe"
                      ? true
                      : bool_or(config, "attention_bias", false);
-    if (c.model_type.ends_with("_moe")) read_moe(config, where, c);
+    if (c.model_type == "qwen3_moe" || c.model_type == "qwen2_moe") read_moe(config, where, c);
+    if (c.model_type == "glm4" || c.model_type == "glm4_moe") read_glm4(config, where, c);
     if (c.model_type == "deepseek_v3") read_mla(config, where, c);
     // transformers 5 moves rope_theta and rope_scaling into rope_parameters.
     const Json* rope = config.find("rope_parameters");
@@ -238,12 +324,14 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
     j["v_head_dim"] = mla.v_head_dim;
     j["rope_interleave"] = mla.rope_interleave;
     j["num_nextn_predict_layers"] = mla.num_nextn_predict_layers;
-    if (!is_moe()) {
+    if (is_moe()) {
+      write_sigmoid_moe_hf_json(moe, j);
+    } else {
       j["n_routed_experts"] = 0;
       j["first_k_dense_replace"] = num_layers;
     }
   }
-  if (is_moe()) {
+  if (model_type == "qwen3_moe" || model_type == "qwen2_moe") {
     j["num_experts"] = moe.num_experts;
     j["num_experts_per_tok"] = moe.num_experts_per_tok;
     j["moe_intermediate_size"] = moe.moe_intermediate_size;
@@ -257,6 +345,7 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
       j["shared_expert_intermediate_size"] = moe.shared_expert_intermediate_size;
     }
   }
+  if (model_type == "glm4" || model_type == "glm4_moe") write_glm4(*this, j);
   if (rope_scaling.type == "llama3") {
     Json r = Json::object();
     r["rope_type"] = "llama3";
@@ -283,8 +372,12 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
   return j;
 }
 
+int64_t ModelConfig::rotary_dim() const {
+  return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor);
+}
+
 bool ModelConfig::is_moe_layer(int64_t index) const {
-  if (!is_moe()) return false;
+  if (!is_moe() || index < moe.first_k_dense_replace) return false;
   for (int64_t i : moe.mlp_only_layers)
     if (i == index) return false;
   return (index + 1) % moe.decoder_sparse_step == 0;
@@ -329,7 +422,8 @@ int64_t ModelConfig::num_parameters() const {
     if (is_moe_layer(i)) {
       mlp = moe.num_experts * (3 * hidden_size * moe.moe_intermediate_size + hidden_size);
       if (moe.shared_expert_intermediate_size > 0) {
-        mlp += 3 * hidden_size * moe.shared_expert_intermediate_size + hidden_size;
+        mlp += 3 * hidden_size * moe.shared_expert_intermediate_size +
+               (moe.shared_expert_gated ? hidden_size : 0);
       }
     }
     total += attn + mlp + 2 * hidden_size;

@@ -1,7 +1,7 @@
-// The shape of a decoder-only transformer (Llama-3, Qwen2/2.5, Qwen3, the mixture-of-experts
-// Qwen3-MoE and Qwen2-MoE, and DeepSeek-V3's multi-head latent attention), read from an HF
-// config.json or from Megatron-style flags (MODEL_ARGS), and checked to agree when both are given.
-// No torch.
+// The shape of a decoder-only transformer (Llama-3, Qwen2/2.5, Qwen3, GLM-4, the
+// mixture-of-experts Qwen3-MoE, Qwen2-MoE and GLM-4.5, and DeepSeek-V3's multi-head latent
+// attention), read from an HF config.json or from Megatron-style flags (MODEL_ARGS), and checked to
+// agree when both are given. No torch.
 #pragma once
 
 #include <cstdint>
@@ -57,12 +57,39 @@ struct MoeConfig {
   int64_t decoder_sparse_step = 1;
   std::vector<int64_t> mlp_only_layers;
   double router_aux_loss_coef = 0.0;
-  // Qwen2-MoE: one shared expert of this width, scaled by sigmoid(shared_expert_gate(h)); 0: none.
+  // A shared expert of this width that every token runs through; 0: none. Qwen2-MoE's is scaled by
+  // sigmoid(shared_expert_gate(h)) (mlp.shared_expert.*); DeepSeek-V3's and GLM-4.5's are
+  // n_shared_experts experts side by side, ungated (mlp.shared_experts.*, width n_shared_experts *
+  // moe_intermediate_size).
   int64_t shared_expert_intermediate_size = 0;
+  bool shared_expert_gated = true;
+
+  // --- sigmoid routing (HF DeepseekV3Config / Glm4MoeConfig; Megatron's
+  // --moe-router-score-function sigmoid with --moe-router-enable-expert-bias, ...)
+  std::string score_function = "softmax";  // "softmax" or "sigmoid"
+  // e_score_correction_bias: a per-expert fp32 bias added to the scores for choosing the experts
+  // only (mlp.gate.e_score_correction_bias; kept fixed, not trained).
+  bool expert_bias = false;
+  // Group-limited top-k: the experts form n_group groups; a token picks topk_group groups (by
+  // the sum of each group's two best biased scores) and its experts among theirs.
+  int64_t n_group = 1;
+  int64_t topk_group = 1;
+  // Multiplies the routing weights (Megatron's --moe-router-topk-scaling-factor).
+  double routed_scaling_factor = 1.0;
+  // HF first_k_dense_replace: layers below it are dense MLPs of intermediate_size.
+  int64_t first_k_dense_replace = 0;
 };
 
+// The MoE keys of an HF DeepseekV3Config / Glm4MoeConfig (n_routed_experts, num_experts_per_tok,
+// moe_intermediate_size, n_shared_experts, n_group, topk_group, routed_scaling_factor,
+// norm_topk_prob, first_k_dense_replace): sigmoid routing with the correction bias. Throws
+// vime::Error naming `where` and the key.
+MoeConfig sigmoid_moe_from_hf_json(const Json& config, const std::string& where);
+// Those keys written back into an HF config.json object.
+void write_sigmoid_moe_hf_json(const MoeConfig& moe, Json& out);
+
 struct ModelConfig {
-  // "qwen3", "qwen2", "llama", "qwen3_moe", "qwen2_moe", "deepseek_v3"
+  // "qwen3", "qwen2", "llama", "qwen3_moe", "qwen2_moe", "glm4", "glm4_moe", "deepseek_v3"
   std::string model_type = "qwen3";
   int64_t vocab_size = 0;         // the HF vocab_size (rows of the HF embedding)
   int64_t padded_vocab_size = 0;  // rows of vime's embedding/output (multiple of 128 by default)
@@ -81,6 +108,20 @@ struct ModelConfig {
   int64_t max_position_embeddings = 32768;
   MoeConfig moe;
   MlaConfig mla;
+
+  // --- GLM-4 (HF Glm4Config, Glm4MoeConfig)
+  // RoPE rotates the first head_dim * partial_rotary_factor channels of each head (Megatron's
+  // --rotary-percent); the rest pass through.
+  double partial_rotary_factor = 1.0;
+  // GLM-4 dense: rotate interleaved (even, odd) pairs (Megatron's --rotary-interleaved) instead of
+  // the two halves of the rotated channels.
+  bool rope_interleaved = false;
+  // GLM-4 dense: RMSNorms on the attention's and the MLP's outputs before each residual add
+  // (post_self_attn_layernorm, post_mlp_layernorm; slime's --post-self-attn-layernorm
+  // --post-mlp-layernorm).
+  bool post_sublayer_norms = false;
+  // The channels RoPE rotates.
+  int64_t rotary_dim() const;
 
   bool is_moe() const { return moe.num_experts > 0; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }

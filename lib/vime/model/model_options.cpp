@@ -17,9 +17,34 @@ void check_moe_flags(const Args& args) {
   auto string_of = [&](const char* key) {
     return args.has(key) && args.is_set(key) ? args.get_string(key) : std::string();
   };
-  if (auto f = string_of("moe_router_score_function"); !f.empty() && f != "softmax") {
-    throw UsageError("--moe-router-score-function " + f +
-                     " is not supported yet; Qwen3-MoE and Qwen2-MoE route with softmax");
+  const std::string score = string_of("moe_router_score_function");
+  if (!score.empty() && score != "softmax" && score != "sigmoid") {
+    throw UsageError("--moe-router-score-function " + score + ": expected softmax or sigmoid");
+  }
+  const bool expert_bias = args.get_bool("moe_router_enable_expert_bias");
+  if (expert_bias && score != "sigmoid") {
+    throw UsageError(
+        "--moe-router-enable-expert-bias needs --moe-router-score-function sigmoid (the "
+        "correction bias of DeepSeek-V3 and GLM-4.5 routing)");
+  }
+  if (expert_bias && args.get_double("moe_router_bias_update_rate") != 0.0) {
+    throw UsageError(
+        "--moe-router-bias-update-rate " + args.get("moe_router_bias_update_rate").dump() +
+        " is not supported: vime keeps the routers' correction bias fixed (pass 0, as slime's "
+        "presets do)");
+  }
+  const Json& balancing = args.get("moe_router_load_balancing_type");
+  for (size_t i = 0; balancing.is_array() && i < balancing.size(); ++i) {
+    const std::string type = balancing.at(i).as_string();
+    const Json& coeff = args.get("moe_aux_loss_coeff");
+    const bool no_loss =
+        coeff.is_null() || (coeff.is_array() ? coeff.size() == 0 || coeff.at(0).as_double() == 0.0
+                                             : coeff.as_double() == 0.0);
+    if (type != "aux_loss" && type != "none" && !no_loss) {
+      throw UsageError("--moe-router-load-balancing-type " + type +
+                       " is not supported with a nonzero --moe-aux-loss-coeff; vime computes "
+                       "aux_loss (Megatron's switch_load_balancing_loss_func)");
+    }
   }
   if (auto d = string_of("moe_router_dtype"); !d.empty() && d != "fp32") {
     throw UsageError("--moe-router-dtype " + d +
@@ -39,12 +64,81 @@ void check_moe_flags(const Args& args) {
           "--moe-aux-loss-coeff takes one value in vime (one load-balancing type, aux_loss)");
     }
   }
-  if (args.has("moe_shared_expert_intermediate_size") &&
-      args.is_set("moe_shared_expert_intermediate_size") &&
-      !args.get_bool("moe_shared_expert_gate")) {
+}
+
+// Megatron's sigmoid routing flags (DeepSeek-V3, GLM-4.5), after check_moe_flags.
+void read_sigmoid_routing_flags(const Args& args, MoeConfig& m) {
+  auto int_of = [&](const char* key, int64_t fallback) {
+    return args.has(key) && args.is_set(key) ? args.get_int(key) : fallback;
+  };
+  if (args.is_set("moe_shared_expert_intermediate_size")) {
+    m.shared_expert_intermediate_size = args.get_int("moe_shared_expert_intermediate_size");
+    m.shared_expert_gated = args.get_bool("moe_shared_expert_gate");
+  }
+  if (args.get_string("moe_router_score_function") != "sigmoid") return;
+  m.score_function = "sigmoid";
+  // Megatron's sigmoid routing always divides the top-k scores by their sum (for k > 1),
+  // whatever --moe-router-pre-softmax says.
+  m.norm_topk_prob = m.num_experts_per_tok > 1;
+  m.expert_bias = args.get_bool("moe_router_enable_expert_bias");
+  m.n_group = int_of("moe_router_num_groups", 1);
+  m.topk_group = int_of("moe_router_group_topk", 1);
+  if (args.is_set("moe_router_topk_scaling_factor")) {
+    m.routed_scaling_factor = args.get_double("moe_router_topk_scaling_factor");
+  }
+  if (m.n_group < 1 || m.num_experts % m.n_group != 0) {
+    throw UsageError("--moe-router-num-groups " + std::to_string(m.n_group) +
+                     ": must divide --num-experts " + std::to_string(m.num_experts));
+  }
+  if (m.topk_group < 1 || m.topk_group > m.n_group) {
+    throw UsageError("--moe-router-group-topk " + std::to_string(m.topk_group) +
+                     ": must be in [1, --moe-router-num-groups]");
+  }
+  if (m.n_group > 1 && m.num_experts / m.n_group < 2) {
+    throw UsageError("--moe-router-num-groups " + std::to_string(m.n_group) +
+                     ": group-limited routing needs at least 2 experts per group");
+  }
+}
+
+// GLM-4's partial and interleaved rotary and extra norms (slime's glm4 spec flags).
+void read_glm_flags(const Args& args, ModelConfig& c) {
+  c.partial_rotary_factor = args.get_double("rotary_percent");
+  c.rope_interleaved = args.get_bool("rotary_interleaved");
+  const bool post_attn = args.get_bool("post_self_attn_layernorm"),
+             post_mlp = args.get_bool("post_mlp_layernorm");
+  if (post_attn != post_mlp) {
     throw UsageError(
-        "--moe-shared-expert-intermediate-size without --moe-shared-expert-gate is not supported; "
-        "vime's shared expert is Qwen2-MoE's, scaled by a sigmoid gate");
+        std::string(post_attn ? "--post-self-attn-layernorm" : "--post-mlp-layernorm") +
+        " alone is not supported; GLM-4 has both norms");
+  }
+  c.post_sublayer_norms = post_attn;
+  if (args.has("spec") && args.is_set("spec")) {
+    const Json& spec = args.get("spec");
+    const bool is_glm = spec.is_array() && spec.size() == 2 &&
+                        spec.at(0).as_string() == "slime_plugins.models.glm4" &&
+                        spec.at(1).as_string() == "get_glm_spec";
+    if (!is_glm || !c.post_sublayer_norms) {
+      throw UsageError("--spec " + spec.dump() +
+                       " is not supported: vime builds its own layers and knows only slime's "
+                       "GLM-4 spec (slime_plugins.models.glm4 get_glm_spec, with "
+                       "--post-self-attn-layernorm --post-mlp-layernorm)");
+    }
+  }
+  if (c.post_sublayer_norms) {
+    if (!c.rope_interleaved) {
+      throw UsageError(
+          "--post-self-attn-layernorm (GLM-4) without --rotary-interleaved: GLM-4 rotates "
+          "interleaved pairs");
+    }
+    c.model_type = "glm4";
+  } else if (c.rope_interleaved) {
+    throw UsageError(
+        "--rotary-interleaved is GLM-4's (with --post-self-attn-layernorm --post-mlp-layernorm)");
+  }
+  const int64_t rotary = c.rotary_dim();
+  if (c.partial_rotary_factor <= 0.0 || c.partial_rotary_factor > 1.0 || rotary % 2 != 0) {
+    throw UsageError("--rotary-percent " + args.get("rotary_percent").dump() +
+                     ": must give an even number of rotary channels in (0, head size]");
   }
 }
 
@@ -218,6 +312,7 @@ ModelConfig ModelConfig::from(const Args& args) {
     c.rope_scaling.type = "llama3";
     c.rope_scaling.factor = args.get_double("rope_scaling_factor");
   }
+  read_glm_flags(args, c);
   if (args.get_bool("multi_latent_attention")) read_mla_flags(args, c);
   if (args.has("num_experts") && args.is_set("num_experts")) {
     check_moe_flags(args);
@@ -230,21 +325,46 @@ ModelConfig ModelConfig::from(const Args& args) {
     // Megatron's default (post-softmax) routing takes the softmax over the top-k logits, which
     // is HF's renormalised top-k; --moe-router-pre-softmax keeps the full softmax's values.
     m.norm_topk_prob = !args.get_bool("moe_router_pre_softmax");
+    read_sigmoid_routing_flags(args, m);
     m.router_aux_loss_coef = first_double(args.get("moe_aux_loss_coeff"));
     const auto pattern = parse_moe_layer_freq(args.get_string("moe_layer_freq"), c.num_layers);
     for (int64_t i = 0; i < c.num_layers; ++i)
       if (pattern[i] == 0) m.mlp_only_layers.push_back(i);
-    if (args.is_set("moe_shared_expert_intermediate_size")) {
-      m.shared_expert_intermediate_size = args.get_int("moe_shared_expert_intermediate_size");
-    }
     if (m.num_experts < 1 || m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.num_experts) {
       throw UsageError("--moe-router-topk " + std::to_string(m.num_experts_per_tok) +
                        ": must be in [1, --num-experts]");
     }
-    if (c.is_mla()) {
+    if (c.is_mla() && m.score_function != "sigmoid") {
       throw UsageError(
-          "--num-experts with --multi-latent-attention: DeepSeek-V3's MoE layers are not "
-          "supported yet");
+          "--num-experts with --multi-latent-attention: DeepSeek-V3's experts route with "
+          "--moe-router-score-function sigmoid");
+    }
+    if (m.score_function == "sigmoid") {
+      // DeepSeek-V3 (MLA) or GLM-4.5 (standard attention), both with sigmoid-routed experts.
+      c.model_type = c.is_mla() ? "deepseek_v3" : "glm4_moe";
+      // HF's first_k_dense_replace: the dense layers must come first.
+      const auto first_moe = std::find(pattern.begin(), pattern.end(), 1);
+      if (std::find(first_moe, pattern.end(), 0) != pattern.end()) {
+        throw UsageError("--moe-layer-freq " + args.get_string("moe_layer_freq") +
+                         ": with sigmoid routing the dense layers must come first (HF "
+                         "first_k_dense_replace), as [0]*K+[1]*N");
+      }
+      m.first_k_dense_replace = first_moe - pattern.begin();
+      m.mlp_only_layers.clear();
+      if (c.rope_interleaved || c.post_sublayer_norms) {
+        throw UsageError(
+            "--num-experts with --rotary-interleaved or --post-self-attn-layernorm: vime's "
+            "sigmoid-routed MoE model is GLM-4.5's, which rotates halves and has no extra norms");
+      }
+    } else if (c.post_sublayer_norms) {
+      throw UsageError(
+          "--num-experts with --post-self-attn-layernorm: vime's GLM-4 (dense) has no experts; "
+          "GLM-4.5 routes with --moe-router-score-function sigmoid");
+    } else if (!m.shared_expert_gated) {
+      throw UsageError(
+          "--moe-shared-expert-intermediate-size without --moe-shared-expert-gate: vime's "
+          "ungated shared experts are DeepSeek-V3's and GLM-4.5's, routed with "
+          "--moe-router-score-function sigmoid");
     } else if (c.qk_norm && m.shared_expert_intermediate_size == 0) {
       c.model_type = "qwen3_moe";
     } else if (!c.qk_norm && c.qkv_bias && m.shared_expert_intermediate_size > 0) {
@@ -254,6 +374,11 @@ ModelConfig ModelConfig::from(const Args& args) {
           "--num-experts: vime's MoE models are Qwen3-MoE (--qk-layernorm, no shared expert) and "
           "Qwen2-MoE (--add-qkv-bias with --moe-shared-expert-intermediate-size)");
     }
+  }
+  if (c.model_type != "glm4" && c.model_type != "glm4_moe" && c.partial_rotary_factor != 1.0) {
+    throw UsageError("--rotary-percent " + args.get("rotary_percent").dump() +
+                     ": partial rotary is GLM-4's (with --post-self-attn-layernorm "
+                     "--post-mlp-layernorm) and GLM-4.5's (with sigmoid-routed experts)");
   }
   c.padded_vocab_size =
       args.is_set("padded_vocab_size")
@@ -289,6 +414,14 @@ void ModelConfig::check_agrees_with_args(const Args& args) const {
   if (args.is_set("num_layers")) {  // only when a MODEL_ARGS preset was passed
     if (!is_mla()) check_bool("qk_layernorm", qk_norm);
     check_bool("untie_embeddings_and_output_weights", !tie_word_embeddings);
+    check_bool("rotary_interleaved", rope_interleaved);
+    check_bool("post_self_attn_layernorm", post_sublayer_norms);
+    check_bool("post_mlp_layernorm", post_sublayer_norms);
+    if (args.has("rotary_percent") && args.get_double("rotary_percent") != partial_rotary_factor) {
+      throw UsageError("--rotary-percent " + args.get("rotary_percent").dump() +
+                       " disagrees with the checkpoint's config.json (partial_rotary_factor " +
+                       Json(partial_rotary_factor).dump() + "); fix the model preset");
+    }
   }
   const bool flags_moe = args.has("num_experts") && args.is_set("num_experts");
   if (args.is_set("num_layers") && is_moe() && !flags_moe) {
@@ -305,7 +438,27 @@ void ModelConfig::check_agrees_with_args(const Args& args) const {
   check("moe_router_topk", moe.num_experts_per_tok);
   check("moe_ffn_hidden_size", moe.moe_intermediate_size);
   check("moe_shared_expert_intermediate_size", moe.shared_expert_intermediate_size);
-  check_bool("moe_router_pre_softmax", !moe.norm_topk_prob);
+  if (moe.score_function == "softmax") check_bool("moe_router_pre_softmax", !moe.norm_topk_prob);
+  const std::string score = args.is_set("moe_router_score_function")
+                                ? args.get_string("moe_router_score_function")
+                                : "softmax";
+  if (score != moe.score_function) {
+    throw UsageError("--moe-router-score-function " + score +
+                     " disagrees with the checkpoint's config.json (" + moe.score_function +
+                     " routing); fix the model preset");
+  }
+  if (moe.score_function == "sigmoid") {
+    check("moe_router_num_groups", moe.n_group);
+    check("moe_router_group_topk", moe.topk_group);
+    if (args.is_set("moe_router_topk_scaling_factor") &&
+        args.get_double("moe_router_topk_scaling_factor") != moe.routed_scaling_factor) {
+      throw UsageError("--moe-router-topk-scaling-factor " +
+                       args.get("moe_router_topk_scaling_factor").dump() +
+                       " disagrees with the checkpoint's config.json (routed_scaling_factor " +
+                       Json(moe.routed_scaling_factor).dump() + "); fix the model preset");
+    }
+    check_bool("moe_router_enable_expert_bias", moe.expert_bias);
+  }
   if (parse_moe_layer_freq(args.get_string("moe_layer_freq"), num_layers) != moe_pattern(*this)) {
     throw UsageError("--moe-layer-freq " + args.get_string("moe_layer_freq") +
                      " disagrees with the checkpoint's config.json (decoder_sparse_step, "

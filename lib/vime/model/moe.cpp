@@ -8,6 +8,7 @@
 #include "vime/error.hpp"
 #include "vime/model/grouped_gemm.hpp"
 #include "vime/model/layers.hpp"
+#include "vime/model/moe_router.hpp"
 
 namespace vime {
 namespace {
@@ -24,22 +25,8 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
   const int64_t tokens = h.size(0), k = config.num_experts_per_tok, experts = w.router.size(0);
   // The router is replicated but its gradient from this rank's slice of the experts is partial:
   // summed over the group by copy_to_tp (so is the shared expert's gate).
-  auto logits = at::linear(h, copy_to_tp(w.router, tp));  // [tokens, experts], h's dtype
-  auto probs = at::softmax(logits, -1, at::kFloat);
-  at::Tensor weights, indices;
-  if (forced_indices.defined()) {
-    if (forced_indices.dim() != 2 || forced_indices.size(0) != tokens ||
-        forced_indices.size(1) != k) {
-      throw Error("routing replay: expected expert indices of shape [" + std::to_string(tokens) +
-                  ", " + std::to_string(k) + "], got " + c10::str(forced_indices.sizes()));
-    }
-    indices = forced_indices.to(h.device(), at::kLong);
-    weights = probs.gather(1, indices);
-  } else {
-    std::tie(weights, indices) = at::topk(probs, k, -1);
-  }
-  if (config.norm_topk_prob) weights = weights / weights.sum(-1, /*keepdim=*/true);
-  weights = weights.to(h.scalar_type());
+  MoeRoute route = route_tokens(h, copy_to_tp(w.router, tp), w.expert_bias, config, forced_indices);
+  const at::Tensor &indices = route.indices, &weights = route.weights;
 
   // Each token's experts in ascending order (HF sums them so), then every (token, expert) row
   // sorted by expert, stably: the tokens of one expert stay in order.
@@ -55,7 +42,7 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
   auto x = h.index_select(0, rows_token);  // [tokens * k, hidden], grouped by expert
   auto gate = grouped_linear(x, w.gate, offsets), up = grouped_linear(x, w.up, offsets);
   auto y = grouped_linear(swiglu(gate, up), w.down, offsets);
-  y = y * flat_weights.index_select(0, permutation).unsqueeze(1);
+  y = (y * flat_weights.index_select(0, permutation).unsqueeze(1)).to(h.scalar_type());
   // Back to (token, slot) order: row r of y is flat position permutation[r].
   auto inverse =
       at::empty_like(permutation)
@@ -66,13 +53,13 @@ MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& c
 
   if (w.shared_gate.defined()) {
     auto shared = swiglu_mlp(h, w.shared_gate, w.shared_up, w.shared_down);
-    out = out + at::sigmoid(at::linear(h, copy_to_tp(w.shared_expert_gate, tp))) * shared;
+    if (w.shared_expert_gate.defined()) {
+      shared = at::sigmoid(at::linear(h, copy_to_tp(w.shared_expert_gate, tp))) * shared;
+    }
+    out = out + shared;
   }
 
-  auto aux = tokens == 0 ? probs.sum()
-                         : (probs.sum(0) * counts.to(at::kFloat)).sum() *
-                               (static_cast<double>(experts) /
-                                (static_cast<double>(k) * static_cast<double>(tokens * tokens)));
+  auto aux = load_balancing_loss(route, counts);
   if (tp.is_parallel()) {
     // Every rank computes the whole loss from replicated values; its gradient reaches the
     // replicated router through copy_to_tp's sum, so each rank contributes 1/tp of it.
@@ -106,6 +93,10 @@ at::Tensor moe_mlp(const MoeWeights& w, const at::Tensor& h, const MoeConfig& co
   routing->chosen.push_back(result.expert_indices);
   routing->aux_losses.push_back(result.aux_loss);
   return result.out;
+}
+
+bool is_expert_bias(const std::string& name) {
+  return name.ends_with(".mlp.gate.e_score_correction_bias");
 }
 
 bool moe_block_is_capturable(const MoeWeights& w) {

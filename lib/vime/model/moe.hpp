@@ -2,7 +2,8 @@
 // Qwen2MoeSparseMoeBlock, Megatron's MoELayer): a softmax router picks each token's top-k experts,
 // tokens are permuted so that each expert's rows are contiguous, the experts' SwiGLU MLPs run as
 // grouped GEMMs (grouped_gemm.hpp) over stacked weights, and the outputs come back scaled by the
-// routing weights and summed per token. Qwen2-MoE adds a shared expert scaled by a sigmoid gate.
+// routing weights and summed per token. Qwen2-MoE adds a shared expert scaled by a sigmoid gate;
+// DeepSeek-V3 and GLM-4.5 route by sigmoid scores (moe_router.hpp) and add ungated shared experts.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -24,9 +25,11 @@ struct MoeWeights {
   at::Tensor router;                  // [experts, hidden]            mlp.gate.weight
   at::Tensor gate, up;                // [experts, ffn, hidden]       mlp.experts.{gate,up}_proj
   at::Tensor down;                    // [experts, hidden, ffn]       mlp.experts.down_proj
-  at::Tensor shared_gate, shared_up;  // [shared_ffn, hidden]         mlp.shared_expert.*
+  at::Tensor shared_gate, shared_up;  // [shared_ffn, hidden]         mlp.shared_expert(s).*
   at::Tensor shared_down;             // [hidden, shared_ffn]
   at::Tensor shared_expert_gate;      // [1, hidden]                  mlp.shared_expert_gate.weight
+  // [experts] fp32, not trained: mlp.gate.e_score_correction_bias (sigmoid routing).
+  at::Tensor expert_bias;
 
   bool defined() const { return router.defined(); }
 };
@@ -41,11 +44,11 @@ struct MoeOutput {
   at::Tensor aux_loss;
 };
 
-// h: [tokens, hidden], replicated over the tensor-parallel group. The router's logits are taken
-// in h's dtype, the softmax in fp32; top-k (or `forced_indices` [tokens, k], routing replay),
-// renormalised when config.norm_topk_prob; the weights are cast to h's dtype. Each token's expert
-// outputs are summed in ascending expert order in h's dtype, as HF's index_add_ loop over experts
-// does.
+// h: [tokens, hidden], replicated over the tensor-parallel group. Routing as route_tokens
+// (moe_router.hpp) computes it, or `forced_indices` [tokens, k] (routing replay). Each expert
+// output is multiplied by its weight (fp32 under sigmoid routing) and rounded to h's dtype, and a
+// token's expert outputs are summed in ascending expert order in h's dtype, as HF's index_add_
+// loop over experts does; the shared expert's output (gated or not) is added last.
 MoeOutput moe_block(const MoeWeights& w, const at::Tensor& h, const MoeConfig& config,
                     const TensorParallel& tp = {}, const at::Tensor& forced_indices = {});
 
@@ -77,6 +80,10 @@ MoeRouting* current_moe_routing();
 // returns MoeOutput::out.
 at::Tensor moe_mlp(const MoeWeights& w, const at::Tensor& h, const MoeConfig& config,
                    const TensorParallel& tp);
+
+// Whether `name` is a router's correction bias (mlp.gate.e_score_correction_bias): a tensor of the
+// checkpoint that is kept in fp32 and not trained.
+bool is_expert_bias(const std::string& name);
 
 // Whether moe_block runs without reading anything on the host (its grouped GEMMs are single
 // kernels, grouped_gemm.hpp), so that a CUDA graph can capture it.

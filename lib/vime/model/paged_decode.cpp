@@ -153,7 +153,7 @@ void write_paged_kv(const at::Tensor& key_cache, const at::Tensor& value_cache, 
 at::Tensor paged_decode_forward(Model& model, PagedKvCache& cache, const PagedDecodeInputs& in) {
   const ModelConfig& cfg = model.config();
   auto rope = rope_tables(model.inverse_frequencies(), in.positions, model.dtype(),
-                          cfg.rope_attention_factor());
+                          cfg.rope_interleaved, cfg.rope_attention_factor());
   const double scale = cfg.attention_scale();
   // Under tensor parallelism: this rank's heads and shards, the collectives on the current stream
   // (captured with the rest).

@@ -67,7 +67,7 @@ at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<Pa
   }
   auto slots_t = long_tensor(slots, device);
   auto rope = rope_tables(model.inverse_frequencies(), long_tensor(positions, device),
-                          model.dtype(), cfg.rope_attention_factor());
+                          model.dtype(), cfg.rope_interleaved, cfg.rope_attention_factor());
   const double scale = cfg.attention_scale();
   auto x = model.embed_tokens(long_tensor(tokens, device));
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {

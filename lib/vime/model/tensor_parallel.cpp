@@ -195,16 +195,20 @@ TpSlice tp_slice(const std::string& name, const ModelConfig& c, const TensorPara
   } else if (ends_with(name, "mlp.experts.down_proj")) {
     split(2, c.moe.moe_intermediate_size);  // [experts, hidden, ffn]
   } else if (ends_with(name, "mlp.shared_expert.gate_proj.weight") ||
-             ends_with(name, "mlp.shared_expert.up_proj.weight")) {
+             ends_with(name, "mlp.shared_expert.up_proj.weight") ||
+             ends_with(name, "mlp.shared_experts.gate_proj.weight") ||
+             ends_with(name, "mlp.shared_experts.up_proj.weight")) {
     split(0, c.moe.shared_expert_intermediate_size);
-  } else if (ends_with(name, "mlp.shared_expert.down_proj.weight")) {
+  } else if (ends_with(name, "mlp.shared_expert.down_proj.weight") ||
+             ends_with(name, "mlp.shared_experts.down_proj.weight")) {
     split(1, c.moe.shared_expert_intermediate_size);
   } else if (ends_with(name, "mlp.gate_proj.weight") || ends_with(name, "mlp.up_proj.weight")) {
     split(0, c.intermediate_size);
   } else if (ends_with(name, "mlp.down_proj.weight")) {
     split(1, c.intermediate_size);
   } else {
-    s.is_duplicate = r != 0;  // norms, the router, the shared expert's gate: the same everywhere
+    // norms, the router and its correction bias, the shared expert's gate: the same everywhere
+    s.is_duplicate = r != 0;
   }
   return s;
 }

@@ -33,7 +33,8 @@ void load_hf_weights(const std::filesystem::path& dir, Model& model) {
   if (!ckpt::has_safetensors(dir)) {
     throw Error(where + ": no *.safetensors files there (pass an HF safetensors directory)");
   }
-  const ckpt::NamedTensors tensors = ckpt::read_safetensors_dir(dir);  // validates headers
+  // validates headers; GLM-4's fused gate_up_proj as vime's two tensors
+  const ckpt::NamedTensors tensors = split_fused_gate_up(ckpt::read_safetensors_dir(dir));
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : tensors) by_name[name] = &t;
   for (const auto& [name, param] : model.named_parameters()) {

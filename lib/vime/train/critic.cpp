@@ -5,6 +5,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "vime/error.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/train/advantages.hpp"
 #include "vime/train/context_parallel_rows.hpp"
 #include "vime/train/device_metrics.hpp"
@@ -25,7 +26,9 @@ Critic::Critic(const Args& args, Model& trunk, RankReducer& reducer, uint64_t se
                            at::TensorOptions().dtype(at::kFloat))
                     .to(trunk.device(), trunk.dtype())
                     .requires_grad_(true);
-  auto params = trunk.named_parameters();
+  NamedTensorList params;
+  for (const auto& [name, param] : trunk.named_parameters())
+    if (!is_expert_bias(name)) params.emplace_back(name, param);  // fixed, not trained
   params.emplace_back("value_head.weight", value_head_);
   // Under tensor parallelism the value head is replicated (the same seed on every rank, the same
   // gradient from the replicated hidden states): counted once in the grad norm.

@@ -4,6 +4,7 @@
 
 #include "vime/core/args_lookup.hpp"
 #include "vime/error.hpp"
+#include "vime/model/moe.hpp"
 #include "vime/regex.hpp"
 
 namespace vime::train {
@@ -46,11 +47,18 @@ NamedTensorList trainable_parameters(Model& model, const Args& args) {
     }
     return model.lora_parameters();
   }
-  if (!only && !freeze) return model.named_parameters();
+  // The routers' correction biases are checkpoint tensors that are never trained.
+  if (!only && !freeze) {
+    NamedTensorList all;
+    for (const auto& [name, param] : model.named_parameters())
+      if (!is_expert_bias(name)) all.emplace_back(name, param);
+    return all;
+  }
   const Patterns patterns =
       patterns_of(args, only ? "only_train_params_name_list" : "freeze_params_name_list");
   NamedTensorList trainable;
   for (const auto& [name, param] : model.named_parameters()) {
+    if (is_expert_bias(name)) continue;
     const bool trains = patterns.any_found_in(name) == only;
     param.set_requires_grad(trains);
     if (trains) trainable.emplace_back(name, param);

@@ -68,9 +68,9 @@ constexpr FlagSpec kFlags[] = {
     {"--glu-linear-offset", kFloat, "0.0",
      "Constant added to the linear half of a gated MLP: act(x0) * (x1 + offset).", kNotYet},
     {"--post-self-attn-layernorm", kStoreTrue, nullptr,
-     "Add a norm after the attention block's output (GLM-4, slime's flag).", kNotYet},
+     "Add a norm after the attention block's output (GLM-4, slime's flag)."},
     {"--post-mlp-layernorm", kStoreTrue, nullptr,
-     "Add a norm after the MLP block's output (GLM-4, slime's flag).", kNotYet},
+     "Add a norm after the MLP block's output (GLM-4, slime's flag)."},
     {"--use-gated-attention", kStoreTrue, nullptr,
      "Use gated attention (Qwen3-Next / Qwen3.5, slime's flag).", kNotYet},
     {"--attention-output-gate", kStoreTrue, nullptr,
@@ -85,9 +85,9 @@ constexpr FlagSpec kFlags[] = {
      "Which layers use full attention between sliding-window layers (N or a Python list pattern).",
      kNotYet},
     {"--spec", kStringList, nullptr,
-     "A Python module and function returning a Megatron layer spec; vime builds its own model and "
-     "cannot load Python specs.",
-     kNotYet},
+     "A Python module and function returning a Megatron layer spec; vime builds its own model, "
+     "cannot load Python specs, and accepts only slime's GLM-4 spec (slime_plugins.models.glm4 "
+     "get_glm_spec, with --post-self-attn-layernorm --post-mlp-layernorm)."},
 
     // --- positions
     {"--position-embedding-type", kString, "learned_absolute",
@@ -104,9 +104,11 @@ constexpr FlagSpec kFlags[] = {
      "add_position_embedding"},
     {"--rotary-base", kInt, "10000", "RoPE base frequency (HF rope_theta)."},
     {"--rotary-percent", kFloat, "1.0",
-     "Fraction of each head's dimensions that RoPE rotates; vime rotates them all.", kNotYet},
+     "Fraction of each head's dimensions that RoPE rotates, the first ones (HF "
+     "partial_rotary_factor; GLM-4 and GLM-4.5 rotate 0.5)."},
     {"--rotary-interleaved", kStoreTrue, nullptr,
-     "Rotate interleaved (even, odd) pairs instead of the two halves of a head.", kNotYet},
+     "Rotate interleaved (even, odd) pairs instead of the two halves of the rotated channels "
+     "(GLM-4)."},
     {"--rotary-seq-len-interpolation-factor", kInt, nullptr,
      "Linear position interpolation factor for RoPE.", kNotYet},
     {"--use-rope-scaling", kStoreTrue, nullptr,
@@ -125,7 +127,7 @@ constexpr FlagSpec kFlags[] = {
     {"--mrope-section", kIntList, nullptr,
      "Channel split of multimodal RoPE (temporal, height, width).", kNotYet},
 
-    // --- mixture of experts (Qwen3-MoE, Qwen2-MoE; model/moe.hpp)
+    // --- mixture of experts (Qwen3-MoE, Qwen2-MoE, GLM-4.5, DeepSeek-V3; model/moe.hpp)
     {"--num-experts", kInt, nullptr,
      "Number of routed experts per MoE layer; unset means a dense model."},
     {"--moe-layer-freq", kString, "1",
@@ -134,14 +136,16 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-ffn-hidden-size", kInt, nullptr,
      "Inner width of each routed expert's MLP; --ffn-hidden-size when unset."},
     {"--moe-shared-expert-intermediate-size", kInt, nullptr,
-     "Inner width of the shared expert (Qwen2-MoE); unset means no shared expert."},
+     "Inner width of the shared expert(s): Qwen2-MoE's gated one, or DeepSeek-V3's and GLM-4.5's "
+     "ungated ones side by side (n_shared_experts x --moe-ffn-hidden-size); unset means none."},
     {"--moe-shared-expert-gate", kStoreTrue, nullptr,
-     "Scale the shared expert's output by a learned sigmoid gate (Qwen2-MoE; required with a "
-     "shared expert)."},
+     "Scale the shared expert's output by a learned sigmoid gate (Qwen2-MoE; without it the "
+     "shared experts are DeepSeek-V3's, which need sigmoid routing)."},
     {"--moe-router-topk", kInt, "2", "Experts each token is routed to."},
     {"--moe-router-score-function", kString, "softmax",
-     "Router scoring function; vime implements softmax (Qwen3-MoE, Qwen2-MoE).", kNotYet,
-     "softmax|sigmoid"},
+     "Router scoring function: softmax (Qwen3-MoE, Qwen2-MoE) or sigmoid in fp32 (DeepSeek-V3, "
+     "GLM-4.5; the top-k scores are renormalised whenever k > 1).",
+     kYes, "softmax|sigmoid"},
     {"--moe-router-pre-softmax", kStoreTrue, nullptr,
      "Keep the full softmax's top-k values instead of renormalising them (HF norm_topk_prob "
      "false)."},
@@ -150,18 +154,25 @@ constexpr FlagSpec kFlags[] = {
      "fp64.",
      kYes, "fp32|fp64"},
     {"--moe-router-num-groups", kInt, nullptr,
-     "Expert groups for group-limited routing (DeepSeek-V3 style).", kNotYet},
+     "Expert groups for group-limited routing (DeepSeek-V3 style, HF n_group; sigmoid routing; "
+     "a group scores the sum of its two best biased scores, as HF does).",
+     kYes},
     {"--moe-router-group-topk", kInt, nullptr,
-     "Groups selected per token in group-limited routing.", kNotYet},
+     "Groups selected per token in group-limited routing (HF topk_group).", kYes},
     {"--moe-router-topk-scaling-factor", kFloat, nullptr,
-     "Multiplier on the selected experts' routing weights.", kNotYet},
+     "Multiplier on the selected experts' routing weights (HF routed_scaling_factor).", kYes},
     {"--moe-router-enable-expert-bias", kStoreTrue, nullptr,
-     "Add a per-expert bias to routing scores (aux-loss-free load balancing).", kNotYet},
+     "Add the per-expert correction bias (mlp.gate.e_score_correction_bias, fp32) to the sigmoid "
+     "scores for choosing experts; vime keeps it fixed.",
+     kYes},
     {"--moe-router-bias-update-rate", kFloat, "1e-3",
-     "Step size of the expert-bias update under --moe-router-enable-expert-bias.", kNotYet},
+     "Step size of the expert-bias update under --moe-router-enable-expert-bias; vime keeps the "
+     "bias fixed and accepts only 0.",
+     kYes},
     {"--moe-router-load-balancing-type", kStringList, "aux_loss",
-     "Load-balancing strategy (one, or one per layer group).", kNotYet,
-     "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|none"},
+     "Load-balancing strategy (one, or one per layer group); vime computes aux_loss, and accepts "
+     "the others only with --moe-aux-loss-coeff 0.",
+     kYes, "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|none"},
     {"--moe-aux-loss-coeff", kFloatList, "0.0",
      "Weight of the load-balancing auxiliary loss (Megatron's switch_load_balancing_loss_func), "
      "logged as train/load_balancing_loss; the first value applies to every MoE layer."},

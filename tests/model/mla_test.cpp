@@ -60,11 +60,23 @@ TEST_CASE("DeepSeek-V3 configs: MLA shape and YaRN factors and what is refused",
   int64_t count = 0;
   for (const auto& [name, t] : model->named_parameters()) count += t.numel();
   CHECK(yarn.num_parameters() == count);  // both count the padded vocabulary
+  // Routed experts from first_k_dense_replace on, routed as DeepseekV3TopkRouter does.
   auto moe = yarn.to_hf_json("float32");
   moe["n_routed_experts"] = 4;
+  moe["num_experts_per_tok"] = 2;
+  moe["moe_intermediate_size"] = 16;
+  moe["n_shared_experts"] = 1;
+  moe["n_group"] = 2;
+  moe["topk_group"] = 1;
   moe["first_k_dense_replace"] = 1;
-  CHECK_THROWS_WITH(vime::ModelConfig::from_hf_json(moe, "cfg.json"),
-                    Catch::Contains("cfg.json") && Catch::Contains("first_k_dense_replace"));
+  auto sparse = vime::ModelConfig::from_hf_json(moe, "cfg.json");
+  CHECK(sparse.is_mla());
+  CHECK(sparse.moe.score_function == "sigmoid");
+  CHECK_FALSE(sparse.is_moe_layer(0));
+  CHECK(sparse.is_moe_layer(1));
+  auto written = sparse.to_hf_json("float32");
+  CHECK(written.at("n_group").as_int() == 2);
+  CHECK(written.at("first_k_dense_replace").as_int() == 1);
 }
 
 TEST_CASE("MLA: recompute gives the same gradients and packing does not leak", "[model]") {

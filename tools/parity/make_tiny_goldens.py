@@ -126,11 +126,29 @@ CONFIGS = {
                                    max_position_embeddings=256, tie_word_embeddings=False,
                                    rope_interleave=True, attention_bias=False, hidden_act="silu",
                                    num_nextn_predict_layers=1),
+    # DeepSeek-V3's MoE: a dense first layer, then 8 experts in 4 groups (2 kept), top-2, sigmoid
+    # with a correction bias, routed_scaling_factor 2.5, one shared expert; q_a/q_b and YaRN.
+    "tiny_deepseek_v3_moe": dict(architectures=["DeepseekV3ForCausalLM"],
+                                 model_type="deepseek_v3", vocab_size=96, hidden_size=32,
+                                 intermediate_size=48, moe_intermediate_size=16,
+                                 num_hidden_layers=3, num_attention_heads=4,
+                                 num_key_value_heads=4, n_shared_experts=1, n_routed_experts=8,
+                                 routed_scaling_factor=2.5, kv_lora_rank=16, q_lora_rank=12,
+                                 qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8,
+                                 n_group=4, topk_group=2, num_experts_per_tok=2,
+                                 first_k_dense_replace=1, norm_topk_prob=True,
+                                 rms_norm_eps=1e-6, rope_theta=10000.0,
+                                 rope_scaling=dict(rope_type="yarn", factor=40.0,
+                                                   original_max_position_embeddings=64,
+                                                   beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                                   mscale_all_dim=1.0),
+                                 max_position_embeddings=256, tie_word_embeddings=False,
+                                 rope_interleave=True, attention_bias=False, hidden_act="silu"),
 }
 
 
 def is_sigmoid_moe(cfg):
-    return cfg["model_type"] == "glm4_moe"
+    return cfg["model_type"] in ("glm4_moe", "deepseek_v3")
 
 
 def is_mla(cfg):
@@ -162,6 +180,23 @@ def write_safetensors(path, tensors):
         f.write(text)
         for c in chunks:
             f.write(c)
+
+
+def sigmoid_moe_weights(cfg, w, p, rnd, g):
+    """DeepseekV3MoE / Glm4MoeMoE tensors: router with correction bias, experts, shared experts."""
+    h = cfg["hidden_size"]
+    fe, ne = cfg["moe_intermediate_size"], cfg["n_routed_experts"]
+    w[p + "mlp.gate.weight"] = rnd(ne, h) * 3
+    w[p + "mlp.gate.e_score_correction_bias"] = 0.1 * torch.randn(ne, generator=g)
+    for e in range(ne):
+        w[p + f"mlp.experts.{e}.gate_proj.weight"] = rnd(fe, h)
+        w[p + f"mlp.experts.{e}.up_proj.weight"] = rnd(fe, h)
+        w[p + f"mlp.experts.{e}.down_proj.weight"] = rnd(h, fe)
+    fs = fe * cfg["n_shared_experts"]
+    if fs:
+        w[p + "mlp.shared_experts.gate_proj.weight"] = rnd(fs, h)
+        w[p + "mlp.shared_experts.up_proj.weight"] = rnd(fs, h)
+        w[p + "mlp.shared_experts.down_proj.weight"] = rnd(h, fs)
 
 
 def make_weights(cfg, seed):
@@ -196,6 +231,9 @@ def make_weights(cfg, seed):
                 heads * (cfg["qk_nope_head_dim"] + cfg["v_head_dim"]), r)
             w[p + "self_attn.o_proj.weight"] = rnd(h, heads * cfg["v_head_dim"])
             w[p + "post_attention_layernorm.weight"] = norm(h)
+            if is_moe_layer(cfg, i) and i < cfg["num_hidden_layers"]:
+                sigmoid_moe_weights(cfg, w, p, rnd, g)
+                continue
             w[p + "mlp.gate_proj.weight"] = rnd(f, h)
             w[p + "mlp.up_proj.weight"] = rnd(f, h)
             w[p + "mlp.down_proj.weight"] = rnd(h, f)
@@ -219,18 +257,7 @@ def make_weights(cfg, seed):
             w[p + "mlp.down_proj.weight"] = rnd(h, f)
             continue
         if is_moe_layer(cfg, i) and is_sigmoid_moe(cfg):
-            fe, ne = cfg["moe_intermediate_size"], cfg["n_routed_experts"]
-            w[p + "mlp.gate.weight"] = rnd(ne, h) * 3
-            w[p + "mlp.gate.e_score_correction_bias"] = 0.1 * torch.randn(ne, generator=g)
-            for e in range(ne):
-                w[p + f"mlp.experts.{e}.gate_proj.weight"] = rnd(fe, h)
-                w[p + f"mlp.experts.{e}.up_proj.weight"] = rnd(fe, h)
-                w[p + f"mlp.experts.{e}.down_proj.weight"] = rnd(h, fe)
-            fs = fe * cfg["n_shared_experts"]
-            if fs:
-                w[p + "mlp.shared_experts.gate_proj.weight"] = rnd(fs, h)
-                w[p + "mlp.shared_experts.up_proj.weight"] = rnd(fs, h)
-                w[p + "mlp.shared_experts.down_proj.weight"] = rnd(h, fs)
+            sigmoid_moe_weights(cfg, w, p, rnd, g)
             continue
         if is_moe_layer(cfg, i):
             fe = cfg["moe_intermediate_size"]
@@ -491,7 +518,7 @@ def forward(cfg, w, tokens):
         if is_mla(cfg):
             x = res + mla_attention(cfg, w, p, y, cos, sin)
             y = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-            x = x + mlp(y, w, p + "mlp.")
+            x = x + (sigmoid_moe_block(cfg, w, p, y) if is_moe_layer(cfg, i) else mlp(y, w, p + "mlp."))
             continue
         q = lin(y, p + "self_attn.q_proj.weight").view(t, nh, d)
         k = lin(y, p + "self_attn.k_proj.weight").view(t, nkv, d)

@@ -30,8 +30,9 @@ std::vector<std::vector<int64_t>> golden_sequences(const vime::ckpt::Safetensors
 }  // namespace
 
 TEST_CASE("tiny models match the reference logits in fp32", "[model]") {
-  for (const char* name : {"tiny_qwen3", "tiny_qwen2", "tiny_llama", "tiny_qwen3_moe",
-                           "tiny_qwen2_moe", "tiny_glm4", "tiny_glm4_moe", "tiny_sigmoid_moe"}) {
+  for (const char* name :
+       {"tiny_qwen3", "tiny_qwen2", "tiny_llama", "tiny_qwen3_moe", "tiny_qwen2_moe", "tiny_glm4",
+        "tiny_glm4_moe", "tiny_sigmoid_moe", "tiny_deepseek_v3", "tiny_deepseek_v3_qlora"}) {
     CAPTURE(name);
     auto model = vime::ckpt::load_hf_model(kGolden + name, at::kFloat, at::kCPU);
     CHECK(model->config().padded_vocab_size == 128);  // vocab 96 padded for the GEMM

@@ -5,10 +5,12 @@ transformers but no weights):
     python3 tools/parity/hf_parity.py --vime-dump build-gpu/bin/vime_dump_logits --out DIR [--tp N]
 
 For random-init tiny Qwen3, Qwen2, Llama-3 (rope scaling), Qwen3-MoE (top-8 of 128 experts
-renormalised; top-4 of 16 not renormalised with a dense mlp_only layer) and Qwen2-MoE (a gated
-shared expert), GLM-4 (partial interleaved rotary, extra norms) and GLM-4.5 (sigmoid routing with
+renormalised; top-4 of 16 not renormalised with a dense mlp_only layer), Qwen2-MoE (a gated
+shared expert), GLM-4 (partial interleaved rotary, extra norms), GLM-4.5 (sigmoid routing with
 a nonzero correction bias, 4 groups of which 2 are kept, routed scaling, a dense first layer, a
-shared expert, QK norm; and plain sigmoid routing) configs saved with save_pretrained,
+shared expert, QK norm; and plain sigmoid routing) and DeepSeek-V3 (multi-head latent attention:
+q_proj with YaRN scaling, and the q_a/q_b low-rank query without scaling, both dense; and group-limited sigmoid MoE) configs
+saved with save_pretrained,
 packs a few sequences of different lengths, runs HF (each sequence alone, eager attention) and
 vime (one packed varlen batch) in fp32 and bf16 on CUDA, and prints one JSON line per model and
 dtype with the max abs logits difference. Exits 1 when fp32 exceeds --fp32-tolerance. --tp N: vime
@@ -22,8 +24,9 @@ import sys
 
 import torch
 from safetensors.torch import load_file, save_file
-from transformers import (Glm4Config, Glm4ForCausalLM, Glm4MoeConfig, Glm4MoeForCausalLM,
-                          LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+from transformers import (DeepseekV3Config, DeepseekV3ForCausalLM, Glm4Config, Glm4ForCausalLM,
+                          Glm4MoeConfig, Glm4MoeForCausalLM, LlamaConfig, LlamaForCausalLM,
+                          Qwen2Config, Qwen2ForCausalLM,
                           Qwen2MoeConfig, Qwen2MoeForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
@@ -76,6 +79,37 @@ MODELS = {
                                     moe_intermediate_size=64, n_shared_experts=1, n_group=1,
                                     topk_group=1, routed_scaling_factor=1.0,
                                     norm_topk_prob=False, first_k_dense_replace=0)),
+    "deepseek_v3_mla_yarn": (DeepseekV3Config, DeepseekV3ForCausalLM,
+                             dict(COMMON, num_key_value_heads=8, q_lora_rank=None, kv_lora_rank=64,
+                                  qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=48,
+                                  n_routed_experts=8, n_group=1, topk_group=1,
+                                  num_experts_per_tok=2, moe_intermediate_size=64,
+                                  first_k_dense_replace=3, rope_theta=10000.0,
+                                  rope_scaling=dict(rope_type="yarn", factor=8.0,
+                                                    original_max_position_embeddings=64,
+                                                    beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                                    mscale_all_dim=0.8),
+                                  tie_word_embeddings=False)),
+    "deepseek_v3_mla_q_lora": (DeepseekV3Config, DeepseekV3ForCausalLM,
+                               dict(COMMON, num_key_value_heads=8, q_lora_rank=96, kv_lora_rank=64,
+                                    qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=32,
+                                    n_routed_experts=8, n_group=1, topk_group=1,
+                                    num_experts_per_tok=2, moe_intermediate_size=64,
+                                    first_k_dense_replace=3, rope_theta=50000.0,
+                                    tie_word_embeddings=False)),
+    "deepseek_v3_moe_groups": (DeepseekV3Config, DeepseekV3ForCausalLM,
+                               dict(COMMON, num_key_value_heads=8, q_lora_rank=96, kv_lora_rank=64,
+                                    qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=32,
+                                    n_routed_experts=16, n_group=4, topk_group=2,
+                                    num_experts_per_tok=4, moe_intermediate_size=64,
+                                    n_shared_experts=1, routed_scaling_factor=2.5,
+                                    norm_topk_prob=True, first_k_dense_replace=1,
+                                    rope_theta=10000.0,
+                                    rope_scaling=dict(rope_type="yarn", factor=40.0,
+                                                      original_max_position_embeddings=64,
+                                                      beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                                      mscale_all_dim=1.0),
+                                    tie_word_embeddings=False)),
 }
 LENGTHS = [37, 200, 5, 129]
 

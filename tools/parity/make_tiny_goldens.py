@@ -9,12 +9,15 @@ For each of a tiny Qwen3, Qwen2, Llama-3 (rope scaling), Qwen3-MoE (top-3 of 10 
 renormalised, one dense mlp_only layer) and Qwen2-MoE (top-2 of 8, not renormalised, a gated shared
 expert), GLM-4 (partial interleaved rotary, the extra norms, fused gate_up_proj), GLM-4.5
 (group-limited sigmoid routing with a correction bias, routed scaling, a dense first layer,
-shared experts, partial rotary, QK norm) and a plain sigmoid-routed GLM-4.5 config: random fp32
+shared experts, partial rotary, QK norm), a plain sigmoid-routed GLM-4.5 and DeepSeek-V3
+(multi-head latent attention: one with q_proj and YaRN rope scaling, one with the low-rank q_a/q_b
+path and a multi-token-prediction layer kept in the checkpoint) config: random fp32
 weights in an HF directory (config.json + model.safetensors, experts in
 the Hub's one-tensor-per-expert layout), and the reference logits of three packed sequences in
 logits.safetensors, computed by a plain PyTorch port of HF transformers' eager modeling code
 (modeling_qwen3.py / modeling_qwen2.py / modeling_llama.py / modeling_qwen3_moe.py /
-modeling_qwen2_moe.py / modeling_glm4.py / modeling_glm4_moe.py: Qwen3MoeSparseMoeBlock's and Qwen2MoeSparseMoeBlock's loop over experts
+modeling_qwen2_moe.py / modeling_glm4.py / modeling_glm4_moe.py / modeling_deepseek_v3.py with
+modeling_rope_utils.py's yarn: Qwen3MoeSparseMoeBlock's and Qwen2MoeSparseMoeBlock's loop over experts
 with index_add_). The GPU parity script
 (tools/parity/hf_parity.py) checks vime against HF transformers itself.
 """
@@ -94,11 +97,62 @@ CONFIGS = {
                              moe_intermediate_size=16, n_shared_experts=0, n_group=1,
                              topk_group=1, routed_scaling_factor=1.0, norm_topk_prob=False,
                              first_k_dense_replace=0),
+    # q_lora_rank null, YaRN (mscale != mscale_all_dim: cos/sin scaled too), v_head_dim != qk.
+    "tiny_deepseek_v3": dict(architectures=["DeepseekV3ForCausalLM"], model_type="deepseek_v3",
+                             vocab_size=96, hidden_size=32, intermediate_size=48,
+                             moe_intermediate_size=16, num_hidden_layers=2, num_attention_heads=4,
+                             num_key_value_heads=4, n_shared_experts=1, n_routed_experts=4,
+                             routed_scaling_factor=1.0, kv_lora_rank=16, q_lora_rank=None,
+                             qk_rope_head_dim=8, v_head_dim=12, qk_nope_head_dim=8, n_group=1,
+                             topk_group=1, num_experts_per_tok=2, first_k_dense_replace=2,
+                             norm_topk_prob=True, rms_norm_eps=1e-5, rope_theta=10000.0,
+                             rope_scaling=dict(rope_type="yarn", factor=4.0,
+                                               original_max_position_embeddings=64,
+                                               beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                               mscale_all_dim=0.8),
+                             max_position_embeddings=256, tie_word_embeddings=False,
+                             rope_interleave=True, attention_bias=False, hidden_act="silu"),
+    # q_a_proj -> q_a_layernorm -> q_b_proj, no rope scaling (Moonlight), one MTP layer.
+    "tiny_deepseek_v3_qlora": dict(architectures=["DeepseekV3ForCausalLM"],
+                                   model_type="deepseek_v3", vocab_size=96, hidden_size=32,
+                                   intermediate_size=48, moe_intermediate_size=16,
+                                   num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=4, n_shared_experts=1, n_routed_experts=4,
+                                   routed_scaling_factor=1.0, kv_lora_rank=16, q_lora_rank=12,
+                                   qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8,
+                                   n_group=1, topk_group=1, num_experts_per_tok=2,
+                                   first_k_dense_replace=2, norm_topk_prob=True,
+                                   rms_norm_eps=1e-5, rope_theta=50000.0, rope_scaling=None,
+                                   max_position_embeddings=256, tie_word_embeddings=False,
+                                   rope_interleave=True, attention_bias=False, hidden_act="silu",
+                                   num_nextn_predict_layers=1),
+    # DeepSeek-V3's MoE: a dense first layer, then 8 experts in 4 groups (2 kept), top-2, sigmoid
+    # with a correction bias, routed_scaling_factor 2.5, one shared expert; q_a/q_b and YaRN.
+    "tiny_deepseek_v3_moe": dict(architectures=["DeepseekV3ForCausalLM"],
+                                 model_type="deepseek_v3", vocab_size=96, hidden_size=32,
+                                 intermediate_size=48, moe_intermediate_size=16,
+                                 num_hidden_layers=3, num_attention_heads=4,
+                                 num_key_value_heads=4, n_shared_experts=1, n_routed_experts=8,
+                                 routed_scaling_factor=2.5, kv_lora_rank=16, q_lora_rank=12,
+                                 qk_rope_head_dim=8, v_head_dim=16, qk_nope_head_dim=8,
+                                 n_group=4, topk_group=2, num_experts_per_tok=2,
+                                 first_k_dense_replace=1, norm_topk_prob=True,
+                                 rms_norm_eps=1e-6, rope_theta=10000.0,
+                                 rope_scaling=dict(rope_type="yarn", factor=40.0,
+                                                   original_max_position_embeddings=64,
+                                                   beta_fast=32.0, beta_slow=1.0, mscale=1.0,
+                                                   mscale_all_dim=1.0),
+                                 max_position_embeddings=256, tie_word_embeddings=False,
+                                 rope_interleave=True, attention_bias=False, hidden_act="silu"),
 }
 
 
 def is_sigmoid_moe(cfg):
-    return cfg["model_type"] == "glm4_moe"
+    return cfg["model_type"] in ("glm4_moe", "deepseek_v3")
+
+
+def is_mla(cfg):
+    return cfg["model_type"] == "deepseek_v3"
 
 
 def is_moe_layer(cfg, i):
@@ -128,6 +182,23 @@ def write_safetensors(path, tensors):
             f.write(c)
 
 
+def sigmoid_moe_weights(cfg, w, p, rnd, g):
+    """DeepseekV3MoE / Glm4MoeMoE tensors: router with correction bias, experts, shared experts."""
+    h = cfg["hidden_size"]
+    fe, ne = cfg["moe_intermediate_size"], cfg["n_routed_experts"]
+    w[p + "mlp.gate.weight"] = rnd(ne, h) * 3
+    w[p + "mlp.gate.e_score_correction_bias"] = 0.1 * torch.randn(ne, generator=g)
+    for e in range(ne):
+        w[p + f"mlp.experts.{e}.gate_proj.weight"] = rnd(fe, h)
+        w[p + f"mlp.experts.{e}.up_proj.weight"] = rnd(fe, h)
+        w[p + f"mlp.experts.{e}.down_proj.weight"] = rnd(h, fe)
+    fs = fe * cfg["n_shared_experts"]
+    if fs:
+        w[p + "mlp.shared_experts.gate_proj.weight"] = rnd(fs, h)
+        w[p + "mlp.shared_experts.up_proj.weight"] = rnd(fs, h)
+        w[p + "mlp.shared_experts.down_proj.weight"] = rnd(h, fs)
+
+
 def make_weights(cfg, seed):
     g = torch.Generator().manual_seed(seed)
     h, f = cfg["hidden_size"], cfg["intermediate_size"]
@@ -136,9 +207,37 @@ def make_weights(cfg, seed):
     rnd = lambda *shape: torch.randn(*shape, generator=g) * 0.2
     norm = lambda n: 1.0 + 0.1 * torch.randn(n, generator=g)
     w = {"model.embed_tokens.weight": rnd(cfg["vocab_size"], h)}
-    for i in range(cfg["num_hidden_layers"]):
+    mtp = cfg.get("num_nextn_predict_layers", 0)
+    for i in range(cfg["num_hidden_layers"] + mtp):
         p = f"model.layers.{i}."
         w[p + "input_layernorm.weight"] = norm(h)
+        if i >= cfg["num_hidden_layers"]:  # DeepSeek's multi-token-prediction layer
+            w[p + "enorm.weight"] = norm(h)
+            w[p + "hnorm.weight"] = norm(h)
+            w[p + "eh_proj.weight"] = rnd(h, 2 * h)
+            w[p + "shared_head.norm.weight"] = norm(h)
+        if is_mla(cfg):
+            heads, r = cfg["num_attention_heads"], cfg["kv_lora_rank"]
+            qk = cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"]
+            if cfg["q_lora_rank"] is None:
+                w[p + "self_attn.q_proj.weight"] = rnd(heads * qk, h)
+            else:
+                w[p + "self_attn.q_a_proj.weight"] = rnd(cfg["q_lora_rank"], h)
+                w[p + "self_attn.q_a_layernorm.weight"] = norm(cfg["q_lora_rank"])
+                w[p + "self_attn.q_b_proj.weight"] = rnd(heads * qk, cfg["q_lora_rank"])
+            w[p + "self_attn.kv_a_proj_with_mqa.weight"] = rnd(r + cfg["qk_rope_head_dim"], h)
+            w[p + "self_attn.kv_a_layernorm.weight"] = norm(r)
+            w[p + "self_attn.kv_b_proj.weight"] = rnd(
+                heads * (cfg["qk_nope_head_dim"] + cfg["v_head_dim"]), r)
+            w[p + "self_attn.o_proj.weight"] = rnd(h, heads * cfg["v_head_dim"])
+            w[p + "post_attention_layernorm.weight"] = norm(h)
+            if is_moe_layer(cfg, i) and i < cfg["num_hidden_layers"]:
+                sigmoid_moe_weights(cfg, w, p, rnd, g)
+                continue
+            w[p + "mlp.gate_proj.weight"] = rnd(f, h)
+            w[p + "mlp.up_proj.weight"] = rnd(f, h)
+            w[p + "mlp.down_proj.weight"] = rnd(h, f)
+            continue
         w[p + "self_attn.q_proj.weight"] = rnd(q, h)
         w[p + "self_attn.k_proj.weight"] = rnd(kv, h)
         w[p + "self_attn.v_proj.weight"] = rnd(kv, h)
@@ -158,18 +257,7 @@ def make_weights(cfg, seed):
             w[p + "mlp.down_proj.weight"] = rnd(h, f)
             continue
         if is_moe_layer(cfg, i) and is_sigmoid_moe(cfg):
-            fe, ne = cfg["moe_intermediate_size"], cfg["n_routed_experts"]
-            w[p + "mlp.gate.weight"] = rnd(ne, h) * 3
-            w[p + "mlp.gate.e_score_correction_bias"] = 0.1 * torch.randn(ne, generator=g)
-            for e in range(ne):
-                w[p + f"mlp.experts.{e}.gate_proj.weight"] = rnd(fe, h)
-                w[p + f"mlp.experts.{e}.up_proj.weight"] = rnd(fe, h)
-                w[p + f"mlp.experts.{e}.down_proj.weight"] = rnd(h, fe)
-            fs = fe * cfg["n_shared_experts"]
-            if fs:
-                w[p + "mlp.shared_experts.gate_proj.weight"] = rnd(fs, h)
-                w[p + "mlp.shared_experts.up_proj.weight"] = rnd(fs, h)
-                w[p + "mlp.shared_experts.down_proj.weight"] = rnd(h, fs)
+            sigmoid_moe_weights(cfg, w, p, rnd, g)
             continue
         if is_moe_layer(cfg, i):
             fe = cfg["moe_intermediate_size"]
@@ -217,6 +305,85 @@ def inv_freq_of(cfg, dim):
         medium = ~(wl < high_wl) * ~(wl > low_wl)
         inv = torch.where(medium, smoothed, inv_l)
     return inv
+
+
+def yarn_inv_freq(cfg, dim):
+    """modeling_rope_utils._compute_yarn_parameters: (inv_freq, attention_factor)."""
+    rs, base = cfg["rope_scaling"], cfg["rope_theta"]
+    factor = rs["factor"]
+    attention_factor, mscale, mscale_all_dim = (rs.get("attention_factor"), rs.get("mscale"),
+                                                rs.get("mscale_all_dim"))
+    original = rs["original_max_position_embeddings"]
+
+    def get_mscale(scale, mscale=1):
+        return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = float(get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim))
+        else:
+            attention_factor = get_mscale(factor)
+    beta_fast, beta_slow = rs.get("beta_fast") or 32, rs.get("beta_slow") or 1
+
+    def correction_dim(rot):
+        return (dim * math.log(original / (rot * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+    pos_freqs = base ** (torch.arange(0, dim, 2).to(dtype=torch.float) / dim)
+    extrapolation_factor = 1 - ramp
+    inv = (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (1.0 / pos_freqs) * extrapolation_factor
+    return inv, attention_factor
+
+
+def mla_scaling(cfg):
+    """DeepseekV3Attention.scaling."""
+    scaling = (cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"]) ** -0.5
+    rs = cfg.get("rope_scaling")
+    if rs and rs.get("rope_type", "default") != "default" and rs.get("mscale_all_dim", 0):
+        factor, m = rs["factor"], rs["mscale_all_dim"]
+        mscale = 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+        scaling = scaling * mscale * mscale
+    return scaling
+
+
+def mla_attention(cfg, w, p, y, cos, sin):
+    """DeepseekV3Attention.forward (eager, batch of one): [T, hidden] -> [T, hidden]."""
+    t, nh = y.shape[0], cfg["num_attention_heads"]
+    nope, rope, vd, r = (cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"],
+                         cfg["kv_lora_rank"])
+    lin = lambda x, name: torch.nn.functional.linear(x, w[p + name])
+    if cfg["q_lora_rank"] is None:
+        q = lin(y, "self_attn.q_proj.weight")
+    else:  # DeepseekV3RMSNorm(q_lora_rank): HF's default eps, not rms_norm_eps
+        q = lin(rms_norm(lin(y, "self_attn.q_a_proj.weight"), w[p + "self_attn.q_a_layernorm.weight"],
+                         1e-6), "self_attn.q_b_proj.weight")
+    q = q.view(t, nh, nope + rope).transpose(0, 1)
+    q_pass, q_rot = torch.split(q, [nope, rope], dim=-1)
+    compressed = lin(y, "self_attn.kv_a_proj_with_mqa.weight")
+    k_pass, k_rot = torch.split(compressed, [r, rope], dim=-1)
+    k_pass = lin(rms_norm(k_pass, w[p + "self_attn.kv_a_layernorm.weight"], 1e-6),
+                 "self_attn.kv_b_proj.weight").view(t, nh, nope + vd).transpose(0, 1)
+    k_pass, v = torch.split(k_pass, [nope, vd], dim=-1)
+    k_rot = k_rot.view(1, t, rope)
+    if cfg.get("rope_interleave", True):  # apply_rotary_pos_emb_interleave
+        q_rot = q_rot.reshape(nh, t, rope // 2, 2).transpose(3, 2).reshape(nh, t, rope)
+        k_rot = k_rot.reshape(1, t, rope // 2, 2).transpose(3, 2).reshape(1, t, rope)
+    q_rot = q_rot * cos + rotate_half(q_rot) * sin
+    k_rot = k_rot * cos + rotate_half(k_rot) * sin
+    k_rot = k_rot.expand(nh, t, rope)
+    query = torch.cat((q_pass, q_rot), dim=-1)
+    key = torch.cat((k_pass, k_rot), dim=-1)
+    scores = query @ key.transpose(1, 2) * mla_scaling(cfg)
+    scores = scores + torch.full((t, t), float("-inf")).triu(1)
+    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    attn = (probs @ v).transpose(0, 1).reshape(t, nh * vd)
+    return lin(attn, "self_attn.o_proj.weight")
 
 
 def has_qk_norm(cfg):
@@ -332,15 +499,27 @@ def forward(cfg, w, tokens):
     t = len(tokens)
     x = w["model.embed_tokens.weight"][torch.tensor(tokens)]
     pos = torch.arange(t).float()
+    scaling = 1.0
+    if is_mla(cfg):  # DeepseekV3Config.head_dim is the RoPE part
+        d = cfg["qk_rope_head_dim"]
     rotary_dim = int(d * cfg.get("partial_rotary_factor", 1.0))
-    freqs = pos[:, None] * inv_freq_of(cfg, rotary_dim)[None, :]
+    if cfg.get("rope_scaling") and cfg["rope_scaling"].get("rope_type") == "yarn":
+        inv, scaling = yarn_inv_freq(cfg, rotary_dim)
+    else:
+        inv = inv_freq_of(cfg, rotary_dim)
+    freqs = pos[:, None] * inv[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos()[None], emb.sin()[None]  # [1, T, D]
+    cos, sin = (emb.cos() * scaling)[None], (emb.sin() * scaling)[None]  # [1, T, D]
     lin = lambda x, name: torch.nn.functional.linear(x, w[name], w.get(name.replace("weight", "bias")))
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         res = x
         y = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        if is_mla(cfg):
+            x = res + mla_attention(cfg, w, p, y, cos, sin)
+            y = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+            x = x + (sigmoid_moe_block(cfg, w, p, y) if is_moe_layer(cfg, i) else mlp(y, w, p + "mlp."))
+            continue
         q = lin(y, p + "self_attn.q_proj.weight").view(t, nh, d)
         k = lin(y, p + "self_attn.k_proj.weight").view(t, nkv, d)
         v = lin(y, p + "self_attn.v_proj.weight").view(t, nkv, d)

@@ -331,7 +331,11 @@ void check_model_support(const Args& a, Problems& p) {
             " is not supported: vime trains without dropout (pass 0.0, as slime's scripts do)");
     }
   }
-  if (a.has("rotary_scaling_factor") && a.source("rotary_scaling_factor") != ArgSource::kDefault &&
+  // Under --multi-latent-attention the factor is YaRN's (ModelConfig reads it and checks it
+  // against config.json's rope_scaling).
+  const bool mla = on(a, "multi_latent_attention");
+  if (!mla && a.has("rotary_scaling_factor") &&
+      a.source("rotary_scaling_factor") != ArgSource::kDefault &&
       num(a, "rotary_scaling_factor", 1.0) != 1.0) {
     const double factor = num(a, "rotary_scaling_factor", 1.0);
     const double applied = rope_scaling_applied(a);
@@ -342,8 +346,9 @@ void check_model_support(const Args& a, Problems& p) {
                   "rope_scaling); pass the same factor to both, as slime's Llama 3 presets do");
   }
   if (set(a, "rope_type")) {
-    p.require(str(a, "rope_type") == "rope",
-              "--rope-type " + str(a, "rope_type") + " is not supported yet");
+    p.require(str(a, "rope_type") == "rope" || (mla && str(a, "rope_type") == "yarn"),
+              "--rope-type " + str(a, "rope_type") +
+                  " is not supported yet (yarn only with --multi-latent-attention)");
   }
   p.require(str(a, "optimizer") == "adam",
             "--optimizer " + str(a, "optimizer") + " is not supported yet (use adam)");

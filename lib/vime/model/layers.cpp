@@ -220,15 +220,42 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& config, const at::Device&
     auto smoothed = (1 - smooth) * scaled / s.factor + smooth * scaled;
     auto is_medium = (wavelen >= high_freq_wavelen).logical_and(wavelen <= low_freq_wavelen);
     inv_freq = at::where(is_medium, smoothed, scaled);
+  } else if (config.rope_scaling.type == "yarn") {
+    // The ramp from extrapolated (fast, high-frequency) to interpolated (slow) dimensions.
+    const auto& s = config.rope_scaling;
+    const double base = config.rope_theta;
+    auto correction_dim = [&](double rotations) {
+      return double(dim) *
+             std::log(double(s.original_max_position_embeddings) / (rotations * 2 * M_PI)) /
+             (2 * std::log(base));
+    };
+    double low = correction_dim(s.beta_fast), high = correction_dim(s.beta_slow);
+    if (s.truncate) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, double(dim - 1));
+    if (low == high) high += 0.001;
+    auto ramp = ((at::arange(dim / 2, at::TensorOptions().dtype(at::kFloat)) - low) / (high - low))
+                    .clamp(0, 1);
+    auto extrapolation_factor = 1 - ramp;
+    auto pos_freqs = at::pow(base, exponents);
+    auto interpolation = 1.0 / (s.factor * pos_freqs);
+    inv_freq = interpolation * (1 - extrapolation_factor) + inv_freq * extrapolation_factor;
   }
   return inv_freq.to(device);
 }
 
 RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& positions,
-                       at::ScalarType dtype, bool interleaved) {
+                       at::ScalarType dtype, bool interleaved, double attention_factor) {
   auto freqs = positions.to(at::kFloat).unsqueeze(1) * inverse_frequencies.unsqueeze(0);
   auto angles = interleaved ? freqs.repeat_interleave(2, -1).unsqueeze(1)
                             : at::cat({freqs, freqs}, -1).unsqueeze(1);  // [T, 1, rotary_dim]
+  if (attention_factor != 1.0) {
+    return {(angles.cos() * attention_factor).to(dtype),
+            (angles.sin() * attention_factor).to(dtype), interleaved};
+  }
   return {angles.cos().to(dtype), angles.sin().to(dtype), interleaved};
 }
 

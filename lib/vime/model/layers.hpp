@@ -18,7 +18,8 @@ namespace vime {
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // [rotary_dim / 2] fp32 inverse frequencies (rotary_dim: config.rotary_dim(), the whole head but
-// under GLM's partial rotary), with Llama-3 scaling when the config asks for it.
+// under GLM's partial rotary), with Llama-3 or YaRN scaling when the config asks for it (HF
+// _compute_llama3_parameters / _compute_yarn_parameters).
 at::Tensor rope_inverse_frequencies(const ModelConfig& config, const at::Device& device);
 
 struct RopeTables {
@@ -28,8 +29,11 @@ struct RopeTables {
   // pairs; else each frequency once per half, rotating the two halves (Llama's rotate_half).
   bool interleaved = false;
 };
+// `attention_factor`: YaRN's scale on cos and sin (ModelConfig::rope_attention_factor), applied in
+// fp32 before the cast as HF's rotary embedding does.
 RopeTables rope_tables(const at::Tensor& inverse_frequencies, const at::Tensor& positions,
-                       at::ScalarType dtype, bool interleaved = false);
+                       at::ScalarType dtype, bool interleaved = false,
+                       double attention_factor = 1.0);
 // x: [total_tokens, heads, head_dim]; the first rotary_dim channels of each head rotate, the rest
 // pass through (GLM's partial rotary). On CUDA, with the whole head rotating in halves, one kernel
 // each way (rope_kernel.hpp), computing in fp32 and rounding once: identical in fp32, within a

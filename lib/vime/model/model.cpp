@@ -6,10 +6,13 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "vime/error.hpp"
 #include "vime/model/context_parallel.hpp"
@@ -49,7 +52,14 @@ const char* const kSlotNames[] = {"input_layernorm.weight",
                                   "mlp.shared_expert_gate.weight",
                                   "mlp.gate.e_score_correction_bias",
                                   "post_self_attn_layernorm.weight",
-                                  "post_mlp_layernorm.weight"};
+                                  "post_mlp_layernorm.weight",
+                                  "self_attn.q_a_proj.weight",
+                                  "self_attn.q_a_layernorm.weight",
+                                  "self_attn.q_b_proj.weight",
+                                  "self_attn.kv_a_proj_with_mqa.weight",
+                                  "self_attn.kv_a_layernorm.weight",
+                                  "self_attn.kv_b_proj.weight"};
+static_assert(std::size(kSlotNames) == LayerWeights::kNumSlots);
 
 // A slot's HF name in `config`'s layers: DeepSeek-V3's and GLM-4.5's ungated shared experts are
 // mlp.shared_experts.* (plural), Qwen2-MoE's gated one mlp.shared_expert.*.
@@ -72,7 +82,7 @@ struct LayerContext {
 };
 
 at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerContext& c) {
-  const double scale = 1.0 / std::sqrt(double(c.config->head_dim));
+  const double scale = c.config->attention_scale();
   return decoder_layer(
       w, x, *c.config, c.rope,
       [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
@@ -84,6 +94,20 @@ at::Tensor layer_math(const LayerWeights& w, const at::Tensor& x, const LayerCon
 
 bool is_vocab_tensor(const std::string& name) {
   return name == "model.embed_tokens.weight" || name == "lm_head.weight";
+}
+
+// N of "model.layers.N.…", else -1.
+int64_t layer_index(const std::string& name) {
+  static const std::string kPrefix = "model.layers.";
+  if (!name.starts_with(kPrefix)) return -1;
+  const size_t dot = name.find('.', kPrefix.size());
+  if (dot == std::string::npos || dot == kPrefix.size()) return -1;
+  int64_t index = 0;
+  for (size_t i = kPrefix.size(); i < dot; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    index = index * 10 + (name[i] - '0');
+  }
+  return index;
 }
 
 bool is_stacked_expert(const std::string& name) { return !per_expert_name(name, 0).empty(); }
@@ -120,16 +144,18 @@ at::Tensor stacked_expert_tensor(const std::map<std::string, const at::Tensor*>&
   return at::stack(experts, 0);
 }
 
-}  // namespace
+at::Tensor mla_layer_attention(const LayerWeights& w, const at::Tensor& h, const ModelConfig& cfg,
+                               const RopeTables& rope, const AttentionFn& attend,
+                               const LayerParallel& p, const MlaAttentionFn* mla_attend) {
+  auto in = mla_project(w.mla, w.q_weight, h, cfg, rope, p.tp);
+  if (mla_attend != nullptr) return (*mla_attend)(in, w.mla.kv_b);
+  return mla_expanded_attention(in, w.mla.kv_b, cfg, attend);
+}
 
-at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const ModelConfig& cfg,
-                         const RopeTables& rope, const AttentionFn& attend,
-                         const LayerParallel* parallel) {
-  static const LayerParallel kAlone;
-  const LayerParallel& p = parallel != nullptr ? *parallel : kAlone;
-  const int64_t tokens = x.size(0);
-  // Heads from the weights' shapes: a tensor-parallel rank holds some of them.
-  auto h = copy_to_tp(rms_norm(x, w.input_norm, cfg.rms_norm_eps), p.tp);
+at::Tensor gqa_layer_attention(const LayerWeights& w, const at::Tensor& h, const ModelConfig& cfg,
+                               const RopeTables& rope, const AttentionFn& attend,
+                               const LayerParallel& p) {
+  const int64_t tokens = h.size(0);
   auto q = linear_with_adapter(h, w.q_weight, w.q_bias, &w.lora.q, p.tp)
                .view({tokens, -1, cfg.head_dim});
   auto k = linear_with_adapter(h, sum_over_replicas(w.k_weight, p.kv, p.tp),
@@ -144,7 +170,21 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const Model
   }
   q = apply_rope(q, rope);
   k = apply_rope(k, rope);
-  auto attn = attend(q, k, v);
+  return attend(q, k, v);
+}
+
+}  // namespace
+
+at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& x, const ModelConfig& cfg,
+                         const RopeTables& rope, const AttentionFn& attend,
+                         const LayerParallel* parallel, const MlaAttentionFn* mla_attend) {
+  static const LayerParallel kAlone;
+  const LayerParallel& p = parallel != nullptr ? *parallel : kAlone;
+  const int64_t tokens = x.size(0);
+  // Heads from the weights' shapes: a tensor-parallel rank holds some of them.
+  auto h = copy_to_tp(rms_norm(x, w.input_norm, cfg.rms_norm_eps), p.tp);
+  at::Tensor attn = cfg.is_mla() ? mla_layer_attention(w, h, cfg, rope, attend, p, mla_attend)
+                                 : gqa_layer_attention(w, h, cfg, rope, attend, p);
   auto attn_out = reduce_from_tp(
       linear_with_adapter(attn.reshape({tokens, -1}), w.o_weight, {}, &w.lora.o, p.tp), p.tp);
   // GLM-4's extra norms act on replicated activations: their weights' gradients are whole.
@@ -275,6 +315,17 @@ struct LayerRecompute : public torch::autograd::Function<LayerRecompute> {
   }
 };
 
+// The layer input, every LayerWeights slot, each adapter's A and B.
+constexpr size_t kRecomputeInputs =
+    1 + LayerWeights::kNumSlots + 2 * std::tuple_size_v<decltype(LayerLora{}.modules())>;
+
+template <size_t... I>
+at::Tensor apply_recompute(const LayerContext* context, const LayerWeights* layer,
+                           const std::array<at::Tensor, kRecomputeInputs>& inputs,
+                           std::index_sequence<I...>) {
+  return LayerRecompute::apply(context, layer, inputs[I]...)[0];
+}
+
 PackedBatch PackedBatch::pack(const std::vector<std::vector<int64_t>>& sequences,
                               const at::Device& device) {
   PackedBatch b;
@@ -338,15 +389,31 @@ Model::Model(ModelConfig config, at::ScalarType dtype, const at::Device& device,
   for (int64_t i = 0; i < c.num_layers; ++i) {
     LayerWeights full;
     full.input_norm = make({c.hidden_size}, true);
-    full.q_weight = make({q_dim, c.hidden_size}, false);
-    full.k_weight = make({kv_dim, c.hidden_size}, false);
-    full.v_weight = make({kv_dim, c.hidden_size}, false);
+    if (c.is_mla()) {
+      const auto& m = c.mla;
+      const int64_t heads = c.num_attention_heads;
+      if (m.q_lora_rank > 0) {
+        full.mla.q_a = make({m.q_lora_rank, c.hidden_size}, false);
+        full.mla.q_a_norm = make({m.q_lora_rank}, true);
+        full.mla.q_b = make({heads * m.qk_head_dim(), m.q_lora_rank}, false);
+      } else {
+        full.q_weight = make({heads * m.qk_head_dim(), c.hidden_size}, false);
+      }
+      full.mla.kv_a = make({m.kv_lora_rank + m.qk_rope_head_dim, c.hidden_size}, false);
+      full.mla.kv_a_norm = make({m.kv_lora_rank}, true);
+      full.mla.kv_b = make({heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank}, false);
+      full.o_weight = make({c.hidden_size, heads * m.v_head_dim}, false);
+    } else {
+      full.q_weight = make({q_dim, c.hidden_size}, false);
+      full.k_weight = make({kv_dim, c.hidden_size}, false);
+      full.v_weight = make({kv_dim, c.hidden_size}, false);
+      full.o_weight = make({c.hidden_size, q_dim}, false);
+    }
     if (c.qkv_bias) {
       full.q_bias = make({q_dim}, false);
       full.k_bias = make({kv_dim}, false);
       full.v_bias = make({kv_dim}, false);
     }
-    full.o_weight = make({c.hidden_size, q_dim}, false);
     if (c.qk_norm) {
       full.q_norm = make({c.head_dim}, true);
       full.k_norm = make({c.head_dim}, true);
@@ -449,6 +516,15 @@ void Model::load_tensors(const NamedTensorList& given, const std::string& where)
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : tensors) by_name[name] = &t;
   at::NoGradGuard no_grad;
+  if (const int64_t mtp = config_.mla.num_nextn_predict_layers; mtp > 0) {
+    kept_.clear();
+    for (const auto& [name, t] : tensors) {
+      const int64_t layer = layer_index(name);
+      if (layer >= config_.num_layers && layer < config_.num_layers + mtp) {
+        kept_.emplace_back(name, t.to(at::kCPU).clone());
+      }
+    }
+  }
   const auto& tp = parallel_->tp;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     auto& [name, param] = parameters_[i];
@@ -505,6 +581,7 @@ NamedTensorList Model::hf_tensors(int64_t vocab_size) const {
     }
     out.emplace_back(name, is_vocab_tensor(name) ? t.narrow(0, 0, vocab_size) : t);
   }
+  out.insert(out.end(), kept_.begin(), kept_.end());
   return out;
 }
 
@@ -556,6 +633,7 @@ const LayerParallel* Model::layer_parallel() const {
 }
 
 int64_t Model::local_kv_heads() const {
+  if (config_.is_mla()) return 1;  // the latent and the RoPE key, shared by every head
   if (!parallel_->tp.is_parallel()) return config_.num_key_value_heads;
   return parallel_->kv.length / config_.head_dim;
 }
@@ -578,7 +656,8 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
   auto x = embed(batch.tokens);  // [T, hidden]
   LayerContext context{&config_,
                        &batch.varlen,
-                       rope_tables(inv_freq_, batch.positions, dtype_, config_.rope_interleaved),
+                       rope_tables(inv_freq_, batch.positions, dtype_, config_.rope_interleaved,
+                                   config_.rope_attention_factor()),
                        attention_backend_,
                        parallel_->tp.is_parallel() ? parallel_.get() : nullptr,
                        batch.context_parallel.get()};
@@ -598,20 +677,15 @@ at::Tensor Model::forward_hidden(const PackedBatch& batch) {
     if (i < num_recompute && at::GradMode::is_enabled()) {
       LayerWeights s = l;
       auto empty = at::empty({0}, x.options().requires_grad(false));
-      for (auto* slot : s.slots())
-        if (!slot->defined()) *slot = empty;
-      std::vector<at::Tensor> ab;
+      std::array<at::Tensor, kRecomputeInputs> inputs;
+      size_t next = 0;
+      inputs[next++] = x;
+      for (auto* slot : s.slots()) inputs[next++] = slot->defined() ? *slot : empty;
       for (auto* m : s.lora.modules()) {
-        ab.push_back(m->active() ? m->a : empty);
-        ab.push_back(m->active() ? m->b : empty);
+        inputs[next++] = m->active() ? m->a : empty;
+        inputs[next++] = m->active() ? m->b : empty;
       }
-      x = LayerRecompute::apply(
-          &context, &w, x, s.input_norm, s.q_weight, s.q_bias, s.k_weight, s.k_bias, s.v_weight,
-          s.v_bias, s.o_weight, s.q_norm, s.k_norm, s.post_norm, s.gate_weight, s.up_weight,
-          s.down_weight, s.moe.router, s.moe.gate, s.moe.up, s.moe.down, s.moe.shared_gate,
-          s.moe.shared_up, s.moe.shared_down, s.moe.shared_expert_gate, s.moe.expert_bias,
-          s.post_attn_out_norm, s.post_mlp_out_norm, ab[0], ab[1], ab[2], ab[3], ab[4], ab[5],
-          ab[6], ab[7], ab[8], ab[9], ab[10], ab[11], ab[12], ab[13])[0];
+      x = apply_recompute(&context, &w, inputs, std::make_index_sequence<kRecomputeInputs>());
     } else {
       x = layer_math(l, x, context);
     }

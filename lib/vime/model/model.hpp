@@ -109,7 +109,11 @@ class Model {
   void load_tensors(const NamedTensorList& tensors, const std::string& where);
   // Tensors as an HF checkpoint holds them: vocabulary cut back to `vocab_size` (0: the config's).
   // Under tensor parallelism a collective: every rank of the group calls it and gets them whole.
+  // Then the kept multi-token-prediction layers, as loaded.
   NamedTensorList hf_tensors(int64_t vocab_size = 0) const;
+  // DeepSeek-V3's multi-token-prediction layers (model.layers.N .. N + num_nextn_predict_layers
+  // - 1) as load_tensors found them: on the CPU, never run, written back by hf_tensors.
+  const NamedTensorList& kept_tensors() const { return kept_; }
 
   // For the engine's paged forward (model/paged_forward.cpp), which runs the layers itself.
   const LayerWeights& layer(int64_t index) const;
@@ -181,6 +185,7 @@ class Model {
   at::Tensor final_norm_;  // [hidden]
   at::Tensor lm_head_;     // [padded_vocab, hidden]; the same tensor as embed_ when tied
   at::Tensor inv_freq_;    // [head_dim / 2] fp32
+  NamedTensorList kept_;   // multi-token-prediction layers (see kept_tensors)
   LoraConfig lora_;
   NamedTensorList lora_parameters_;
   std::vector<TpSlice> lora_slices_;

@@ -42,11 +42,17 @@ std::string model_type_of(const Json& config, const std::string& where) {
     // GLM-4
     if (arch.starts_with("Glm4")) type = arch.starts_with("Glm4Moe") ? "glm4_moe" : "glm4";
   }
+  // Kimi-K2 names its own model_type but is DeepseekV3ForCausalLM.
+  if (type == "kimi_k2" && config.contains("architectures") &&
+      config.at("architectures").size() > 0 &&
+      config.at("architectures").at(0).as_string() == "DeepseekV3ForCausalLM") {
+    type = "deepseek_v3";
+  }
   if (type != "qwen3" && type != "qwen2" && type != "llama" && type != "qwen3_moe" &&
-      type != "qwen2_moe" && type != "glm4" && type != "glm4_moe") {
+      type != "qwen2_moe" && type != "glm4" && type != "glm4_moe" && type != "deepseek_v3") {
     throw Error(where + ": model_type \"" + type +
-                "\" is not supported (vime runs llama, qwen2, qwen3, qwen2_moe, qwen3_moe, glm4 "
-                "and glm4_moe models)");
+                "\" is not supported (vime runs llama, qwen2, qwen3, qwen2_moe, qwen3_moe, glm4, "
+                "glm4_moe and deepseek_v3 models)");
   }
   return type;
 }
@@ -56,9 +62,41 @@ const char* architecture_of(const std::string& model_type) {
   if (model_type == "qwen2") return "Qwen2ForCausalLM";
   if (model_type == "qwen3_moe") return "Qwen3MoeForCausalLM";
   if (model_type == "qwen2_moe") return "Qwen2MoeForCausalLM";
+  if (model_type == "deepseek_v3") return "DeepseekV3ForCausalLM";
   if (model_type == "glm4") return "Glm4ForCausalLM";
   if (model_type == "glm4_moe") return "Glm4MoeForCausalLM";
   return "LlamaForCausalLM";
+}
+
+// DeepseekV3Config's attention (MLA); head_dim becomes the RoPE part, as HF sets it.
+void read_mla(const Json& config, const std::string& where, ModelConfig& c) {
+  auto& m = c.mla;
+  m.q_lora_rank = int_or(config, "q_lora_rank", 0);  // null: one q_proj
+  m.kv_lora_rank = require_int(config, "kv_lora_rank", where);
+  m.qk_nope_head_dim = require_int(config, "qk_nope_head_dim", where);
+  m.qk_rope_head_dim = require_int(config, "qk_rope_head_dim", where);
+  m.v_head_dim = require_int(config, "v_head_dim", where);
+  m.rope_interleave = bool_or(config, "rope_interleave", true);
+  m.num_nextn_predict_layers = int_or(config, "num_nextn_predict_layers", 0);
+  if (m.kv_lora_rank <= 0 || m.qk_rope_head_dim <= 0 || m.qk_rope_head_dim % 2 != 0 ||
+      m.qk_nope_head_dim < 0 || m.v_head_dim <= 0 || m.q_lora_rank < 0) {
+    throw Error(where + ": kv_lora_rank, qk_rope_head_dim (even) and v_head_dim must be positive");
+  }
+  c.head_dim = m.qk_rope_head_dim;
+  c.num_key_value_heads = c.num_attention_heads;
+  c.qk_norm = false;
+  if (bool_or(config, "attention_bias", false)) {
+    throw Error(where + ": attention_bias is not supported for deepseek_v3");
+  }
+  c.qkv_bias = false;
+  // Routed experts (n_routed_experts, sigmoid routing) from first_k_dense_replace on.
+  const int64_t experts = int_or(config, "n_routed_experts", 0);
+  const int64_t first_dense = int_or(config, "first_k_dense_replace", 0);
+  if (experts > 0 && first_dense < c.num_layers) c.moe = sigmoid_moe_from_hf_json(config, where);
+}
+
+double yarn_get_mscale(double scale, double mscale) {
+  return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
 void read_moe(const Json& config, const std::string& where, ModelConfig& c) {
@@ -197,6 +235,7 @@ ModelConfig ModelConfig::from_hf_json(const Json& config, const std::string& whe
                      : bool_or(config, "attention_bias", false);
     if (c.model_type == "qwen3_moe" || c.model_type == "qwen2_moe") read_moe(config, where, c);
     if (c.model_type == "glm4" || c.model_type == "glm4_moe") read_glm4(config, where, c);
+    if (c.model_type == "deepseek_v3") read_mla(config, where, c);
     // transformers 5 moves rope_theta and rope_scaling into rope_parameters.
     const Json* rope = config.find("rope_parameters");
     if (rope == nullptr || rope->is_null()) rope = config.find("rope_scaling");
@@ -206,10 +245,26 @@ ModelConfig ModelConfig::from_hf_json(const Json& config, const std::string& whe
       std::string type = rope->contains("rope_type") ? rope->at("rope_type").as_string()
                          : rope->contains("type")    ? rope->at("type").as_string()
                                                      : "default";
-      if (type != "default" && type != "llama3") {
-        throw Error(where + ": rope type \"" + type + "\" is not supported (default or llama3)");
+      if (type != "default" && type != "llama3" && type != "yarn") {
+        throw Error(where + ": rope type \"" + type +
+                    "\" is not supported (default, llama3 or yarn)");
       }
       c.rope_scaling.type = type;
+      if (type == "yarn") {
+        auto& s = c.rope_scaling;
+        s.original_max_position_embeddings =
+            int_or(*rope, "original_max_position_embeddings", c.max_position_embeddings);
+        // HF: without a factor, the ratio of the context lengths.
+        s.factor = double_or(
+            *rope, "factor",
+            double(c.max_position_embeddings) / double(s.original_max_position_embeddings));
+        s.beta_fast = double_or(*rope, "beta_fast", 32.0);
+        s.beta_slow = double_or(*rope, "beta_slow", 1.0);
+        s.mscale = double_or(*rope, "mscale", 0.0);
+        s.mscale_all_dim = double_or(*rope, "mscale_all_dim", 0.0);
+        s.attention_factor = double_or(*rope, "attention_factor", 0.0);
+        s.truncate = bool_or(*rope, "truncate", true);
+      }
       if (type == "llama3") {
         c.rope_scaling.factor = double_or(*rope, "factor", 8.0);
         c.rope_scaling.low_freq_factor = double_or(*rope, "low_freq_factor", 1.0);
@@ -254,7 +309,7 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
   j["num_hidden_layers"] = num_layers;
   j["num_attention_heads"] = num_attention_heads;
   j["num_key_value_heads"] = num_key_value_heads;
-  j["head_dim"] = head_dim;
+  if (!is_mla()) j["head_dim"] = head_dim;  // DeepseekV3Config derives it
   j["rms_norm_eps"] = rms_norm_eps;
   j["rope_theta"] = rope_theta;
   j["max_position_embeddings"] = max_position_embeddings;
@@ -262,6 +317,21 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
   j["hidden_act"] = "silu";
   j["torch_dtype"] = torch_dtype;
   if (model_type != "qwen2" && model_type != "qwen2_moe") j["attention_bias"] = qkv_bias;
+  if (is_mla()) {
+    j["q_lora_rank"] = mla.q_lora_rank > 0 ? Json(mla.q_lora_rank) : Json();
+    j["kv_lora_rank"] = mla.kv_lora_rank;
+    j["qk_nope_head_dim"] = mla.qk_nope_head_dim;
+    j["qk_rope_head_dim"] = mla.qk_rope_head_dim;
+    j["v_head_dim"] = mla.v_head_dim;
+    j["rope_interleave"] = mla.rope_interleave;
+    j["num_nextn_predict_layers"] = mla.num_nextn_predict_layers;
+    if (is_moe()) {
+      write_sigmoid_moe_hf_json(moe, j);
+    } else {
+      j["n_routed_experts"] = 0;
+      j["first_k_dense_replace"] = num_layers;
+    }
+  }
   if (model_type == "qwen3_moe" || model_type == "qwen2_moe") {
     j["num_experts"] = moe.num_experts;
     j["num_experts_per_tok"] = moe.num_experts_per_tok;
@@ -286,6 +356,20 @@ Json ModelConfig::to_hf_json(const std::string& torch_dtype) const {
     r["original_max_position_embeddings"] = rope_scaling.original_max_position_embeddings;
     j["rope_scaling"] = r;
   }
+  if (rope_scaling.type == "yarn") {
+    const auto& s = rope_scaling;
+    Json r = Json::object();
+    r["rope_type"] = "yarn";
+    r["factor"] = s.factor;
+    r["original_max_position_embeddings"] = s.original_max_position_embeddings;
+    r["beta_fast"] = s.beta_fast;
+    r["beta_slow"] = s.beta_slow;
+    if (s.mscale != 0) r["mscale"] = s.mscale;
+    if (s.mscale_all_dim != 0) r["mscale_all_dim"] = s.mscale_all_dim;
+    if (s.attention_factor != 0) r["attention_factor"] = s.attention_factor;
+    if (!s.truncate) r["truncate"] = false;
+    j["rope_scaling"] = r;
+  }
   return j;
 }
 
@@ -300,10 +384,39 @@ bool ModelConfig::is_moe_layer(int64_t index) const {
   return (index + 1) % moe.decoder_sparse_step == 0;
 }
 
+double ModelConfig::attention_scale() const {
+  if (!is_mla()) return 1.0 / std::sqrt(double(head_dim));
+  double scale = 1.0 / std::sqrt(double(mla.qk_head_dim()));
+  if (rope_scaling.type != "default" && rope_scaling.mscale_all_dim != 0) {
+    const double m = yarn_get_mscale(rope_scaling.factor, rope_scaling.mscale_all_dim);
+    scale *= m * m;
+  }
+  return scale;
+}
+
+double ModelConfig::rope_attention_factor() const {
+  const auto& s = rope_scaling;
+  if (s.type != "yarn") return 1.0;
+  if (s.attention_factor != 0) return s.attention_factor;
+  if (s.mscale != 0 && s.mscale_all_dim != 0) {
+    return yarn_get_mscale(s.factor, s.mscale) / yarn_get_mscale(s.factor, s.mscale_all_dim);
+  }
+  return yarn_get_mscale(s.factor, 1.0);
+}
+
 int64_t ModelConfig::num_parameters() const {
   int64_t q = num_attention_heads * head_dim, kv = num_key_value_heads * head_dim;
   int64_t attn = hidden_size * (q + 2 * kv) + q * hidden_size + (qkv_bias ? q + 2 * kv : 0) +
                  (qk_norm ? 2 * head_dim : 0);
+  if (is_mla()) {
+    const auto& m = mla;
+    const int64_t heads = num_attention_heads, q_out = heads * m.qk_head_dim();
+    attn = m.q_lora_rank > 0 ? hidden_size * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * q_out
+                             : hidden_size * q_out;
+    attn += hidden_size * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank +
+            m.kv_lora_rank * heads * (m.qk_nope_head_dim + m.v_head_dim) +
+            heads * m.v_head_dim * hidden_size;
+  }
   int64_t total = 0;
   for (int64_t i = 0; i < num_layers; ++i) {
     int64_t mlp = 3 * hidden_size * intermediate_size;

@@ -1,6 +1,7 @@
-// The shape of a decoder-only transformer (Llama-3, Qwen2/2.5, Qwen3, GLM-4, and the
-// mixture-of-experts Qwen3-MoE, Qwen2-MoE and GLM-4.5), read from an HF config.json or from
-// Megatron-style flags (MODEL_ARGS), and checked to agree when both are given. No torch.
+// The shape of a decoder-only transformer (Llama-3, Qwen2/2.5, Qwen3, GLM-4, the
+// mixture-of-experts Qwen3-MoE, Qwen2-MoE and GLM-4.5, and DeepSeek-V3's multi-head latent
+// attention), read from an HF config.json or from Megatron-style flags (MODEL_ARGS), and checked to
+// agree when both are given. No torch.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +15,35 @@
 namespace vime {
 
 struct RopeScaling {
-  std::string type = "default";  // "default" or "llama3"
+  std::string type = "default";  // "default", "llama3" or "yarn"
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;
+  // YaRN (HF _compute_yarn_parameters): the ramp between extrapolated and interpolated
+  // frequencies, and the attention factors (0: unset).
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  double mscale = 0.0;
+  double mscale_all_dim = 0.0;
+  double attention_factor = 0.0;  // 0: from factor, mscale and mscale_all_dim
+  bool truncate = true;
+};
+
+// Multi-head latent attention (HF DeepseekV3Attention); kv_lora_rank == 0: none.
+struct MlaConfig {
+  int64_t q_lora_rank = 0;  // 0: one q_proj (HF null); else q_a_proj -> q_a_layernorm -> q_b_proj
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  // The RoPE part of q and k arrives in DeepSeek's interleaved (even, odd) pairs (HF default).
+  bool rope_interleave = true;
+  // Multi-token-prediction layers after the last decoder layer in checkpoints (read and written
+  // back unchanged, never run).
+  int64_t num_nextn_predict_layers = 0;
+
+  int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
 };
 
 // The routed experts of an MoE model (HF Qwen3MoeConfig / Qwen2MoeConfig); num_experts == 0: dense.
@@ -64,7 +89,7 @@ MoeConfig sigmoid_moe_from_hf_json(const Json& config, const std::string& where)
 void write_sigmoid_moe_hf_json(const MoeConfig& moe, Json& out);
 
 struct ModelConfig {
-  // "qwen3", "qwen2", "llama", "qwen3_moe", "qwen2_moe", "glm4", "glm4_moe"
+  // "qwen3", "qwen2", "llama", "qwen3_moe", "qwen2_moe", "glm4", "glm4_moe", "deepseek_v3"
   std::string model_type = "qwen3";
   int64_t vocab_size = 0;         // the HF vocab_size (rows of the HF embedding)
   int64_t padded_vocab_size = 0;  // rows of vime's embedding/output (multiple of 128 by default)
@@ -73,7 +98,7 @@ struct ModelConfig {
   int64_t num_layers = 0;
   int64_t num_attention_heads = 0;
   int64_t num_key_value_heads = 0;
-  int64_t head_dim = 0;
+  int64_t head_dim = 0;  // MLA: qk_rope_head_dim (the rotated part, as HF sets it)
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
@@ -82,6 +107,7 @@ struct ModelConfig {
   bool qk_norm = false;   // Qwen3
   int64_t max_position_embeddings = 32768;
   MoeConfig moe;
+  MlaConfig mla;
 
   // --- GLM-4 (HF Glm4Config, Glm4MoeConfig)
   // RoPE rotates the first head_dim * partial_rotary_factor channels of each head (Megatron's
@@ -98,6 +124,12 @@ struct ModelConfig {
   int64_t rotary_dim() const;
 
   bool is_moe() const { return moe.num_experts > 0; }
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
+  // The softmax scale of attention: head_dim^-0.5, or for MLA qk_head_dim^-0.5 times YaRN's
+  // mscale(factor, mscale_all_dim)^2 (HF DeepseekV3Attention.scaling).
+  double attention_scale() const;
+  // YaRN's factor on the cos/sin tables (HF's attention_scaling); 1 for other RoPE types.
+  double rope_attention_factor() const;
   // Whether layer `index` runs the routed experts (else the dense MLP of intermediate_size).
   bool is_moe_layer(int64_t index) const;
 

@@ -30,9 +30,11 @@ LoraLinear& module_of(LayerLora& l, size_t index) { return *l.modules()[index]; 
 void Model::add_lora(const LoraConfig& config, uint64_t seed) {
   if (has_lora()) throw Error("the model has LoRA adapters already");
   if (!config.enabled()) return;
-  if (config_.is_moe()) {
-    throw UsageError("--lora-rank: LoRA on a mixture-of-experts model (" + config_.model_type +
-                     ") is not supported yet; train it without --lora-rank");
+  if (config_.is_moe() || config_.is_mla()) {
+    throw UsageError(
+        "--lora-rank: LoRA on a " +
+        std::string(config_.is_moe() ? "mixture-of-experts" : "multi-latent-attention") +
+        " model (" + config_.model_type + ") is not supported yet; train it without --lora-rank");
   }
   lora_ = config;
   const auto& tp = parallel_->tp;

@@ -2,6 +2,7 @@
 // the check of a checkpoint's config against the flags, and activation recompute.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "vime/error.hpp"
 #include "vime/model/model.hpp"
@@ -154,6 +155,71 @@ std::vector<int64_t> moe_pattern(const ModelConfig& c) {
   return out;
 }
 
+// --multi-latent-attention and its sizes (slime's scripts/models/deepseek-v3.sh, kimi-k2.sh,
+// moonlight.sh). YaRN's context and ramp are Megatron's MLATransformerConfig defaults (original
+// context 4096, beta_fast 32, beta_slow 1); a checkpoint's config.json says otherwise where it
+// differs.
+void read_mla_flags(const Args& args, ModelConfig& c) {
+  auto& m = c.mla;
+  m.q_lora_rank = args.is_set("q_lora_rank") ? args.get_int("q_lora_rank") : 0;
+  m.kv_lora_rank = args.get_int("kv_lora_rank");
+  m.qk_nope_head_dim = args.get_int("qk_head_dim");
+  m.qk_rope_head_dim = args.get_int("qk_pos_emb_head_dim");
+  m.v_head_dim = args.get_int("v_head_dim");
+  if (m.kv_lora_rank <= 0 || m.qk_rope_head_dim <= 0 || m.qk_rope_head_dim % 2 != 0 ||
+      m.v_head_dim <= 0 || m.qk_nope_head_dim < 0 || m.q_lora_rank < 0) {
+    throw UsageError(
+        "--multi-latent-attention: --kv-lora-rank, --qk-pos-emb-head-dim (even) and --v-head-dim "
+        "must be positive");
+  }
+  c.model_type = "deepseek_v3";
+  c.head_dim = m.qk_rope_head_dim;
+  c.num_key_value_heads = c.num_attention_heads;
+  c.qk_norm = false;  // --qk-layernorm names MLA's latent norms
+  c.qkv_bias = false;
+  if (const double factor = args.get_double("rotary_scaling_factor"); factor != 1.0) {
+    auto& r = c.rope_scaling;
+    r.type = "yarn";
+    r.factor = factor;
+    r.original_max_position_embeddings = 4096;
+    r.mscale = args.get_double("mscale");
+    r.mscale_all_dim = args.get_double("mscale_all_dim");
+  }
+}
+
+// The MLA flags against a checkpoint's config.json.
+void check_mla_agrees(const ModelConfig& c, const Args& args) {
+  const bool flag = args.has("multi_latent_attention") && args.get_bool("multi_latent_attention");
+  if (args.is_set("num_layers") && flag != c.is_mla()) {
+    throw UsageError(
+        std::string("--multi-latent-attention ") +
+        (flag ? "is set but the checkpoint's config.json is a " + c.model_type + " model without it"
+              : "is missing but the checkpoint's config.json is a deepseek_v3 model") +
+        "; fix the model preset");
+  }
+  if (!flag || !c.is_mla()) return;
+  auto check = [&](const char* key, int64_t expected) {
+    const int64_t got = args.is_set(key) ? args.get_int(key) : 0;
+    if (got != expected) {
+      throw UsageError(args.flag_name(key) + " " + std::to_string(got) +
+                       " disagrees with the checkpoint's config.json (" + std::to_string(expected) +
+                       "); fix the flag or the model preset");
+    }
+  };
+  check("q_lora_rank", c.mla.q_lora_rank);
+  check("kv_lora_rank", c.mla.kv_lora_rank);
+  check("qk_head_dim", c.mla.qk_nope_head_dim);
+  check("qk_pos_emb_head_dim", c.mla.qk_rope_head_dim);
+  check("v_head_dim", c.mla.v_head_dim);
+  const double factor = args.get_double("rotary_scaling_factor");
+  const double expected = c.rope_scaling.type == "yarn" ? c.rope_scaling.factor : 1.0;
+  if (std::abs(factor - expected) > 1e-9 * std::max(1.0, expected)) {
+    throw UsageError("--rotary-scaling-factor " + std::to_string(factor) +
+                     " disagrees with the checkpoint's config.json (YaRN factor " +
+                     std::to_string(expected) + "); fix the model preset");
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> parse_moe_layer_freq(const std::string& text, int64_t num_layers) {
@@ -247,6 +313,7 @@ ModelConfig ModelConfig::from(const Args& args) {
     c.rope_scaling.factor = args.get_double("rope_scaling_factor");
   }
   read_glm_flags(args, c);
+  if (args.get_bool("multi_latent_attention")) read_mla_flags(args, c);
   if (args.has("num_experts") && args.is_set("num_experts")) {
     check_moe_flags(args);
     auto& m = c.moe;
@@ -267,8 +334,14 @@ ModelConfig ModelConfig::from(const Args& args) {
       throw UsageError("--moe-router-topk " + std::to_string(m.num_experts_per_tok) +
                        ": must be in [1, --num-experts]");
     }
+    if (c.is_mla() && m.score_function != "sigmoid") {
+      throw UsageError(
+          "--num-experts with --multi-latent-attention: DeepSeek-V3's experts route with "
+          "--moe-router-score-function sigmoid");
+    }
     if (m.score_function == "sigmoid") {
-      c.model_type = "glm4_moe";  // GLM-4.5: standard attention, sigmoid-routed experts
+      // DeepSeek-V3 (MLA) or GLM-4.5 (standard attention), both with sigmoid-routed experts.
+      c.model_type = c.is_mla() ? "deepseek_v3" : "glm4_moe";
       // HF's first_k_dense_replace: the dense layers must come first.
       const auto first_moe = std::find(pattern.begin(), pattern.end(), 1);
       if (std::find(first_moe, pattern.end(), 0) != pattern.end()) {
@@ -315,6 +388,7 @@ ModelConfig ModelConfig::from(const Args& args) {
 }
 
 void ModelConfig::check_agrees_with_args(const Args& args) const {
+  check_mla_agrees(*this, args);
   auto check = [&](const char* key, int64_t expected) {
     if (args.has(key) && args.is_set(key) && args.get_int(key) != expected) {
       throw UsageError(args.flag_name(key) + " " + std::to_string(args.get_int(key)) +
@@ -326,7 +400,7 @@ void ModelConfig::check_agrees_with_args(const Args& args) const {
   check("hidden_size", hidden_size);
   check("ffn_hidden_size", intermediate_size);
   check("num_attention_heads", num_attention_heads);
-  check("kv_channels", head_dim);
+  if (!is_mla()) check("kv_channels", head_dim);  // Megatron's MLA ignores --kv-channels
   if (args.has("group_query_attention") && args.get_bool("group_query_attention")) {
     check("num_query_groups", num_key_value_heads);
   }
@@ -338,7 +412,7 @@ void ModelConfig::check_agrees_with_args(const Args& args) const {
     }
   };
   if (args.is_set("num_layers")) {  // only when a MODEL_ARGS preset was passed
-    check_bool("qk_layernorm", qk_norm);
+    if (!is_mla()) check_bool("qk_layernorm", qk_norm);
     check_bool("untie_embeddings_and_output_weights", !tie_word_embeddings);
     check_bool("rotary_interleaved", rope_interleaved);
     check_bool("post_self_attn_layernorm", post_sublayer_norms);

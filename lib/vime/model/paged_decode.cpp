@@ -10,6 +10,7 @@
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
 #include "vime/model/paged_decode_kernel.hpp"
+#include "vime/model/paged_mla.hpp"
 
 #if defined(VIME_HAS_CUDA_KERNELS)
 #include <ATen/cuda/CUDAContext.h>
@@ -152,12 +153,16 @@ void write_paged_kv(const at::Tensor& key_cache, const at::Tensor& value_cache, 
 at::Tensor paged_decode_forward(Model& model, PagedKvCache& cache, const PagedDecodeInputs& in) {
   const ModelConfig& cfg = model.config();
   auto rope = rope_tables(model.inverse_frequencies(), in.positions, model.dtype(),
-                          model.config().rope_interleaved);
-  const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
+                          cfg.rope_interleaved, cfg.rope_attention_factor());
+  const double scale = cfg.attention_scale();
   // Under tensor parallelism: this rank's heads and shards, the collectives on the current stream
   // (captured with the rest).
   auto x = model.embed_tokens(in.tokens.to(at::kLong));
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {
+    const MlaAttentionFn latent = [&](const MlaQueryKv& q, const at::Tensor& kv_b) {
+      return mla_decode_attention(q, kv_b, cache.keys(layer), in.slots, in.block_tables,
+                                  in.context_lens, cfg);
+    };
     x = decoder_layer(
         model.layer(layer), x, cfg, rope,
         [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
@@ -165,7 +170,7 @@ at::Tensor paged_decode_forward(Model& model, PagedKvCache& cache, const PagedDe
           return paged_decode_attention(q, cache.keys(layer), cache.values(layer), in.block_tables,
                                         in.context_lens, scale, in.kernel);
         },
-        model.layer_parallel());
+        model.layer_parallel(), cfg.is_mla() ? &latent : nullptr);
   }
   return model.logits(rms_norm(x, model.final_norm(), cfg.rms_norm_eps));
 }

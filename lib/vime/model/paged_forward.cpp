@@ -7,6 +7,7 @@
 
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
+#include "vime/model/paged_mla.hpp"
 
 namespace vime {
 namespace {
@@ -66,10 +67,14 @@ at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<Pa
   }
   auto slots_t = long_tensor(slots, device);
   auto rope = rope_tables(model.inverse_frequencies(), long_tensor(positions, device),
-                          model.dtype(), model.config().rope_interleaved);
-  const double scale = 1.0 / std::sqrt(double(cfg.head_dim));
+                          model.dtype(), cfg.rope_interleaved, cfg.rope_attention_factor());
+  const double scale = cfg.attention_scale();
   auto x = model.embed_tokens(long_tensor(tokens, device));
   for (int64_t layer = 0; layer < cfg.num_layers; ++layer) {
+    // MLA: the latent cache, attended in latent space (paged_mla.hpp).
+    const MlaAttentionFn latent = [&](const MlaQueryKv& in, const at::Tensor& kv_b) {
+      return mla_paged_attention(in, kv_b, cache.keys(layer), slots_t, info, cfg);
+    };
     x = decoder_layer(
         model.layer(layer), x, cfg, rope,
         [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
@@ -79,7 +84,7 @@ at::Tensor paged_forward(Model& model, PagedKvCache& cache, const std::vector<Pa
           values.view({-1, values.size(2), values.size(3)}).index_copy_(0, slots_t, v);
           return paged_attention(q, keys, values, info, scale, path);
         },
-        model.layer_parallel());
+        model.layer_parallel(), cfg.is_mla() ? &latent : nullptr);
   }
   auto hidden = x.index_select(0, long_tensor(last, device));
   return model.logits(rms_norm(hidden, model.final_norm(), cfg.rms_norm_eps));

@@ -8,9 +8,11 @@ namespace vime {
 
 PagedKvCache::PagedKvCache(const ModelConfig& config, at::ScalarType dtype,
                            const at::Device& device, int64_t block_size)
-    : num_layers_(config.num_layers),
-      kv_heads_(config.num_key_value_heads),
-      head_dim_(config.head_dim),
+    : latent_(config.is_mla()),
+      num_layers_(config.num_layers),
+      kv_heads_(config.is_mla() ? 1 : config.num_key_value_heads),
+      head_dim_(config.is_mla() ? config.mla.kv_lora_rank + config.mla.qk_rope_head_dim
+                                : config.head_dim),
       dtype_(dtype),
       device_(device),
       block_size_(block_size) {
@@ -19,8 +21,9 @@ PagedKvCache::PagedKvCache(const ModelConfig& config, at::ScalarType dtype,
 
 int64_t PagedKvCache::block_bytes(const ModelConfig& config, at::ScalarType dtype,
                                   int64_t block_size) {
-  return 2 * config.num_layers * block_size * config.num_key_value_heads * config.head_dim *
-         static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t elements = config.is_mla() ? config.mla.kv_lora_rank + config.mla.qk_rope_head_dim
+                                           : 2 * config.num_key_value_heads * config.head_dim;
+  return config.num_layers * block_size * elements * static_cast<int64_t>(c10::elementSize(dtype));
 }
 
 void PagedKvCache::resize(int64_t num_blocks) {
@@ -35,7 +38,11 @@ void PagedKvCache::resize(int64_t num_blocks) {
     }
   };
   grow(keys_);
-  grow(values_);
+  if (latent_) {
+    values_ = keys_;
+  } else {
+    grow(values_);
+  }
   num_blocks_ = num_blocks;
 }
 
@@ -52,8 +59,10 @@ void PagedKvCache::copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& f
     return at::tensor(v, at::TensorOptions().dtype(at::kLong)).to(device_);
   };
   const auto from_t = index(from), to_t = index(to);
-  for (auto* tensors : {&keys_, &values_})
+  for (auto* tensors : {&keys_, &values_}) {
+    if (latent_ && tensors == &values_) break;  // the same tensors as keys_
     for (auto& t : *tensors) t.index_copy_(0, to_t, t.index_select(0, from_t));
+  }
 }
 
 void PagedKvCache::release() {
@@ -63,7 +72,7 @@ void PagedKvCache::release() {
 }
 
 int64_t PagedKvCache::bytes() const {
-  return 2 * num_layers_ * num_blocks_ * block_size_ * kv_heads_ * head_dim_ *
+  return (latent_ ? 1 : 2) * num_layers_ * num_blocks_ * block_size_ * kv_heads_ * head_dim_ *
          static_cast<int64_t>(c10::elementSize(dtype_));
 }
 

@@ -3,7 +3,10 @@
 // block table (engine::BlockManager keeps the tables); a token at position p of a sequence is slot
 // table[p / block_size] * block_size + p % block_size of the flattened [num_blocks * block_size,
 // kv_heads, head_dim] view. The tensors are allocated on first use, grow (keeping their content)
-// when the block manager grows, and release() frees them.
+// when the block manager grows, and release() frees them. A multi-head-latent-attention model
+// (DeepSeek-V3) caches one latent row per token instead, [num_blocks, block_size, 1, kv_lora_rank +
+// qk_rope_head_dim] (the normalised latent, then the rotated RoPE key; paged_mla.hpp), and
+// values(layer) is the same tensor as keys(layer).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -21,7 +24,7 @@ class PagedKvCache {
   PagedKvCache(const ModelConfig& config, at::ScalarType dtype, const at::Device& device,
                int64_t block_size);
 
-  // Bytes of K and V over all layers for one block of `block_size` positions.
+  // Bytes of K and V (or the latent rows) over all layers for one block of `block_size` positions.
   static int64_t block_bytes(const ModelConfig& config, at::ScalarType dtype, int64_t block_size);
 
   // Makes the cache hold exactly `num_blocks` blocks (>= the current count), keeping content.
@@ -36,8 +39,10 @@ class PagedKvCache {
   int64_t num_blocks() const { return num_blocks_; }
   int64_t bytes() const;
   const at::Device& device() const { return device_; }
+  bool is_latent() const { return latent_; }
 
  private:
+  bool latent_;
   int64_t num_layers_, kv_heads_, head_dim_;
   at::ScalarType dtype_;
   at::Device device_;

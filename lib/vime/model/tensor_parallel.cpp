@@ -161,8 +161,16 @@ TpSlice tp_slice(const std::string& name, const ModelConfig& c, const TensorPara
     s.start = s.length * r;
   };
   const bool is_weight_or_bias = ends_with(name, ".weight") || ends_with(name, ".bias");
+  const int64_t heads = c.num_attention_heads;
   if (name == "model.embed_tokens.weight" || name == "lm_head.weight") {
     split(0, c.padded_vocab_size);
+  } else if (c.is_mla() && (ends_with(name, "self_attn.q_proj.weight") ||
+                            ends_with(name, "self_attn.q_b_proj.weight"))) {
+    split(0, heads * c.mla.qk_head_dim());
+  } else if (c.is_mla() && ends_with(name, "self_attn.kv_b_proj.weight")) {
+    split(0, heads * (c.mla.qk_nope_head_dim + c.mla.v_head_dim));
+  } else if (c.is_mla() && ends_with(name, "self_attn.o_proj.weight")) {
+    split(1, heads * c.mla.v_head_dim);
   } else if (ends_with(name, "self_attn.q_proj.weight") ||
              ends_with(name, "self_attn.q_proj.bias")) {
     split(0, c.num_attention_heads * c.head_dim);

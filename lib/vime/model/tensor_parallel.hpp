@@ -6,6 +6,8 @@
 // norms, the router and the shared expert's gate are replicated. With fewer key/value heads than
 // ranks, each KV head is held by tp / num_key_value_heads consecutive ranks (as Megatron-LM and
 // vLLM replicate them); their gradients are summed over the replicas so the copies stay equal.
+// Multi-head latent attention splits q_proj / q_b_proj and kv_b_proj by heads (rows) and o_proj by
+// heads (columns); q_a_proj, kv_a_proj_with_mqa and their norms are replicated.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,9 +1,9 @@
 // Model: Megatron's architecture flags as slime's scripts/models presets pass them (MODEL_ARGS).
 // vime's model is a decoder-only transformer: Llama-3, Qwen2/2.5 (qkv bias), Qwen3 (q/k RMSNorm),
-// Qwen3-MoE and Qwen2-MoE (softmax top-k routing, a gated shared expert); GQA, RoPE (rotary base,
-// Llama-3 scaling), RMSNorm, SwiGLU, tied or untied embeddings. Names, dests and defaults are
-// Megatron-LM's (megatron/training/arguments.py); other MoE routers, MLA and exotic attention are
-// kNotYet.
+// Qwen3-MoE and Qwen2-MoE (softmax top-k routing, a gated shared expert), DeepSeek-V3's
+// multi-head latent attention; GQA, RoPE (rotary base, Llama-3 and YaRN scaling), RMSNorm, SwiGLU,
+// tied or untied embeddings. Names, dests and defaults are Megatron-LM's
+// (megatron/training/arguments.py); other MoE routers and exotic attention are kNotYet.
 #include "vime/core/flags/flag_groups.hpp"
 
 namespace vime::core::flags {
@@ -116,10 +116,9 @@ constexpr FlagSpec kFlags[] = {
     {"--rope-scaling-factor", kFloat, "8.0",
      "Llama-3.x RoPE scaling factor under --use-rope-scaling (HF rope_scaling.factor)."},
     {"--rotary-scaling-factor", kFloat, "1.0",
-     "RoPE scaling factor; slime's Llama-3.x presets pass the --use-rope-scaling factor here "
-     "(Megatron reads it only for MLA's YaRN; vime takes rope_scaling from config.json). A factor "
-     "other than 1 must equal the one vime applies.",
-     kNoEffect},
+     "YaRN scaling factor of MLA models (DeepSeek-V3 40, Kimi-K2 32; 1: none). Megatron reads it "
+     "only for MLA; slime's Llama-3.x presets also pass their --use-rope-scaling factor here, "
+     "which vime takes from --rope-scaling-factor."},
     {"--rope-type", kString, nullptr,
      "RoPE variant; slime fills in rope (yarn for MLA) and vime implements rope only.", kYes,
      "rope|yarn"},
@@ -195,18 +194,19 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-use-upcycling", kStoreTrue, nullptr,
      "Convert a dense checkpoint into an MoE model and save it.", kNotYet},
 
-    // --- multi-latent attention (DeepSeek / Kimi; not in vime yet)
-    {"--multi-latent-attention", kStoreTrue, nullptr, "Use multi-latent attention (MLA).", kNotYet},
-    {"--q-lora-rank", kInt, nullptr, "MLA: rank of the low-rank query projection.", kNotYet},
-    {"--kv-lora-rank", kInt, "32", "MLA: rank of the shared low-rank key/value projection.",
-     kNotYet},
-    {"--qk-head-dim", kInt, "128", "MLA: query/key head size without the RoPE part.", kNotYet},
-    {"--qk-pos-emb-head-dim", kInt, "64", "MLA: size of the RoPE part of each query/key head.",
-     kNotYet},
-    {"--v-head-dim", kInt, "128", "MLA: value head size.", kNotYet},
-    {"--mscale", kFloat, "1.0", "MLA: YaRN attention-scale coefficient.", kNotYet},
+    // --- multi-latent attention (DeepSeek-V3, Kimi-K2, Moonlight; model/mla.hpp)
+    {"--multi-latent-attention", kStoreTrue, nullptr,
+     "Use multi-head latent attention (MLA, HF DeepseekV3ForCausalLM); --qk-layernorm then names "
+     "the latent norms (q_a_layernorm, kv_a_layernorm), which MLA always has."},
+    {"--q-lora-rank", kInt, nullptr,
+     "MLA: rank of the low-rank query projection (q_a_proj / q_b_proj); unset means one q_proj."},
+    {"--kv-lora-rank", kInt, "32", "MLA: width of the shared key/value latent (kv_lora_rank)."},
+    {"--qk-head-dim", kInt, "128", "MLA: query/key head size without the RoPE part."},
+    {"--qk-pos-emb-head-dim", kInt, "64", "MLA: size of the RoPE part of each query/key head."},
+    {"--v-head-dim", kInt, "128", "MLA: value head size."},
+    {"--mscale", kFloat, "1.0", "MLA: YaRN's mscale (HF rope_scaling.mscale)."},
     {"--mscale-all-dim", kFloat, "0.0",
-     "MLA: YaRN attention-scale coefficient over all dimensions.", kNotYet},
+     "MLA: YaRN's mscale_all_dim; the softmax scale is multiplied by mscale(factor, this)^2."},
 };
 }  // namespace
 FlagGroup model() { return {"model", "Model architecture", kFlags}; }

@@ -156,8 +156,10 @@ int main(int argc, char** argv) {
       if (opt.count("--save") && r == first + save_after) {
         vime::ckpt::TrainState state;
         state.iteration = r;
-        vime::ckpt::save_checkpoint(opt["--save"], model, &actor.optimizer(), state,
-                                    {.save_rng = false}, env.group.get());
+        vime::ckpt::SaveOptions save;
+        save.save_rng = false;
+        vime::ckpt::save_checkpoint(opt["--save"], model, &actor.optimizer(), state, save,
+                                    env.group.get());
       }
       if (r == first + rollouts) break;
       actor.train(r, rollout(r, config.vocab_size));

@@ -28,7 +28,6 @@ vime::Args args_of(std::vector<std::string> tokens) { return vime::core::parse_a
 
 at::Tensor f(std::vector<float> v) { return at::tensor(v, at::kFloat); }
 
-
 // Two samples (3 and 2 response tokens; the first one's last token masked out) whose rollout
 // log-probs differ from the trainer's by Δ = train − rollout = (0.1, −0.1, 0.0 | 1.5, −0.05).
 struct MismatchCase {

@@ -14,6 +14,28 @@
 namespace fs = std::filesystem;
 using vime::test::run_vime;
 
+namespace {
+
+// The HF checkpoint in `origin` through `vime convert-hf` to a vime checkpoint (with `flags`) and
+// back to HF under `work`; the tensors written back, by name.
+std::map<std::string, at::Tensor> round_trip(const fs::path& work, const fs::path& origin,
+                                             const std::string& flags) {
+  const auto ckpt = work / "ckpt";
+  auto to_vime = run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " +
+                          ckpt.string() + flags);
+  INFO(to_vime.output);
+  REQUIRE(to_vime.exit_code == 0);
+  const auto out = work / "hf";
+  auto to_hf = run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " +
+                        out.string() + " --origin-hf-dir " + origin.string() + " --vocab-size 96");
+  INFO(to_hf.output);
+  REQUIRE(to_hf.exit_code == 0);
+  auto back = vime::ckpt::read_safetensors_dir(out);
+  return {back.begin(), back.end()};
+}
+
+}  // namespace
+
 TEST_CASE("convert-hf: HF -> vime -> HF is bit-exact and keeps the origin's files", "[ckpt]") {
   vime::test::TempDir dir;
   const fs::path origin = dir.path() / "origin";
@@ -131,20 +153,8 @@ TEST_CASE("convert-hf: MoE checkpoints round trip in both expert layouts", "[ckp
     const auto written = fused ? vime::test::fuse_experts_like_transformers5(hub, {0, 2}, 10) : hub;
     vime::ckpt::write_safetensors(origin / "model.safetensors", written);
 
-    const auto ckpt = dir.path() / "ckpt";
-    auto to_vime = run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " +
-                            ckpt.string() + flags);
-    INFO(to_vime.output);
-    REQUIRE(to_vime.exit_code == 0);
-    const auto out = dir.path() / "hf";
-    auto to_hf =
-        run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " + out.string() +
-                 " --origin-hf-dir " + origin.string() + " --vocab-size 96");
-    INFO(to_hf.output);
-    REQUIRE(to_hf.exit_code == 0);
-    auto back = vime::ckpt::read_safetensors_dir(out);
-    REQUIRE(back.size() == hub.size());
-    std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
+    auto by_name = round_trip(dir.path(), origin, flags);
+    REQUIRE(by_name.size() == hub.size());
     for (const auto& [n, t] : hub) {
       CAPTURE(n);
       REQUIRE(by_name.count(n) == 1);
@@ -179,20 +189,8 @@ TEST_CASE("convert-hf: GLM-4 and GLM-4.5 checkpoints round trip bit-exact", "[ck
       if (!n.ends_with("e_score_correction_bias")) t = t.to(at::kBFloat16);
     vime::ckpt::write_safetensors(origin / "model.safetensors", hub);
 
-    const auto ckpt = dir.path() / "ckpt";
-    auto to_vime = run_vime("convert-hf --hf-checkpoint " + origin.string() + " --save " +
-                            ckpt.string() + flags);
-    INFO(to_vime.output);
-    REQUIRE(to_vime.exit_code == 0);
-    const auto out = dir.path() / "hf";
-    auto to_hf =
-        run_vime("convert-hf --input-dir " + ckpt.string() + " --output-dir " + out.string() +
-                 " --origin-hf-dir " + origin.string() + " --vocab-size 96");
-    INFO(to_hf.output);
-    REQUIRE(to_hf.exit_code == 0);
-    auto back = vime::ckpt::read_safetensors_dir(out);
-    REQUIRE(back.size() == hub.size());
-    std::map<std::string, at::Tensor> by_name(back.begin(), back.end());
+    auto by_name = round_trip(dir.path(), origin, flags);
+    REQUIRE(by_name.size() == hub.size());
     for (const auto& [n, t] : hub) {
       CAPTURE(n);
       REQUIRE(by_name.count(n) == 1);

@@ -5,6 +5,7 @@
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/core/atomic_file.hpp"
 #include "vime/error.hpp"
+#include "vime/model/hf_layout.hpp"
 #include "vime/model/moe.hpp"
 
 namespace vime::ckpt {

@@ -17,6 +17,7 @@
 #include "vime/error.hpp"
 #include "vime/model/context_parallel.hpp"
 #include "vime/model/context_parallel_saved.hpp"
+#include "vime/model/hf_layout.hpp"
 #include "vime/model/layer_weights.hpp"
 #include "vime/model/layers.hpp"
 #include "vime/model/moe.hpp"
@@ -473,42 +474,6 @@ std::vector<at::Tensor> Model::parameters() const {
 
 void Model::set_requires_grad(bool requires_grad) {
   for (auto& [name, t] : parameters_) t.requires_grad_(requires_grad && !is_expert_bias(name));
-}
-
-NamedTensorList split_fused_gate_up(const NamedTensorList& tensors) {
-  NamedTensorList out;
-  static const std::string kFused = "mlp.gate_up_proj.weight";
-  for (const auto& [name, t] : tensors) {
-    if (!name.ends_with("." + kFused) || t.dim() != 2) {
-      out.emplace_back(name, t);
-      continue;
-    }
-    const std::string prefix = name.substr(0, name.size() - kFused.size());
-    const int64_t half = t.size(0) / 2;
-    out.emplace_back(prefix + "mlp.gate_proj.weight", t.narrow(0, 0, half));
-    out.emplace_back(prefix + "mlp.up_proj.weight", t.narrow(0, half, half));
-  }
-  return out;
-}
-
-NamedTensorList hub_layout(NamedTensorList tensors, const ModelConfig& config) {
-  if (config.model_type != "glm4") return tensors;
-  std::map<std::string, at::Tensor> up_of;
-  for (const auto& [name, t] : tensors)
-    if (name.ends_with(".mlp.up_proj.weight")) up_of[name] = t;
-  NamedTensorList out;
-  for (auto& [name, t] : tensors) {
-    if (name.ends_with(".mlp.up_proj.weight")) continue;
-    static const std::string kGate = "mlp.gate_proj.weight";
-    if (name.ends_with("." + kGate)) {
-      const std::string prefix = name.substr(0, name.size() - kGate.size());
-      out.emplace_back(prefix + "mlp.gate_up_proj.weight",
-                       at::cat({t, up_of.at(prefix + "mlp.up_proj.weight")}, 0));
-      continue;
-    }
-    out.emplace_back(std::move(name), std::move(t));
-  }
-  return out;
 }
 
 void Model::load_tensors(const NamedTensorList& given, const std::string& where) {

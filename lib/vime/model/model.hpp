@@ -54,13 +54,6 @@ struct RecomputeOptions {
 struct LayerWeights;
 struct LayerParallel;
 
-// GLM-4's fused dense MLP input (mlp.gate_up_proj.weight, gate rows first) as vime's
-// mlp.gate_proj.weight and mlp.up_proj.weight (views); other tensors unchanged.
-NamedTensorList split_fused_gate_up(const NamedTensorList& tensors);
-// Tensors named as `config`'s HF checkpoint holds them: a GLM-4 model's gate and up projections
-// fused into mlp.gate_up_proj.weight; the others unchanged.
-NamedTensorList hub_layout(NamedTensorList tensors, const ModelConfig& config);
-
 class Model {
  public:
   // Random init (normal(0, 0.02) matrices, unit norms), reproducible from `seed` on the CPU (on

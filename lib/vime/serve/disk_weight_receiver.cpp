@@ -6,6 +6,7 @@
 
 #include "vime/ckpt/safetensors.hpp"
 #include "vime/error.hpp"
+#include "vime/model/hf_layout.hpp"
 #include "vime/model/model.hpp"
 #include "vime/model/moe.hpp"
 
